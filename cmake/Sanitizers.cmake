@@ -1,0 +1,14 @@
+# FUSEBOX_SANITIZE: "address;undefined" (asan preset) or "thread" (tsan preset).
+# Applied to every target of the build so that all code and tests are instrumented alike.
+if(FUSEBOX_SANITIZE)
+  list(JOIN FUSEBOX_SANITIZE "," _fusebox_sanitizers)
+  add_compile_options(-fsanitize=${_fusebox_sanitizers} -fno-omit-frame-pointer -g)
+  add_link_options(-fsanitize=${_fusebox_sanitizers})
+  if("undefined" IN_LIST FUSEBOX_SANITIZE)
+    add_compile_options(-fno-sanitize-recover=undefined)
+  endif()
+  if("thread" IN_LIST FUSEBOX_SANITIZE)
+    # gcc warns that atomic_thread_fence is not supported by TSan; Asio uses it.
+    add_compile_options(-Wno-tsan)
+  endif()
+endif()

@@ -1,0 +1,311 @@
+// fusebox/circuit_breaker.h
+//
+// A CircuitBreaker guards calls to one dependency and fails fast while it looks sick:
+//
+//   CLOSED --trip policy--> OPEN --cooldown, next call--> HALF_OPEN
+//   HALF_OPEN --enough good probes--> CLOSED;  any bad probe --> OPEN (fresh cooldown)
+//
+//   Operator states, entered and left only by command: DISABLED (admit all, nothing trips),
+//   METRICS_ONLY (admit all, record, never trip), FORCED_OPEN (reject all with CIRCUIT_OPEN).
+//
+// The exact rules are docs/breaker-semantics.md (the contract). In short:
+//   - Trip policies: `kConsecutive` (a run of failures or slow calls), `kCountWindow` (rates over
+//     the last N outcomes), `kTimeWindow` (rates over the last N one-second buckets), with
+//     `minimum_calls`; optionally calls still running past `slow_call_duration` count as slow.
+//   - OPEN rejects at once with kCircuitOpen and the time until a probe may run. The first call
+//     after the cooldown moves the breaker to HALF_OPEN lazily and is considered as a probe.
+//   - HALF_OPEN admits at most `half_open_max_probes` probes at once; a probe is good when it
+//     succeeds and is not slow; `half_open_successes` good probes close; any bad probe reopens with
+//     a fresh cooldown; a probe that has not reported by start + call_timeout is a timeout at that
+//     instant. Time alone never closes the breaker. Batch calls never probe unless
+//     `batch_may_probe`.
+//   - Every state change starts a generation; outcomes of calls admitted in an earlier
+//     generation are counted in the totals but move nothing.
+//
+// Thread safety: all members may be called concurrently. The CLOSED path of the consecutive
+// policy (admit, record a fast success) and the OPEN reject path take no lock and write only
+// memory owned by the calling thread; everything else takes one short internal lock.
+// Listeners run after the lock is released.
+//
+// Time: reads only the injected Clock (DefaultClock() unless given), twice per admitted call.
+// No exceptions on the call path; no heap allocation on the admit/record/reject paths (except
+// with `inflight_slow_accounting`, whose in-flight list grows with concurrency).
+//
+// Lifetime: the breaker must outlive its permits.
+//
+// Example:
+//   auto created = fusebox::CircuitBreaker::Create("shipping", {.failure_threshold = 5});
+//   if (!created) die(created.error().message);
+//   fusebox::CircuitBreaker& breaker = **created;
+//
+//   auto permit = breaker.TryAcquire(fusebox::Priority::kInteractive);
+//   if (!permit) return Reject(permit.error());  // kCircuitOpen carries retry_after
+//   bool ok = CallShipping(permit->deadline());
+//   permit->Record(ok ? fusebox::Outcome::kSuccess : fusebox::Outcome::kFailure);
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <stop_token>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+#include "fusebox/clock.h"
+#include "fusebox/events.h"
+#include "fusebox/metrics.h"
+#include "fusebox/outcome.h"
+#include "fusebox/random.h"
+#include "fusebox/status.h"
+
+namespace fusebox {
+
+enum class TripPolicy : std::uint8_t { kConsecutive, kCountWindow, kTimeWindow };
+
+// "consecutive", "count_window", "time_window".
+std::string_view ToString(TripPolicy policy) noexcept;
+// Parses the names above; nullopt for anything else.
+std::optional<TripPolicy> ParseTripPolicy(std::string_view name) noexcept;
+
+struct CircuitBreakerConfig {
+  // How CLOSED decides to trip. Default kConsecutive.
+  TripPolicy trip = TripPolicy::kConsecutive;
+  // kConsecutive: trip when this many failures or slow calls come in a row. Default 5,
+  // range [1, 1000000].
+  std::uint32_t failure_threshold = 5;
+  // Window policies: outcomes kept (kCountWindow) or one-second buckets (kTimeWindow).
+  // Default 100, range [1, 1000000] (calls) or [1, 3600] (seconds).
+  std::uint32_t window_size = 100;
+  // Window policies: no rate trips before this many outcomes are in the window. Default 10,
+  // range [1, 1000000].
+  std::uint32_t minimum_calls = 10;
+  // Window policies: trip when failures / calls >= this. Default 0.5, range (0, 1].
+  double failure_rate_threshold = 0.5;
+  // A call is slow when its duration is >= this. Default: call_timeout (only timeouts are slow).
+  // Range (0, 1 day].
+  std::optional<Duration> slow_call_duration = std::nullopt;
+  // Window policies: trip when slow / calls >= this. Default 1.0, range (0, 1].
+  double slow_call_rate_threshold = 1.0;
+  // The per-call budget: a call that reaches it is aborted and recorded as a timeout.
+  // Default 7 s, range (0, 1 day].
+  Duration call_timeout = std::chrono::seconds(7);
+  // How long OPEN rejects before a probe may run. Default 10 s, range (0, 1 day].
+  Duration cooldown = std::chrono::seconds(10);
+  // Probes in flight at once in HALF_OPEN. Default 1, range [1, 10000].
+  std::uint32_t half_open_max_probes = 1;
+  // Good probes needed to close. Default: half_open_max_probes. Range [1, 10000].
+  std::optional<std::uint32_t> half_open_successes = std::nullopt;
+  // Whether a batch call may take a probe slot. Default false.
+  bool batch_may_probe = false;
+  // Window policies only: calls still running past slow_call_duration count as slow for the
+  // slow-call rate before they finish (each call counted once). Default false.
+  bool inflight_slow_accounting = false;
+  // After each failed probe the next cooldown is the previous one times this, capped at
+  // cooldown_max. Default 1 (no growth), range [1, 100].
+  double cooldown_multiplier = 1.0;
+  // Cap of the grown cooldown; growth resets after the breaker stayed CLOSED this long.
+  // Default 5 min, range [cooldown, 1 day].
+  Duration cooldown_max = std::chrono::minutes(5);
+  // Each cooldown is drawn uniformly from [c*(1-jitter), c*(1+jitter)]. Default 0, range [0, 1].
+  double cooldown_jitter = 0.0;
+
+  // The first field outside its valid range, or nullopt when the config is valid.
+  std::optional<ConfigError> Validate() const;
+
+  Duration effective_slow_call_duration() const noexcept {
+    return slow_call_duration.value_or(call_timeout);
+  }
+  std::uint32_t effective_half_open_successes() const noexcept {
+    return half_open_successes.value_or(half_open_max_probes);
+  }
+};
+
+// What the breaker needs from outside. Null members take the defaults.
+struct CircuitBreakerDeps {
+  Clock* clock = nullptr;    // default: DefaultClock()
+  Random* random = nullptr;  // cooldown jitter; default: a SplitMix64 seeded from the name
+};
+
+class CircuitBreaker;
+
+// The right to make one call. Records exactly one outcome: the first Record() wins, later ones
+// are ignored, and a permit destroyed without a Record() records kIgnored. Move-only.
+class [[nodiscard]] Permit {
+ public:
+  Permit(Permit&& other) noexcept;
+  Permit& operator=(Permit&& other) noexcept;
+  Permit(const Permit&) = delete;
+  Permit& operator=(const Permit&) = delete;
+  ~Permit();
+
+  // Records the outcome; the duration is measured with the breaker's clock.
+  void Record(Outcome outcome) noexcept;
+  // Records the outcome with a duration the caller measured.
+  void Record(Outcome outcome, Duration elapsed) noexcept;
+
+  TimePoint start() const noexcept { return start_; }
+  // start + call_timeout: the operation must give up by then.
+  TimePoint deadline() const noexcept { return deadline_; }
+  bool is_probe() const noexcept { return (flags_ & kProbe) != 0; }
+  Priority priority() const noexcept {
+    return (flags_ & kBatch) != 0 ? Priority::kBatch : Priority::kInteractive;
+  }
+  std::uint64_t generation() const noexcept { return generation_; }
+  bool recorded() const noexcept { return breaker_ == nullptr; }
+
+ private:
+  friend class CircuitBreaker;
+  static constexpr std::uint32_t kProbe = 1U;
+  static constexpr std::uint32_t kBatch = 2U;
+  static constexpr std::uint32_t kTracked = 4U;  // in the in-flight list (slow accounting)
+
+  Permit(CircuitBreaker* breaker, std::uint64_t generation, TimePoint start, TimePoint deadline,
+         std::uint32_t flags, std::uint64_t ticket) noexcept
+      : breaker_(breaker),
+        generation_(generation),
+        start_(start),
+        deadline_(deadline),
+        flags_(flags),
+        ticket_(ticket) {}
+
+  CircuitBreaker* breaker_;  // null once recorded or moved from
+  std::uint64_t generation_;
+  TimePoint start_;
+  TimePoint deadline_;
+  std::uint32_t flags_;
+  std::uint64_t ticket_;  // probe slot index, or in-flight list ticket
+};
+
+// Per-call options of the guarded call.
+struct CallOptions {
+  Priority priority = Priority::kInteractive;
+  // The caller's own cancellation. A call whose token is stop-requested by the time it returns
+  // records kIgnored and yields kCancelled.
+  std::stop_token stop_token{};
+};
+
+// What a guarded operation receives: its deadline (start + call_timeout), which it must honour
+// (socket timeouts, poll deadlines...), and the caller's stop token.
+struct CallContext {
+  TimePoint deadline{};
+  std::stop_token stop_token{};
+  bool probe = false;
+};
+
+class CircuitBreaker {
+ public:
+  using Config = CircuitBreakerConfig;
+
+  // Refuses an invalid config with the ConfigError of Validate().
+  static Result<std::unique_ptr<CircuitBreaker>, ConfigError> Create(std::string name,
+                                                                     Config config,
+                                                                     CircuitBreakerDeps deps = {});
+  ~CircuitBreaker();
+  CircuitBreaker(const CircuitBreaker&) = delete;
+  CircuitBreaker& operator=(const CircuitBreaker&) = delete;
+
+  // Asks to make one call now. Either a Permit, or an Error with kCircuitOpen (retry_after = time
+  // until a probe may run) or kCircuitHalfOpen (no probe slot for this call).
+  Result<Permit> TryAcquire(Priority priority = Priority::kInteractive) noexcept;
+
+  // The synchronous guarded call. Acquires a permit, runs `op(const CallContext&)`, and records:
+  //   - kIgnored and returns kCancelled when options.stop_token was stop-requested;
+  //   - kTimeout and returns kUpstreamSlow when the op returned at or after its deadline (the op
+  //     must honour ctx.deadline; the breaker cannot abort a synchronous call by itself);
+  //   - otherwise classify(result): kSuccess returns the result, kFailure returns
+  //     kUpstreamError, kTimeout returns kUpstreamSlow, kIgnored returns kCancelled.
+  // If op throws, kFailure is recorded and the exception propagates.
+  template <typename Op, typename Classify>
+  auto Call(Op&& op, Classify&& classify, CallOptions options = {})
+      -> Result<std::invoke_result_t<Op&, const CallContext&>>;
+
+  // Call() for ops whose result converts to bool: true is a success, false a failure.
+  template <typename Op>
+  auto Call(Op&& op, CallOptions options = {})
+      -> Result<std::invoke_result_t<Op&, const CallContext&>>;
+
+  // The stored state. The lazy moves (OPEN -> HALF_OPEN, an overdue probe's timeout) happen on
+  // the next call, so right after a cooldown this still says kOpen; see retry_after().
+  State state() const noexcept;
+  // Time left until a probe may be admitted: positive only in OPEN before the cooldown ends.
+  Duration retry_after() const noexcept;
+  MetricsSnapshot Snapshot() const;
+
+  // Operator commands (each starts a new generation and emits a transition with kOperator).
+  void ForceOpen();    // -> FORCED_OPEN
+  void Disable();      // -> DISABLED
+  void MetricsOnly();  // -> METRICS_ONLY
+  void ForceClose();   // -> CLOSED under the normal rules, window cleared
+  void Reset();        // -> CLOSED, window, run counter, probes and cooldown growth cleared
+
+  ListenerId AddListener(Listener listener);
+  void RemoveListener(ListenerId id);
+
+  const std::string& name() const noexcept;
+  const Config& config() const noexcept;
+  Clock& clock() const noexcept;
+
+ private:
+  friend class Permit;
+  struct Impl;
+  CircuitBreaker(std::string name, Config config, CircuitBreakerDeps deps);
+  void OnOutcome(const Permit& permit, Outcome outcome, Duration elapsed) noexcept;
+  void Command(State to, bool reset_growth);
+
+  std::unique_ptr<Impl> impl_;
+};
+
+// ---- implementation of the templates ----
+
+template <typename Op, typename Classify>
+auto CircuitBreaker::Call(Op&& op, Classify&& classify, CallOptions options)
+    -> Result<std::invoke_result_t<Op&, const CallContext&>> {
+  auto permit = TryAcquire(options.priority);
+  if (!permit) {
+    return permit.error();
+  }
+  const CallContext ctx{permit->deadline(), options.stop_token, permit->is_probe()};
+  std::optional<std::invoke_result_t<Op&, const CallContext&>> result;
+  try {
+    result.emplace(std::invoke(op, ctx));
+  } catch (...) {
+    permit->Record(Outcome::kFailure);
+    throw;
+  }
+  if (options.stop_token.stop_requested()) {
+    permit->Record(Outcome::kIgnored);
+    return Error{ReasonCode::kCancelled};
+  }
+  if (clock().Now() >= ctx.deadline) {
+    permit->Record(Outcome::kTimeout);
+    return Error{ReasonCode::kUpstreamSlow};
+  }
+  const Outcome outcome = std::invoke(classify, std::as_const(*result));
+  permit->Record(outcome);
+  switch (outcome) {
+    case Outcome::kSuccess:
+      return std::move(*result);
+    case Outcome::kFailure:
+      return Error{ReasonCode::kUpstreamError};
+    case Outcome::kTimeout:
+      return Error{ReasonCode::kUpstreamSlow};
+    case Outcome::kIgnored:
+      break;
+  }
+  return Error{ReasonCode::kCancelled};
+}
+
+template <typename Op>
+auto CircuitBreaker::Call(Op&& op, CallOptions options)
+    -> Result<std::invoke_result_t<Op&, const CallContext&>> {
+  return Call(
+      std::forward<Op>(op),
+      [](const auto& r) { return static_cast<bool>(r) ? Outcome::kSuccess : Outcome::kFailure; },
+      std::move(options));
+}
+
+}  // namespace fusebox

@@ -1,0 +1,62 @@
+// fusebox/registry.h
+//
+// One breaker per dependency, by name. A service talks to several dependencies with different
+// failure characteristics (a flaky third-party API wants a lower threshold and a longer cooldown
+// than an internal service), and a failing recommendations service must never gate payments, so
+// each dependency gets its own breaker and its own config, with shared defaults.
+//
+// `Configure(name, config)` sets a dependency's config before first use (validated: a bad config
+// is refused with the field and range). `Get(name)` returns the breaker, creating it on first use
+// from its config or from the defaults. Breakers live as long as the registry or the last
+// shared_ptr to them.
+//
+// Thread safety: all members may be called concurrently. Get() on an existing name takes a
+// shared lock only; hold on to the shared_ptr instead of calling Get() per call.
+//
+// Example:
+//   fusebox::Registry registry({.failure_threshold = 5});
+//   registry.Configure("vpic", {.failure_threshold = 3, .cooldown = std::chrono::seconds(20)});
+//   std::shared_ptr<fusebox::CircuitBreaker> vpic = registry.Get("vpic").value();
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <shared_mutex>
+#include <string>
+#include <vector>
+
+#include "fusebox/circuit_breaker.h"
+#include "fusebox/status.h"
+
+namespace fusebox {
+
+class Registry {
+ public:
+  // Refuses nothing here; an invalid `defaults` makes every Get() of an unconfigured name fail.
+  explicit Registry(CircuitBreakerConfig defaults = {}, CircuitBreakerDeps deps = {});
+
+  // Sets the config of `name`. Fails with the ConfigError when the config is invalid, or with
+  // field "name" when the breaker already exists (a live breaker's config is immutable).
+  std::optional<ConfigError> Configure(const std::string& name, const CircuitBreakerConfig& config);
+
+  // The breaker for `name`, created on first use. Fails only when its config is invalid.
+  Result<std::shared_ptr<CircuitBreaker>, ConfigError> Get(const std::string& name);
+
+  // The breaker for `name` if it exists, else null. Never creates.
+  std::shared_ptr<CircuitBreaker> Find(const std::string& name) const;
+
+  // The existing breakers, sorted by name.
+  std::vector<std::shared_ptr<CircuitBreaker>> All() const;
+
+  const CircuitBreakerConfig& defaults() const noexcept { return defaults_; }
+
+ private:
+  const CircuitBreakerConfig defaults_;
+  const CircuitBreakerDeps deps_;
+  mutable std::shared_mutex mu_;
+  std::map<std::string, CircuitBreakerConfig, std::less<>> configs_;           // Guarded by mu_.
+  std::map<std::string, std::shared_ptr<CircuitBreaker>, std::less<>> live_;  // Guarded by mu_.
+};
+
+}  // namespace fusebox

@@ -1,0 +1,902 @@
+// The circuit breaker's state machine. The contract is docs/breaker-semantics.md; comments here
+// say why the code is shaped as it is.
+//
+// Concurrency design
+// ------------------
+// Two paths take no lock, because they run on every call of every service that uses us:
+//   1. CLOSED with the consecutive policy: admitting, and recording a fast success while the run
+//      of failures is zero. Neither changes the state machine, so it is enough to read the state
+//      word (state + generation) and the run counter; the only writes are counter increments on
+//      the calling thread's own shard (see internal/thread_slot.h).
+//   2. OPEN before the cooldown ends: a rejection. It reads the state word and `open_until_ns_`,
+//      which is stored before the state word is published (release), so a reader that sees OPEN
+//      sees at least that OPEN period's deadline. Reading a newer deadline is fine: the breaker
+//      was then OPEN with it, and the rejection is ordered after that transition.
+// A lock-free reader may act on a state that changes a moment later; its call is then ordered
+// before that change (an admitted call becomes a late outcome of the older generation, which is
+// exactly how generations treat calls in flight during a transition).
+// Everything else (trips, windows, probes, transitions, operator commands) takes `mu_`, a short
+// spin lock: critical sections are a few dozen instructions and never call out (listeners are
+// invoked after unlocking), so a futex-based mutex would only add its own RMW on unlock.
+#include "fusebox/circuit_breaker.h"
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cmath>
+#include <cstdio>
+#include <deque>
+#include <limits>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "fusebox/sliding_window.h"
+#include "internal/thread_slot.h"
+
+namespace fusebox {
+namespace {
+
+using internal::kExclusiveSlots;
+using internal::kSlotCount;
+
+constexpr std::uint64_t kStateBits = 3;
+constexpr std::uint64_t kStateMask = (1U << kStateBits) - 1;
+
+constexpr std::uint64_t Pack(State s, std::uint64_t generation) noexcept {
+  return (generation << kStateBits) | static_cast<std::uint64_t>(s);
+}
+constexpr State StateOf(std::uint64_t word) noexcept { return static_cast<State>(word & kStateMask); }
+constexpr std::uint64_t GenerationOf(std::uint64_t word) noexcept { return word >> kStateBits; }
+
+// Test-and-test-and-set spin lock with a yield fallback. Unlock is a plain release store, so an
+// uncontended lock/unlock costs one atomic exchange.
+class SpinLock {
+ public:
+  void lock() noexcept {
+    for (int spins = 0;; ++spins) {
+      if (!locked_.exchange(true, std::memory_order_acquire)) {
+        return;
+      }
+      while (locked_.load(std::memory_order_relaxed)) {
+        if (++spins > 64) {
+          std::this_thread::yield();
+        }
+      }
+    }
+  }
+  void unlock() noexcept { locked_.store(false, std::memory_order_release); }
+
+ private:
+  std::atomic<bool> locked_{false};
+};
+
+enum Counter : std::size_t {
+  kAllowed,
+  kRejectedOpen,
+  kRejectedHalfOpen,
+  kSucceeded,
+  kFailed,
+  kTimeouts,
+  kSlow,
+  kIgnored,
+  kLate,
+  kCounterCount,
+};
+
+// One thread's counters; cache-line aligned so two threads never share a line.
+struct alignas(64) CounterShard {
+  std::array<std::atomic<std::uint64_t>, kCounterCount> values{};
+};
+
+// Events gathered under the lock and delivered after it is released. A single operation
+// produces at most a few (e.g. an overdue probe's timeout, the reopen, the cooldown elapsing,
+// and the call's own rejection).
+struct EventBatch {
+  static constexpr std::size_t kCapacity = 8;
+  std::array<Event, kCapacity> events;
+  std::size_t size = 0;
+  void Push(Event e) noexcept {
+    if (size < kCapacity) {
+      events[size++] = e;
+    }
+  }
+};
+
+// Calls in flight in CLOSED, in admission order, for in-flight slow accounting. Entries before
+// `frontier_` started at least slow_call_duration ago; `slow_` counts those not yet finished.
+class InflightTracker {
+ public:
+  std::uint64_t Add(TimePoint start) {
+    entries_.push_back({start, false});
+    return base_ + entries_.size() - 1;
+  }
+
+  void Done(std::uint64_t ticket) noexcept {
+    if (ticket < base_ || ticket - base_ >= entries_.size()) {
+      return;  // cleared by a transition since
+    }
+    const auto index = static_cast<std::size_t>(ticket - base_);
+    entries_[index].done = true;
+    if (index < frontier_) {
+      --slow_;
+    }
+    while (!entries_.empty() && entries_.front().done) {
+      entries_.pop_front();
+      ++base_;
+      if (frontier_ > 0) {
+        --frontier_;
+      }
+    }
+  }
+
+  // Counts, once each, the calls that have now been running for at least `slow_after`.
+  void Advance(TimePoint now, Duration slow_after) noexcept {
+    while (frontier_ < entries_.size() && entries_[frontier_].start + slow_after <= now) {
+      if (!entries_[frontier_].done) {
+        ++slow_;
+      }
+      ++frontier_;
+    }
+  }
+
+  std::uint64_t slow() const noexcept { return slow_; }
+
+  void Clear() noexcept {
+    base_ += entries_.size();
+    entries_.clear();
+    frontier_ = 0;
+    slow_ = 0;
+  }
+
+ private:
+  struct Entry {
+    TimePoint start;
+    bool done;
+  };
+  std::deque<Entry> entries_;
+  std::uint64_t base_ = 0;  // ticket of entries_.front()
+  std::size_t frontier_ = 0;
+  std::uint64_t slow_ = 0;
+};
+
+struct ProbeSlot {
+  bool busy = false;
+  TimePoint start{};
+};
+
+std::uint64_t HashName(const std::string& name) noexcept {
+  std::uint64_t h = 1469598103934665603ULL;  // FNV-1a
+  for (char c : name) {
+    h ^= static_cast<unsigned char>(c);
+    h *= 1099511628211ULL;
+  }
+  return h;
+}
+
+std::string Number(double v) {
+  std::array<char, 32> buf{};
+  std::snprintf(buf.data(), buf.size(), "%g", v);
+  return buf.data();
+}
+
+std::optional<ConfigError> RangeError(const char* field, double value, const std::string& range) {
+  return ConfigError{field, std::string(field) + " must be in " + range + ", got " + Number(value)};
+}
+
+std::string Seconds(Duration d) { return Number(ToSeconds(d)) + "s"; }
+
+}  // namespace
+
+// ---- config ----
+
+std::optional<ConfigError> CircuitBreakerConfig::Validate() const {
+  constexpr Duration kDay = std::chrono::hours(24);
+  if (failure_threshold < 1 || failure_threshold > 1'000'000) {
+    return RangeError("failure_threshold", failure_threshold, "[1, 1000000]");
+  }
+  if (trip == TripPolicy::kTimeWindow && (window_size < 1 || window_size > 3600)) {
+    return RangeError("window_size", window_size, "[1, 3600] (seconds, time_window)");
+  }
+  if (window_size < 1 || window_size > 1'000'000) {
+    return RangeError("window_size", window_size, "[1, 1000000]");
+  }
+  if (minimum_calls < 1 || minimum_calls > 1'000'000) {
+    return RangeError("minimum_calls", minimum_calls, "[1, 1000000]");
+  }
+  if (!(failure_rate_threshold > 0.0 && failure_rate_threshold <= 1.0)) {
+    return RangeError("failure_rate_threshold", failure_rate_threshold, "(0, 1]");
+  }
+  if (!(slow_call_rate_threshold > 0.0 && slow_call_rate_threshold <= 1.0)) {
+    return RangeError("slow_call_rate_threshold", slow_call_rate_threshold, "(0, 1]");
+  }
+  if (call_timeout <= Duration::zero() || call_timeout > kDay) {
+    return ConfigError{"call_timeout",
+                       "call_timeout must be in (0s, 86400s], got " + Seconds(call_timeout)};
+  }
+  if (slow_call_duration &&
+      (*slow_call_duration <= Duration::zero() || *slow_call_duration > kDay)) {
+    return ConfigError{"slow_call_duration", "slow_call_duration must be in (0s, 86400s], got " +
+                                                 Seconds(*slow_call_duration)};
+  }
+  if (cooldown <= Duration::zero() || cooldown > kDay) {
+    return ConfigError{"cooldown", "cooldown must be in (0s, 86400s], got " + Seconds(cooldown)};
+  }
+  if (half_open_max_probes < 1 || half_open_max_probes > 10'000) {
+    return RangeError("half_open_max_probes", half_open_max_probes, "[1, 10000]");
+  }
+  if (half_open_successes && (*half_open_successes < 1 || *half_open_successes > 10'000)) {
+    return RangeError("half_open_successes", *half_open_successes, "[1, 10000]");
+  }
+  if (inflight_slow_accounting && trip == TripPolicy::kConsecutive) {
+    return ConfigError{"inflight_slow_accounting",
+                       "inflight_slow_accounting must be false with trip = consecutive (it "
+                       "feeds the slow-call rate of count_window and time_window)"};
+  }
+  if (!(cooldown_multiplier >= 1.0 && cooldown_multiplier <= 100.0)) {
+    return RangeError("cooldown_multiplier", cooldown_multiplier, "[1, 100]");
+  }
+  if (cooldown_max < cooldown || cooldown_max > kDay) {
+    return ConfigError{"cooldown_max", "cooldown_max must be in [cooldown (" + Seconds(cooldown) +
+                                           "), 86400s], got " + Seconds(cooldown_max)};
+  }
+  if (!(cooldown_jitter >= 0.0 && cooldown_jitter <= 1.0)) {
+    return RangeError("cooldown_jitter", cooldown_jitter, "[0, 1]");
+  }
+  return std::nullopt;
+}
+
+// ---- state ----
+
+struct CircuitBreaker::Impl {
+  Impl(std::string breaker_name, const Config& cfg, CircuitBreakerDeps deps)
+      : name(std::move(breaker_name)),
+        config(cfg),
+        clock(deps.clock != nullptr ? deps.clock : &DefaultClock()),
+        own_random(HashName(name)),
+        random(deps.random != nullptr ? deps.random : &own_random),
+        slow_after(cfg.effective_slow_call_duration()),
+        successes_to_close(cfg.effective_half_open_successes()),
+        lock_free_closed(cfg.trip == TripPolicy::kConsecutive),
+        count_window(cfg.trip == TripPolicy::kCountWindow ? cfg.window_size : 1),
+        time_window(cfg.trip == TripPolicy::kTimeWindow ? cfg.window_size : 1),
+        probe_slots(cfg.half_open_max_probes),
+        base_cooldown(cfg.cooldown),
+        current_cooldown(cfg.cooldown) {
+    closed_since = clock->Now();
+  }
+
+  // Immutable after construction.
+  const std::string name;
+  const Config config;
+  Clock* const clock;
+  SplitMix64Random own_random;
+  Random* const random;
+  const Duration slow_after;
+  const std::uint32_t successes_to_close;
+  const bool lock_free_closed;  // consecutive policy: CLOSED admit/success take no lock
+
+  // Published for the lock-free paths; written only under mu.
+  std::atomic<std::uint64_t> state_word{Pack(State::kClosed, 0)};
+  std::atomic<std::int64_t> open_until_ns{0};
+  std::atomic<std::uint32_t> consecutive_run{0};
+  std::atomic<std::uint64_t> sequence{0};
+  std::array<CounterShard, kSlotCount> shards{};
+
+  mutable SpinLock mu;
+  State state = State::kClosed;              // Guarded by mu.
+  std::uint64_t generation = 0;              // Guarded by mu.
+  CountWindow count_window;                  // Guarded by mu.
+  TimeWindow time_window;                    // Guarded by mu.
+  InflightTracker inflight;                  // Guarded by mu.
+  std::vector<ProbeSlot> probe_slots;        // Guarded by mu.
+  std::uint32_t probes_in_flight = 0;        // Guarded by mu.
+  std::uint32_t good_probes = 0;             // Guarded by mu.
+  TimePoint opened_at{};                     // Guarded by mu.
+  TimePoint closed_since{};                  // Guarded by mu.
+  Duration base_cooldown;                    // Guarded by mu. Before jitter; grows per bad probe.
+  Duration current_cooldown;                 // Guarded by mu. This OPEN period's cooldown.
+  std::uint64_t probes = 0;                  // Guarded by mu.
+  std::uint64_t wasted_probes = 0;           // Guarded by mu.
+  std::uint64_t transitions = 0;             // Guarded by mu.
+  std::uint64_t opened = 0;                  // Guarded by mu.
+
+  std::mutex listeners_mu;
+  using ListenerList = std::vector<std::pair<ListenerId, Listener>>;
+  std::shared_ptr<const ListenerList> listeners;  // Guarded by listeners_mu; copy-on-write.
+  ListenerId next_listener_id = 1;                // Guarded by listeners_mu.
+  std::atomic<bool> has_listeners{false};
+
+  // ---- counters ----
+
+  void Bump(Counter c) noexcept {
+    const std::size_t slot = internal::ThisThreadSlot();
+    std::atomic<std::uint64_t>& v = shards[slot].values[c];
+    if (slot < kExclusiveSlots) [[likely]] {
+      // Single writer (this thread owns the slot): no locked RMW needed.
+      v.store(v.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    } else {
+      v.fetch_add(1, std::memory_order_relaxed);
+    }
+  }
+
+  std::uint64_t Sum(Counter c) const noexcept {
+    std::uint64_t total = 0;
+    for (const CounterShard& s : shards) {
+      total += s.values[c].load(std::memory_order_relaxed);
+    }
+    return total;
+  }
+
+  // ---- events ----
+
+  bool listening() const noexcept { return has_listeners.load(std::memory_order_relaxed); }
+
+  Event MakeEvent(decltype(Event::detail) detail) noexcept {
+    return Event{sequence.fetch_add(1, std::memory_order_relaxed) + 1, name, detail};
+  }
+
+  void Dispatch(const EventBatch& batch) noexcept {
+    if (batch.size == 0) {
+      return;
+    }
+    std::shared_ptr<const ListenerList> list;
+    {
+      std::lock_guard lock(listeners_mu);
+      list = listeners;
+    }
+    if (!list) {
+      return;
+    }
+    for (std::size_t i = 0; i < batch.size; ++i) {
+      for (const auto& [id, listener] : *list) {
+        try {
+          listener(batch.events[i]);
+        } catch (...) {  // NOLINT(bugprone-empty-catch): a listener must not break the call path
+        }
+      }
+    }
+  }
+
+  void Emit(decltype(Event::detail) detail) noexcept {
+    if (!listening()) {
+      return;
+    }
+    EventBatch batch;
+    batch.Push(MakeEvent(detail));
+    Dispatch(batch);
+  }
+
+  // ---- transitions (all Locked: mu held) ----
+
+  Duration DrawCooldownLocked(Duration base) noexcept {
+    if (config.cooldown_jitter <= 0.0) {
+      return base;
+    }
+    const double u = random->Uniform01();
+    const double factor = 1.0 - config.cooldown_jitter + 2.0 * config.cooldown_jitter * u;
+    return std::max(Duration(1), Duration(static_cast<Duration::rep>(
+                                     std::llround(static_cast<double>(base.count()) * factor))));
+  }
+
+  void TransitionLocked(State to, TimePoint at, TransitionCause cause, EventBatch& events) noexcept {
+    const State from = state;
+    state = to;
+    ++generation;
+    ++transitions;
+    // A transition always starts afresh: calls of the old generation are late from now on.
+    consecutive_run.store(0, std::memory_order_relaxed);
+    inflight.Clear();
+    std::fill(probe_slots.begin(), probe_slots.end(), ProbeSlot{});
+    probes_in_flight = 0;
+    good_probes = 0;
+    switch (to) {
+      case State::kClosed:
+      case State::kMetricsOnly:
+        count_window.Clear();
+        time_window.Clear();
+        closed_since = at;
+        break;
+      case State::kOpen: {
+        ++opened;
+        if (from == State::kHalfOpen) {
+          // A failed probe: the next cooldown grows (multiplier 1 keeps it fixed).
+          const double grown = static_cast<double>(base_cooldown.count()) * config.cooldown_multiplier;
+          const double cap = static_cast<double>(config.cooldown_max.count());
+          base_cooldown = Duration(static_cast<Duration::rep>(std::min(grown, cap)));
+        } else if (at - closed_since >= config.cooldown_max) {
+          base_cooldown = config.cooldown;  // stayed healthy long enough: growth resets
+        }
+        current_cooldown = DrawCooldownLocked(base_cooldown);
+        opened_at = at;
+        open_until_ns.store((at + current_cooldown).time_since_epoch().count(),
+                            std::memory_order_relaxed);
+        break;
+      }
+      case State::kHalfOpen:
+      case State::kDisabled:
+      case State::kForcedOpen:
+        break;
+    }
+    // Publish last: lock-free readers that see the new word see everything above.
+    state_word.store(Pack(to, generation), std::memory_order_release);
+    if (listening()) {
+      events.Push(MakeEvent(TransitionEvent{from, to, cause, generation, at}));
+    }
+  }
+
+  // A probe that has not reported by start + call_timeout timed out at that instant. Applies the
+  // earliest such timeout among the probes other than `except_slot` that is due at or before
+  // `limit`. Returns whether it reopened the breaker.
+  bool ApplyOverdueProbeLocked(TimePoint limit, std::size_t except_slot,
+                               EventBatch& events) noexcept {
+    if (state != State::kHalfOpen || probes_in_flight == 0) {
+      return false;
+    }
+    std::optional<TimePoint> earliest;
+    for (std::size_t i = 0; i < probe_slots.size(); ++i) {
+      if (i != except_slot && probe_slots[i].busy &&
+          (!earliest || probe_slots[i].start < *earliest)) {
+        earliest = probe_slots[i].start;
+      }
+    }
+    if (!earliest || *earliest + config.call_timeout > limit) {
+      return false;
+    }
+    TransitionLocked(State::kOpen, *earliest + config.call_timeout,
+                     TransitionCause::kProbeTimedOut, events);
+    return true;
+  }
+
+  void TripIfWindowSaysLocked(TimePoint now, EventBatch& events) noexcept {
+    WindowTotals t = config.trip == TripPolicy::kCountWindow
+                         ? count_window.totals()
+                         : time_window.TotalsAt(WholeSecondsSinceEpoch(now));
+    if (config.inflight_slow_accounting) {
+      inflight.Advance(now, slow_after);
+      t.calls += inflight.slow();
+      t.slow += inflight.slow();
+    }
+    if (t.calls == 0 || t.calls < config.minimum_calls) {
+      return;
+    }
+    const auto calls = static_cast<double>(t.calls);
+    // Division, not multiplication: 3/10 rounds to the same double as the literal 0.3.
+    if (static_cast<double>(t.failures) / calls >= config.failure_rate_threshold) {
+      TransitionLocked(State::kOpen, now, TransitionCause::kFailureRate, events);
+    } else if (static_cast<double>(t.slow) / calls >= config.slow_call_rate_threshold) {
+      TransitionLocked(State::kOpen, now, TransitionCause::kSlowCallRate, events);
+    }
+  }
+
+  Duration RetryAfterLocked(TimePoint now) const noexcept {
+    if (state == State::kForcedOpen) {
+      return config.cooldown;
+    }
+    if (state != State::kOpen) {
+      return Duration::zero();
+    }
+    return std::max(Duration::zero(), opened_at + current_cooldown - now);
+  }
+};
+
+namespace {
+
+// A short hint for callers turned away while probes run: try again in a second.
+constexpr Duration kHalfOpenRetryHint = std::chrono::seconds(1);
+
+}  // namespace
+
+// ---- creation ----
+
+CircuitBreaker::CircuitBreaker(std::string name, Config config, CircuitBreakerDeps deps)
+    : impl_(std::make_unique<Impl>(std::move(name), config, deps)) {}
+
+CircuitBreaker::~CircuitBreaker() = default;
+
+Result<std::unique_ptr<CircuitBreaker>, ConfigError> CircuitBreaker::Create(
+    std::string name, Config config, CircuitBreakerDeps deps) {
+  if (auto error = config.Validate()) {
+    return *error;
+  }
+  return std::unique_ptr<CircuitBreaker>(new CircuitBreaker(std::move(name), config, deps));
+}
+
+const std::string& CircuitBreaker::name() const noexcept { return impl_->name; }
+const CircuitBreakerConfig& CircuitBreaker::config() const noexcept { return impl_->config; }
+Clock& CircuitBreaker::clock() const noexcept { return *impl_->clock; }
+
+State CircuitBreaker::state() const noexcept {
+  return StateOf(impl_->state_word.load(std::memory_order_acquire));
+}
+
+Duration CircuitBreaker::retry_after() const noexcept {
+  Impl& s = *impl_;
+  const TimePoint now = s.clock->Now();
+  std::lock_guard lock(s.mu);
+  return s.RetryAfterLocked(now);
+}
+
+// ---- admission ----
+
+Result<Permit> CircuitBreaker::TryAcquire(Priority priority) noexcept {
+  Impl& s = *impl_;
+  const std::uint32_t priority_flag = priority == Priority::kBatch ? Permit::kBatch : 0U;
+  const std::uint64_t word = s.state_word.load(std::memory_order_acquire);
+  const State observed = StateOf(word);
+
+  // Lock-free paths (see the top of this file).
+  if ((observed == State::kClosed && s.lock_free_closed) || observed == State::kDisabled ||
+      (observed == State::kMetricsOnly && !s.config.inflight_slow_accounting)) {
+    const TimePoint now = s.clock->Now();
+    s.Bump(kAllowed);
+    return Permit(this, GenerationOf(word), now, now + s.config.call_timeout, priority_flag, 0);
+  }
+  if (observed == State::kOpen || observed == State::kForcedOpen) {
+    const TimePoint now = s.clock->Now();
+    const TimePoint until(Duration(s.open_until_ns.load(std::memory_order_relaxed)));
+    if (observed == State::kForcedOpen || now < until) {
+      const Duration retry = observed == State::kForcedOpen ? s.config.cooldown : until - now;
+      s.Bump(kRejectedOpen);
+      s.Emit(RejectionEvent{ReasonCode::kCircuitOpen, priority, retry, now});
+      return Error{ReasonCode::kCircuitOpen, retry};
+    }
+  }
+
+  // Locked path: lazy transitions, probes, in-flight tracking.
+  EventBatch events;
+  Result<Permit> result = Error{ReasonCode::kCircuitOpen};
+  {
+    std::lock_guard lock(s.mu);
+    const TimePoint now = s.clock->Now();
+    s.ApplyOverdueProbeLocked(now, s.probe_slots.size(), events);
+    if (s.state == State::kOpen && now - s.opened_at >= s.current_cooldown) {
+      s.TransitionLocked(State::kHalfOpen, now, TransitionCause::kCooldownElapsed, events);
+    }
+    const Duration deadline_in = s.config.call_timeout;
+    switch (s.state) {
+      case State::kClosed:
+      case State::kMetricsOnly: {
+        std::uint32_t flags = priority_flag;
+        std::uint64_t ticket = 0;
+        if (s.config.inflight_slow_accounting) {
+          if (s.state == State::kClosed) {
+            s.TripIfWindowSaysLocked(now, events);
+          }
+          if (s.state == State::kOpen) {
+            const Duration retry = s.RetryAfterLocked(now);
+            s.Bump(kRejectedOpen);
+            if (s.listening()) {
+              events.Push(s.MakeEvent(RejectionEvent{ReasonCode::kCircuitOpen, priority, retry, now}));
+            }
+            result = Error{ReasonCode::kCircuitOpen, retry};
+            break;
+          }
+          ticket = s.inflight.Add(now);
+          flags |= Permit::kTracked;
+        }
+        s.Bump(kAllowed);
+        result = Permit(this, s.generation, now, now + deadline_in, flags, ticket);
+        break;
+      }
+      case State::kDisabled:
+        s.Bump(kAllowed);
+        result = Permit(this, s.generation, now, now + deadline_in, priority_flag, 0);
+        break;
+      case State::kHalfOpen: {
+        const bool may_probe = priority == Priority::kInteractive || s.config.batch_may_probe;
+        auto free_slot = std::find_if(s.probe_slots.begin(), s.probe_slots.end(),
+                                      [](const ProbeSlot& p) { return !p.busy; });
+        if (!may_probe || free_slot == s.probe_slots.end()) {
+          s.Bump(kRejectedHalfOpen);
+          if (s.listening()) {
+            events.Push(s.MakeEvent(
+                RejectionEvent{ReasonCode::kCircuitHalfOpen, priority, kHalfOpenRetryHint, now}));
+          }
+          result = Error{ReasonCode::kCircuitHalfOpen, kHalfOpenRetryHint};
+          break;
+        }
+        *free_slot = ProbeSlot{true, now};
+        ++s.probes_in_flight;
+        ++s.probes;
+        s.Bump(kAllowed);
+        result = Permit(this, s.generation, now, now + deadline_in, priority_flag | Permit::kProbe,
+                        static_cast<std::uint64_t>(free_slot - s.probe_slots.begin()));
+        break;
+      }
+      case State::kOpen:
+      case State::kForcedOpen: {
+        const Duration retry = s.RetryAfterLocked(now);
+        s.Bump(kRejectedOpen);
+        if (s.listening()) {
+          events.Push(s.MakeEvent(RejectionEvent{ReasonCode::kCircuitOpen, priority, retry, now}));
+        }
+        result = Error{ReasonCode::kCircuitOpen, retry};
+        break;
+      }
+    }
+  }
+  s.Dispatch(events);
+  return result;
+}
+
+// ---- outcomes ----
+
+Permit::Permit(Permit&& other) noexcept
+    : breaker_(std::exchange(other.breaker_, nullptr)),
+      generation_(other.generation_),
+      start_(other.start_),
+      deadline_(other.deadline_),
+      flags_(other.flags_),
+      ticket_(other.ticket_) {}
+
+Permit& Permit::operator=(Permit&& other) noexcept {
+  if (this != &other) {
+    if (breaker_ != nullptr) {
+      Record(Outcome::kIgnored);
+    }
+    breaker_ = std::exchange(other.breaker_, nullptr);
+    generation_ = other.generation_;
+    start_ = other.start_;
+    deadline_ = other.deadline_;
+    flags_ = other.flags_;
+    ticket_ = other.ticket_;
+  }
+  return *this;
+}
+
+Permit::~Permit() {
+  if (breaker_ != nullptr) {
+    Record(Outcome::kIgnored);
+  }
+}
+
+void Permit::Record(Outcome outcome) noexcept {
+  if (breaker_ == nullptr) {
+    return;
+  }
+  CircuitBreaker* breaker = std::exchange(breaker_, nullptr);
+  breaker->OnOutcome(*this, outcome, breaker->clock().Now() - start_);
+}
+
+void Permit::Record(Outcome outcome, Duration elapsed) noexcept {
+  if (breaker_ == nullptr) {
+    return;
+  }
+  CircuitBreaker* breaker = std::exchange(breaker_, nullptr);
+  breaker->OnOutcome(*this, outcome, std::max(elapsed, Duration::zero()));
+}
+
+void CircuitBreaker::OnOutcome(const Permit& permit, Outcome outcome, Duration elapsed) noexcept {
+  Impl& s = *impl_;
+  const bool ignored = outcome == Outcome::kIgnored;
+  const bool failed = outcome == Outcome::kFailure || outcome == Outcome::kTimeout;
+  const bool slow = outcome == Outcome::kTimeout || (!ignored && elapsed >= s.slow_after);
+  const bool probe = permit.is_probe();
+
+  switch (outcome) {
+    case Outcome::kSuccess:
+      s.Bump(kSucceeded);
+      break;
+    case Outcome::kTimeout:
+      s.Bump(kTimeouts);
+      s.Bump(kFailed);
+      break;
+    case Outcome::kFailure:
+      s.Bump(kFailed);
+      break;
+    case Outcome::kIgnored:
+      s.Bump(kIgnored);
+      break;
+  }
+  if (slow) {
+    s.Bump(kSlow);
+  }
+
+  // Lock-free path: a fast success (or an ignored call) in CLOSED with no run to reset changes
+  // nothing in the state machine.
+  if (s.lock_free_closed && !probe && (outcome == Outcome::kSuccess || ignored) && !slow) {
+    const std::uint64_t word = s.state_word.load(std::memory_order_acquire);
+    const bool late = GenerationOf(word) != permit.generation();
+    if (late || ignored || s.consecutive_run.load(std::memory_order_relaxed) == 0) {
+      if (late) {
+        s.Bump(kLate);
+      }
+      if (s.listening()) {
+        s.Emit(OutcomeEvent{outcome, elapsed, slow, probe, late, permit.priority(),
+                            s.clock->Now()});
+      }
+      return;
+    }
+  }
+
+  EventBatch events;
+  {
+    std::lock_guard lock(s.mu);
+    const TimePoint now = s.clock->Now();
+    const bool overdue_self = probe && elapsed >= s.config.call_timeout;
+    // The instant this outcome takes effect: a probe can never hold its slot past its budget.
+    const TimePoint effective = overdue_self ? permit.start() + s.config.call_timeout : now;
+    const std::size_t own_slot = probe && permit.generation() == s.generation
+                                     ? static_cast<std::size_t>(permit.ticket_)
+                                     : s.probe_slots.size();
+    // Another probe that went overdue strictly before this outcome reopened the breaker first.
+    const TimePoint others_limit = effective - Duration(1);
+    s.ApplyOverdueProbeLocked(others_limit, own_slot, events);
+
+    const bool late = permit.generation() != s.generation;
+    if (probe && !ignored && (failed || slow)) {
+      ++s.wasted_probes;
+    }
+    if (s.listening()) {
+      // Numbered before any transition it causes, so sequence order is causal order.
+      events.Push(
+          s.MakeEvent(OutcomeEvent{outcome, elapsed, slow, probe, late, permit.priority(), now}));
+    }
+    if (late) {
+      s.Bump(kLate);
+    } else {
+      if ((permit.flags_ & Permit::kTracked) != 0) {
+        s.inflight.Done(permit.ticket_);
+      }
+      switch (s.state) {
+        case State::kClosed:
+        case State::kMetricsOnly: {
+          if (ignored) {
+            break;
+          }
+          const bool trips = s.state == State::kClosed;
+          if (s.config.trip == TripPolicy::kConsecutive) {
+            if (failed || slow) {
+              const std::uint32_t run = s.consecutive_run.load(std::memory_order_relaxed) + 1;
+              s.consecutive_run.store(run, std::memory_order_relaxed);
+              if (trips && run >= s.config.failure_threshold) {
+                s.TransitionLocked(State::kOpen, now, TransitionCause::kConsecutiveFailures,
+                                   events);
+              }
+            } else {
+              s.consecutive_run.store(0, std::memory_order_relaxed);
+            }
+          } else {
+            const Sample sample{failed, slow};
+            if (s.config.trip == TripPolicy::kCountWindow) {
+              s.count_window.Add(sample);
+            } else {
+              s.time_window.Add(WholeSecondsSinceEpoch(now), sample);
+            }
+            if (trips) {
+              s.TripIfWindowSaysLocked(now, events);
+            }
+          }
+          break;
+        }
+        case State::kHalfOpen: {
+          if (own_slot < s.probe_slots.size()) {
+            s.probe_slots[own_slot] = ProbeSlot{};
+            --s.probes_in_flight;
+          }
+          if (ignored) {
+            break;  // the slot is free again; nothing was learned
+          }
+          if (!failed && !slow) {
+            if (++s.good_probes >= s.successes_to_close) {
+              s.TransitionLocked(State::kClosed, now, TransitionCause::kProbesSucceeded, events);
+            }
+          } else {
+            s.TransitionLocked(State::kOpen, effective,
+                               overdue_self ? TransitionCause::kProbeTimedOut
+                                            : TransitionCause::kProbeFailed,
+                               events);
+          }
+          break;
+        }
+        case State::kOpen:
+        case State::kForcedOpen:
+        case State::kDisabled:
+          break;  // nothing admitted in these states moves the machine
+      }
+    }
+  }
+  s.Dispatch(events);
+}
+
+// ---- observation ----
+
+MetricsSnapshot CircuitBreaker::Snapshot() const {
+  Impl& s = *impl_;
+  MetricsSnapshot m;
+  m.name = s.name;
+  const TimePoint now = s.clock->Now();
+  std::lock_guard lock(s.mu);
+  m.taken_at = now;
+  m.state = s.state;
+  m.generation = s.generation;
+  m.rejected_open = s.Sum(kRejectedOpen);
+  m.rejected_half_open = s.Sum(kRejectedHalfOpen);
+  m.allowed = s.Sum(kAllowed);
+  m.calls = m.allowed + m.rejected_open + m.rejected_half_open;
+  m.succeeded = s.Sum(kSucceeded);
+  m.failed = s.Sum(kFailed);
+  m.timeouts = s.Sum(kTimeouts);
+  m.slow = s.Sum(kSlow);
+  m.ignored = s.Sum(kIgnored);
+  m.late = s.Sum(kLate);
+  m.probes = s.probes;
+  m.wasted_probes = s.wasted_probes;
+  m.transitions = s.transitions;
+  m.opened = s.opened;
+  m.consecutive_failures = s.consecutive_run.load(std::memory_order_relaxed);
+  WindowTotals t;
+  if (s.config.trip == TripPolicy::kCountWindow) {
+    t = s.count_window.totals();
+  } else if (s.config.trip == TripPolicy::kTimeWindow) {
+    // Read without advancing (Snapshot is const): drop what fell out by hand.
+    TimeWindow copy = s.time_window;
+    t = copy.TotalsAt(WholeSecondsSinceEpoch(now));
+  }
+  m.window_calls = t.calls;
+  m.window_failures = t.failures;
+  m.window_slow = t.slow;
+  m.inflight_slow = s.inflight.slow();
+  if (t.calls > 0) {
+    m.failure_rate = static_cast<double>(t.failures) / static_cast<double>(t.calls);
+    m.slow_call_rate = static_cast<double>(t.slow) / static_cast<double>(t.calls);
+  }
+  m.probes_in_flight = s.probes_in_flight;
+  m.good_probes = s.good_probes;
+  m.retry_after = s.RetryAfterLocked(now);
+  m.current_cooldown = s.current_cooldown;
+  return m;
+}
+
+// ---- operator commands ----
+
+void CircuitBreaker::Command(State to, bool reset_growth) {
+  Impl& s = *impl_;
+  EventBatch events;
+  {
+    std::lock_guard lock(s.mu);
+    if (reset_growth) {
+      s.base_cooldown = s.config.cooldown;
+      s.current_cooldown = s.config.cooldown;
+    }
+    s.TransitionLocked(to, s.clock->Now(), TransitionCause::kOperator, events);
+  }
+  s.Dispatch(events);
+}
+
+void CircuitBreaker::ForceOpen() { Command(State::kForcedOpen, false); }
+void CircuitBreaker::Disable() { Command(State::kDisabled, false); }
+void CircuitBreaker::MetricsOnly() { Command(State::kMetricsOnly, false); }
+void CircuitBreaker::ForceClose() { Command(State::kClosed, false); }
+void CircuitBreaker::Reset() { Command(State::kClosed, true); }
+
+// ---- listeners ----
+
+ListenerId CircuitBreaker::AddListener(Listener listener) {
+  Impl& s = *impl_;
+  std::lock_guard lock(s.listeners_mu);
+  auto list = s.listeners ? std::make_shared<Impl::ListenerList>(*s.listeners)
+                          : std::make_shared<Impl::ListenerList>();
+  const ListenerId id = s.next_listener_id++;
+  list->emplace_back(id, std::move(listener));
+  s.listeners = std::move(list);
+  s.has_listeners.store(true, std::memory_order_relaxed);
+  return id;
+}
+
+void CircuitBreaker::RemoveListener(ListenerId id) {
+  Impl& s = *impl_;
+  std::lock_guard lock(s.listeners_mu);
+  if (!s.listeners) {
+    return;
+  }
+  auto list = std::make_shared<Impl::ListenerList>(*s.listeners);
+  std::erase_if(*list, [id](const auto& entry) { return entry.first == id; });
+  s.has_listeners.store(!list->empty(), std::memory_order_relaxed);
+  s.listeners = list->empty() ? nullptr : std::move(list);
+}
+
+}  // namespace fusebox

@@ -1,0 +1,62 @@
+#include "fusebox/registry.h"
+
+#include <mutex>
+#include <utility>
+
+namespace fusebox {
+
+Registry::Registry(CircuitBreakerConfig defaults, CircuitBreakerDeps deps)
+    : defaults_(defaults), deps_(deps) {}
+
+std::optional<ConfigError> Registry::Configure(const std::string& name,
+                                               const CircuitBreakerConfig& config) {
+  if (auto error = config.Validate()) {
+    return error;
+  }
+  std::unique_lock lock(mu_);
+  if (live_.contains(name)) {
+    return ConfigError{"name", "breaker \"" + name + "\" already exists; configure it before use"};
+  }
+  configs_.insert_or_assign(name, config);
+  return std::nullopt;
+}
+
+Result<std::shared_ptr<CircuitBreaker>, ConfigError> Registry::Get(const std::string& name) {
+  {
+    std::shared_lock lock(mu_);
+    if (auto it = live_.find(name); it != live_.end()) {
+      return it->second;
+    }
+  }
+  std::unique_lock lock(mu_);
+  if (auto it = live_.find(name); it != live_.end()) {
+    return it->second;  // created by another thread meanwhile
+  }
+  auto config_it = configs_.find(name);
+  const CircuitBreakerConfig& config = config_it != configs_.end() ? config_it->second : defaults_;
+  auto created = CircuitBreaker::Create(name, config, deps_);
+  if (!created) {
+    return created.error();
+  }
+  std::shared_ptr<CircuitBreaker> breaker = std::move(created).value();
+  live_.emplace(name, breaker);
+  return breaker;
+}
+
+std::shared_ptr<CircuitBreaker> Registry::Find(const std::string& name) const {
+  std::shared_lock lock(mu_);
+  auto it = live_.find(name);
+  return it != live_.end() ? it->second : nullptr;
+}
+
+std::vector<std::shared_ptr<CircuitBreaker>> Registry::All() const {
+  std::shared_lock lock(mu_);
+  std::vector<std::shared_ptr<CircuitBreaker>> out;
+  out.reserve(live_.size());
+  for (const auto& [name, breaker] : live_) {
+    out.push_back(breaker);
+  }
+  return out;
+}
+
+}  // namespace fusebox

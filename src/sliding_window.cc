@@ -1,0 +1,104 @@
+#include "fusebox/sliding_window.h"
+
+#include <algorithm>
+
+namespace fusebox {
+namespace {
+
+constexpr std::uint8_t kFailureBit = 1U;
+constexpr std::uint8_t kSlowBit = 2U;
+
+void AddTo(WindowTotals& t, Sample s) noexcept {
+  t.calls += 1;
+  t.failures += s.failure ? 1U : 0U;
+  t.slow += s.slow ? 1U : 0U;
+}
+
+void Subtract(WindowTotals& t, const WindowTotals& s) noexcept {
+  t.calls -= s.calls;
+  t.failures -= s.failures;
+  t.slow -= s.slow;
+}
+
+}  // namespace
+
+CountWindow::CountWindow(std::uint32_t size) : ring_(std::max<std::uint32_t>(size, 1U), 0) {}
+
+void CountWindow::Add(Sample sample) noexcept {
+  const auto size = static_cast<std::uint32_t>(ring_.size());
+  std::uint8_t& slot = ring_[next_];
+  if (filled_ == size) {
+    // Evict the oldest sample, which lives where the new one goes.
+    totals_.calls -= 1;
+    totals_.failures -= (slot & kFailureBit) != 0 ? 1U : 0U;
+    totals_.slow -= (slot & kSlowBit) != 0 ? 1U : 0U;
+  } else {
+    ++filled_;
+  }
+  slot = static_cast<std::uint8_t>((sample.failure ? kFailureBit : 0U) |
+                                   (sample.slow ? kSlowBit : 0U));
+  AddTo(totals_, sample);
+  next_ = next_ + 1 == size ? 0 : next_ + 1;
+}
+
+void CountWindow::Clear() noexcept {
+  std::fill(ring_.begin(), ring_.end(), 0);
+  next_ = 0;
+  filled_ = 0;
+  totals_ = {};
+}
+
+TimeWindow::TimeWindow(std::uint32_t seconds) : buckets_(std::max<std::uint32_t>(seconds, 1U)) {}
+
+TimeWindow::Bucket& TimeWindow::BucketFor(std::int64_t second) noexcept {
+  const auto n = static_cast<std::int64_t>(buckets_.size());
+  return buckets_[static_cast<std::size_t>(((second % n) + n) % n)];
+}
+
+void TimeWindow::AdvanceTo(std::int64_t second) noexcept {
+  if (second <= head_) {
+    return;
+  }
+  const auto n = static_cast<std::int64_t>(buckets_.size());
+  if (head_ < 0 || second - head_ >= n) {
+    // Everything held is older than the window that ends at `second`.
+    for (Bucket& b : buckets_) {
+      b = Bucket{};
+    }
+    totals_ = {};
+  } else {
+    for (std::int64_t s = head_ + 1; s <= second; ++s) {
+      Bucket& b = BucketFor(s);
+      Subtract(totals_, b.totals);
+      b = Bucket{};
+    }
+  }
+  head_ = second;
+}
+
+void TimeWindow::Add(std::int64_t second, Sample sample) noexcept {
+  AdvanceTo(second);
+  const auto n = static_cast<std::int64_t>(buckets_.size());
+  if (second <= head_ - n) {
+    return;  // older than the window
+  }
+  Bucket& b = BucketFor(second);
+  b.second = second;
+  AddTo(b.totals, sample);
+  AddTo(totals_, sample);
+}
+
+WindowTotals TimeWindow::TotalsAt(std::int64_t second) noexcept {
+  AdvanceTo(second);
+  return totals_;
+}
+
+void TimeWindow::Clear() noexcept {
+  for (Bucket& b : buckets_) {
+    b = Bucket{};
+  }
+  head_ = -1;
+  totals_ = {};
+}
+
+}  // namespace fusebox

@@ -1,0 +1,160 @@
+// Property tests: random operation sequences against the breaker's invariants.
+#include <gtest/gtest.h>
+#include <rapidcheck.h>
+#include <rapidcheck/gtest.h>
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "fusebox/circuit_breaker.h"
+#include "fusebox/testing/manual_clock.h"
+
+namespace fusebox {
+namespace {
+
+using std::chrono::milliseconds;
+
+struct Op {
+  enum Kind { kAcquire, kRecord, kAdvance, kOperator } kind;
+  bool batch = false;
+  std::size_t index = 0;        // which held permit to record
+  int outcome = 0;              // 0 success, 1 failure, 2 timeout, 3 ignored
+  int advance_ms = 0;
+  int command = 0;              // 0 force-close, 1 reset
+};
+
+rc::Gen<Op> GenOp() {
+  return rc::gen::map(
+      rc::gen::tuple(rc::gen::weightedElement<int>({{6, 0}, {6, 1}, {4, 2}, {1, 3}}),
+                     rc::gen::arbitrary<bool>(), rc::gen::inRange<std::size_t>(0, 16),
+                     rc::gen::inRange(0, 4), rc::gen::inRange(0, 25000), rc::gen::inRange(0, 2)),
+      [](const auto& t) {
+        Op op;
+        op.kind = static_cast<Op::Kind>(std::get<0>(t));
+        op.batch = std::get<1>(t);
+        op.index = std::get<2>(t);
+        op.outcome = std::get<3>(t);
+        op.advance_ms = std::get<4>(t);
+        op.command = std::get<5>(t);
+        return op;
+      });
+}
+
+CircuitBreakerConfig GenConfig() {
+  CircuitBreakerConfig c;
+  c.trip = *rc::gen::element(TripPolicy::kConsecutive, TripPolicy::kCountWindow,
+                             TripPolicy::kTimeWindow);
+  c.failure_threshold = *rc::gen::inRange<std::uint32_t>(1, 6);
+  c.window_size = *rc::gen::inRange<std::uint32_t>(1, 20);
+  c.minimum_calls = *rc::gen::inRange<std::uint32_t>(1, 10);
+  c.failure_rate_threshold = *rc::gen::element(0.25, 0.5, 1.0);
+  c.call_timeout = milliseconds(*rc::gen::inRange(1000, 10000));
+  c.slow_call_duration = milliseconds(*rc::gen::inRange(500, 10000));
+  c.slow_call_rate_threshold = *rc::gen::element(0.5, 1.0);
+  c.cooldown = milliseconds(*rc::gen::inRange(1000, 20000));
+  c.half_open_max_probes = *rc::gen::inRange<std::uint32_t>(1, 4);
+  c.half_open_successes = *rc::gen::inRange<std::uint32_t>(1, 4);
+  c.batch_may_probe = *rc::gen::arbitrary<bool>();
+  c.inflight_slow_accounting = c.trip != TripPolicy::kConsecutive && *rc::gen::arbitrary<bool>();
+  c.cooldown_multiplier = *rc::gen::element(1.0, 2.0);
+  c.cooldown_max = c.cooldown * 4;
+  return c;
+}
+
+RC_GTEST_PROP(CircuitBreakerPropertyTest, InvariantsHoldOverRandomOperations, ()) {
+  const CircuitBreakerConfig config = GenConfig();
+  const auto ops = *rc::gen::container<std::vector<Op>>(GenOp());
+  fusebox::testing::ManualClock clock;
+  auto breaker = CircuitBreaker::Create("prop", config, {.clock = &clock}).value();
+
+  std::vector<Event> events;
+  breaker->AddListener([&](const Event& e) { events.push_back(e); });
+
+  std::vector<Permit> held;
+  std::uint64_t calls = 0;
+  std::uint64_t admitted = 0;
+  std::uint64_t rejected = 0;
+  for (const Op& op : ops) {
+    switch (op.kind) {
+      case Op::kAcquire: {
+        const MetricsSnapshot before = breaker->Snapshot();
+        ++calls;
+        auto permit = breaker->TryAcquire(op.batch ? Priority::kBatch : Priority::kInteractive);
+        if (permit) {
+          ++admitted;
+          // Nothing admitted while OPEN before the cooldown, or while FORCED_OPEN.
+          RC_ASSERT(!(before.state == State::kOpen && before.retry_after > Duration::zero()));
+          RC_ASSERT(before.state != State::kForcedOpen);
+          held.push_back(std::move(permit).value());
+        } else {
+          ++rejected;
+        }
+        break;
+      }
+      case Op::kRecord:
+        if (!held.empty()) {
+          const std::size_t i = op.index % held.size();
+          const Outcome outcome = static_cast<Outcome>(op.outcome);
+          held[i].Record(outcome);
+          held.erase(held.begin() + static_cast<std::ptrdiff_t>(i));
+        }
+        break;
+      case Op::kAdvance:
+        clock.Advance(milliseconds(op.advance_ms));
+        break;
+      case Op::kOperator:
+        if (op.command == 0) {
+          breaker->ForceClose();
+        } else {
+          breaker->Reset();
+        }
+        break;
+    }
+    const MetricsSnapshot m = breaker->Snapshot();
+    // Never more probes in flight than the cap.
+    RC_ASSERT(m.probes_in_flight <= config.half_open_max_probes);
+    // allowed + rejected = calls.
+    RC_ASSERT(m.calls == calls);
+    RC_ASSERT(m.allowed == admitted);
+    RC_ASSERT(m.rejected_open + m.rejected_half_open == rejected);
+  }
+
+  // Replay the events: every transition starts where the last ended; CLOSED is reached from
+  // OPEN only through HALF_OPEN with enough good probes of that HALF_OPEN generation.
+  std::optional<State> state = State::kClosed;
+  std::uint64_t half_open_generation = 0;
+  std::uint32_t good = 0;
+  std::uint64_t generation = 0;
+  for (const Event& e : events) {
+    if (const auto* t = std::get_if<TransitionEvent>(&e.detail)) {
+      RC_ASSERT(t->from == *state);
+      if (t->cause != TransitionCause::kOperator) {
+        if (t->to == State::kClosed) {
+          RC_ASSERT(t->from == State::kHalfOpen);
+          RC_ASSERT(t->cause == TransitionCause::kProbesSucceeded);
+          RC_ASSERT(good >= config.effective_half_open_successes());
+        }
+        if (t->to == State::kHalfOpen) {
+          RC_ASSERT(t->from == State::kOpen);
+        }
+      }
+      state = t->to;
+      generation = t->generation;
+      if (t->to == State::kHalfOpen) {
+        half_open_generation = generation;
+        good = 0;
+      }
+    } else if (const auto* o = std::get_if<OutcomeEvent>(&e.detail)) {
+      if (o->probe && !o->late && o->outcome == Outcome::kSuccess && !o->slow &&
+          generation == half_open_generation) {
+        ++good;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace fusebox
