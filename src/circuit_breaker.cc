@@ -22,12 +22,15 @@
 
 #include <algorithm>
 #include <array>
+#include <cstddef>
 #include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <deque>
 #include <limits>
 #include <mutex>
+#include <new>
+#include <type_traits>
 #include <string>
 #include <thread>
 #include <utility>
@@ -96,12 +99,21 @@ struct alignas(64) CounterShard {
 // and the call's own rejection).
 struct EventBatch {
   static constexpr std::size_t kCapacity = 8;
-  std::array<Event, kCapacity> events;
+  static_assert(std::is_trivially_destructible_v<Event>);
+
+  // Uninitialized storage: most operations produce no event (or nobody listens), and
+  // default-constructing eight Events on every locked call would cost more than the call.
+  alignas(Event) std::array<std::byte, kCapacity * sizeof(Event)> storage;
   std::size_t size = 0;
-  void Push(Event e) noexcept {
+
+  void Push(const Event& e) noexcept {
     if (size < kCapacity) {
-      events[size++] = e;
+      new (storage.data() + size * sizeof(Event)) Event(e);
+      ++size;
     }
+  }
+  const Event& operator[](std::size_t i) const noexcept {
+    return *std::launder(reinterpret_cast<const Event*>(storage.data() + i * sizeof(Event)));
   }
 };
 
@@ -165,6 +177,33 @@ class InflightTracker {
 struct ProbeSlot {
   bool busy = false;
   TimePoint start{};
+};
+
+// The smallest count c in [0, calls] with c / calls >= threshold, decided exactly as the
+// division decides it (3/10 rounds to the same double as the literal 0.3, where 0.3 * 10 does
+// not); calls + 1 when no count reaches it.
+std::uint64_t MinCountReaching(std::uint64_t calls, double threshold) noexcept {
+  const auto n = static_cast<double>(static_cast<std::int64_t>(calls));
+  auto reaches = [&](std::uint64_t c) {
+    return static_cast<double>(static_cast<std::int64_t>(c)) / n >= threshold;
+  };
+  auto c = static_cast<std::uint64_t>(std::max(0.0, std::floor(threshold * n)));
+  c = std::min(c, calls);
+  while (c > 0 && reaches(c - 1)) {
+    --c;
+  }
+  while (c <= calls && !reaches(c)) {
+    ++c;
+  }
+  return c;
+}
+
+// The trip boundaries for one window size: a full count window has the same number of calls on
+// every record, so the comparison is two integer compares instead of two divisions.
+struct RateBoundary {
+  std::uint64_t calls = 0;  // 0: not computed yet
+  std::uint64_t min_failures = 0;
+  std::uint64_t min_slow = 0;
 };
 
 std::uint64_t HashName(const std::string& name) noexcept {
@@ -238,9 +277,9 @@ std::optional<ConfigError> CircuitBreakerConfig::Validate() const {
   if (!(cooldown_multiplier >= 1.0 && cooldown_multiplier <= 100.0)) {
     return RangeError("cooldown_multiplier", cooldown_multiplier, "[1, 100]");
   }
-  if (cooldown_max < cooldown || cooldown_max > kDay) {
+  if (cooldown_max && (*cooldown_max < cooldown || *cooldown_max > kDay)) {
     return ConfigError{"cooldown_max", "cooldown_max must be in [cooldown (" + Seconds(cooldown) +
-                                           "), 86400s], got " + Seconds(cooldown_max)};
+                                           "), 86400s], got " + Seconds(*cooldown_max)};
   }
   if (!(cooldown_jitter >= 0.0 && cooldown_jitter <= 1.0)) {
     return RangeError("cooldown_jitter", cooldown_jitter, "[0, 1]");
@@ -260,6 +299,7 @@ struct CircuitBreaker::Impl {
         slow_after(cfg.effective_slow_call_duration()),
         successes_to_close(cfg.effective_half_open_successes()),
         lock_free_closed(cfg.trip == TripPolicy::kConsecutive),
+        lock_free_admit(!cfg.inflight_slow_accounting),
         count_window(cfg.trip == TripPolicy::kCountWindow ? cfg.window_size : 1),
         time_window(cfg.trip == TripPolicy::kTimeWindow ? cfg.window_size : 1),
         probe_slots(cfg.half_open_max_probes),
@@ -276,7 +316,8 @@ struct CircuitBreaker::Impl {
   Random* const random;
   const Duration slow_after;
   const std::uint32_t successes_to_close;
-  const bool lock_free_closed;  // consecutive policy: CLOSED admit/success take no lock
+  const bool lock_free_closed;  // consecutive policy: a fast success in CLOSED takes no lock
+  const bool lock_free_admit;   // no in-flight list: admission in CLOSED takes no lock
 
   // Published for the lock-free paths; written only under mu.
   std::atomic<std::uint64_t> state_word{Pack(State::kClosed, 0)};
@@ -302,6 +343,7 @@ struct CircuitBreaker::Impl {
   std::uint64_t wasted_probes = 0;           // Guarded by mu.
   std::uint64_t transitions = 0;             // Guarded by mu.
   std::uint64_t opened = 0;                  // Guarded by mu.
+  RateBoundary boundary;                     // Guarded by mu. Cache of the last window size.
 
   std::mutex listeners_mu;
   using ListenerList = std::vector<std::pair<ListenerId, Listener>>;
@@ -353,17 +395,15 @@ struct CircuitBreaker::Impl {
     for (std::size_t i = 0; i < batch.size; ++i) {
       for (const auto& [id, listener] : *list) {
         try {
-          listener(batch.events[i]);
+          listener(batch[i]);
         } catch (...) {  // NOLINT(bugprone-empty-catch): a listener must not break the call path
         }
       }
     }
   }
 
-  void Emit(decltype(Event::detail) detail) noexcept {
-    if (!listening()) {
-      return;
-    }
+  // Delivers one event at once (lock-free paths). Out of line: its batch is a large frame.
+  [[gnu::noinline]] void Emit(decltype(Event::detail) detail) noexcept {
     EventBatch batch;
     batch.Push(MakeEvent(detail));
     Dispatch(batch);
@@ -404,9 +444,9 @@ struct CircuitBreaker::Impl {
         if (from == State::kHalfOpen) {
           // A failed probe: the next cooldown grows (multiplier 1 keeps it fixed).
           const double grown = static_cast<double>(base_cooldown.count()) * config.cooldown_multiplier;
-          const double cap = static_cast<double>(config.cooldown_max.count());
+          const double cap = static_cast<double>(config.effective_cooldown_max().count());
           base_cooldown = Duration(static_cast<Duration::rep>(std::min(grown, cap)));
-        } else if (at - closed_since >= config.cooldown_max) {
+        } else if (at - closed_since >= config.effective_cooldown_max()) {
           base_cooldown = config.cooldown;  // stayed healthy long enough: growth resets
         }
         current_cooldown = DrawCooldownLocked(base_cooldown);
@@ -462,11 +502,13 @@ struct CircuitBreaker::Impl {
     if (t.calls == 0 || t.calls < config.minimum_calls) {
       return;
     }
-    const auto calls = static_cast<double>(t.calls);
-    // Division, not multiplication: 3/10 rounds to the same double as the literal 0.3.
-    if (static_cast<double>(t.failures) / calls >= config.failure_rate_threshold) {
+    if (boundary.calls != t.calls) {
+      boundary = {t.calls, MinCountReaching(t.calls, config.failure_rate_threshold),
+                  MinCountReaching(t.calls, config.slow_call_rate_threshold)};
+    }
+    if (t.failures >= boundary.min_failures) {
       TransitionLocked(State::kOpen, now, TransitionCause::kFailureRate, events);
-    } else if (static_cast<double>(t.slow) / calls >= config.slow_call_rate_threshold) {
+    } else if (t.slow >= boundary.min_slow) {
       TransitionLocked(State::kOpen, now, TransitionCause::kSlowCallRate, events);
     }
   }
@@ -492,7 +534,9 @@ constexpr Duration kHalfOpenRetryHint = std::chrono::seconds(1);
 // ---- creation ----
 
 CircuitBreaker::CircuitBreaker(std::string name, Config config, CircuitBreakerDeps deps)
-    : impl_(std::make_unique<Impl>(std::move(name), config, deps)) {}
+    : impl_(std::make_unique<Impl>(std::move(name), config, deps)),
+      clock_(impl_->clock),
+      coarse_clock_(dynamic_cast<CoarseMonotonicClock*>(clock_) != nullptr) {}
 
 CircuitBreaker::~CircuitBreaker() = default;
 
@@ -506,7 +550,6 @@ Result<std::unique_ptr<CircuitBreaker>, ConfigError> CircuitBreaker::Create(
 
 const std::string& CircuitBreaker::name() const noexcept { return impl_->name; }
 const CircuitBreakerConfig& CircuitBreaker::config() const noexcept { return impl_->config; }
-Clock& CircuitBreaker::clock() const noexcept { return *impl_->clock; }
 
 State CircuitBreaker::state() const noexcept {
   return StateOf(impl_->state_word.load(std::memory_order_acquire));
@@ -528,24 +571,32 @@ Result<Permit> CircuitBreaker::TryAcquire(Priority priority) noexcept {
   const State observed = StateOf(word);
 
   // Lock-free paths (see the top of this file).
-  if ((observed == State::kClosed && s.lock_free_closed) || observed == State::kDisabled ||
-      (observed == State::kMetricsOnly && !s.config.inflight_slow_accounting)) {
-    const TimePoint now = s.clock->Now();
+  if (((observed == State::kClosed || observed == State::kMetricsOnly) && s.lock_free_admit) ||
+      observed == State::kDisabled) {
+    const TimePoint now = Now();
     s.Bump(kAllowed);
     return Permit(this, GenerationOf(word), now, now + s.config.call_timeout, priority_flag, 0);
   }
   if (observed == State::kOpen || observed == State::kForcedOpen) {
-    const TimePoint now = s.clock->Now();
+    const TimePoint now = Now();
     const TimePoint until(Duration(s.open_until_ns.load(std::memory_order_relaxed)));
     if (observed == State::kForcedOpen || now < until) {
       const Duration retry = observed == State::kForcedOpen ? s.config.cooldown : until - now;
       s.Bump(kRejectedOpen);
-      s.Emit(RejectionEvent{ReasonCode::kCircuitOpen, priority, retry, now});
+      if (s.listening()) {
+        s.Emit(RejectionEvent{ReasonCode::kCircuitOpen, priority, retry, now});
+      }
       return Error{ReasonCode::kCircuitOpen, retry};
     }
   }
+  return TryAcquireLocked(priority);
+}
 
-  // Locked path: lazy transitions, probes, in-flight tracking.
+// Lazy transitions, probes, in-flight tracking. Kept out of line so that the lock-free paths
+// above carry no stack frame for the event batch.
+Result<Permit> CircuitBreaker::TryAcquireLocked(Priority priority) noexcept {
+  Impl& s = *impl_;
+  const std::uint32_t priority_flag = priority == Priority::kBatch ? Permit::kBatch : 0U;
   EventBatch events;
   Result<Permit> result = Error{ReasonCode::kCircuitOpen};
   {
@@ -624,14 +675,6 @@ Result<Permit> CircuitBreaker::TryAcquire(Priority priority) noexcept {
 
 // ---- outcomes ----
 
-Permit::Permit(Permit&& other) noexcept
-    : breaker_(std::exchange(other.breaker_, nullptr)),
-      generation_(other.generation_),
-      start_(other.start_),
-      deadline_(other.deadline_),
-      flags_(other.flags_),
-      ticket_(other.ticket_) {}
-
 Permit& Permit::operator=(Permit&& other) noexcept {
   if (this != &other) {
     if (breaker_ != nullptr) {
@@ -647,32 +690,35 @@ Permit& Permit::operator=(Permit&& other) noexcept {
   return *this;
 }
 
-Permit::~Permit() {
-  if (breaker_ != nullptr) {
-    Record(Outcome::kIgnored);
-  }
-}
-
-void Permit::Record(Outcome outcome) noexcept {
-  if (breaker_ == nullptr) {
-    return;
-  }
-  CircuitBreaker* breaker = std::exchange(breaker_, nullptr);
-  breaker->OnOutcome(*this, outcome, breaker->clock().Now() - start_);
-}
-
 void Permit::Record(Outcome outcome, Duration elapsed) noexcept {
   if (breaker_ == nullptr) {
     return;
   }
   CircuitBreaker* breaker = std::exchange(breaker_, nullptr);
-  breaker->OnOutcome(*this, outcome, std::max(elapsed, Duration::zero()));
+  breaker->OnOutcome(*this, outcome, breaker->Now(), std::max(elapsed, Duration::zero()));
 }
 
-void CircuitBreaker::OnOutcome(const Permit& permit, Outcome outcome, Duration elapsed) noexcept {
+void CircuitBreaker::OnOutcome(const Permit& permit, Outcome outcome, TimePoint now,
+                               Duration elapsed) noexcept {
+  Impl& s = *impl_;
+  // The path of every healthy call: a fast success in CLOSED of the current generation, with no
+  // run to reset and nobody listening, changes nothing but this thread's success counter.
+  if (outcome == Outcome::kSuccess && s.lock_free_closed && !permit.is_probe() &&
+      elapsed < s.slow_after) [[likely]] {
+    const std::uint64_t word = s.state_word.load(std::memory_order_acquire);
+    if (GenerationOf(word) == permit.generation() &&
+        s.consecutive_run.load(std::memory_order_relaxed) == 0 && !s.listening()) {
+      s.Bump(kSucceeded);
+      return;
+    }
+  }
+  OnOutcomeSlow(permit, outcome, now, elapsed);
+}
+
+void CircuitBreaker::OnOutcomeSlow(const Permit& permit, Outcome outcome, TimePoint now,
+                                   Duration elapsed) noexcept {
   Impl& s = *impl_;
   const bool ignored = outcome == Outcome::kIgnored;
-  const bool failed = outcome == Outcome::kFailure || outcome == Outcome::kTimeout;
   const bool slow = outcome == Outcome::kTimeout || (!ignored && elapsed >= s.slow_after);
   const bool probe = permit.is_probe();
 
@@ -705,17 +751,24 @@ void CircuitBreaker::OnOutcome(const Permit& permit, Outcome outcome, Duration e
         s.Bump(kLate);
       }
       if (s.listening()) {
-        s.Emit(OutcomeEvent{outcome, elapsed, slow, probe, late, permit.priority(),
-                            s.clock->Now()});
+        s.Emit(OutcomeEvent{outcome, elapsed, slow, probe, late, permit.priority(), now});
       }
       return;
     }
   }
+  OnOutcomeLocked(permit, outcome, now, elapsed);
+}
 
+void CircuitBreaker::OnOutcomeLocked(const Permit& permit, Outcome outcome, TimePoint now,
+                                     Duration elapsed) noexcept {
+  Impl& s = *impl_;
+  const bool ignored = outcome == Outcome::kIgnored;
+  const bool failed = outcome == Outcome::kFailure || outcome == Outcome::kTimeout;
+  const bool slow = outcome == Outcome::kTimeout || (!ignored && elapsed >= s.slow_after);
+  const bool probe = permit.is_probe();
   EventBatch events;
   {
     std::lock_guard lock(s.mu);
-    const TimePoint now = s.clock->Now();
     const bool overdue_self = probe && elapsed >= s.config.call_timeout;
     // The instant this outcome takes effect: a probe can never hold its slot past its budget.
     const TimePoint effective = overdue_self ? permit.start() + s.config.call_timeout : now;

@@ -14,8 +14,6 @@ TimePoint ReadClock(clockid_t id) noexcept {
 
 }  // namespace
 
-TimePoint CoarseMonotonicClock::Now() const noexcept { return ReadClock(CLOCK_MONOTONIC_COARSE); }
-
 TimePoint PreciseMonotonicClock::Now() const noexcept { return ReadClock(CLOCK_MONOTONIC); }
 
 Clock& DefaultClock() noexcept {

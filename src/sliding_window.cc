@@ -5,9 +5,6 @@
 namespace fusebox {
 namespace {
 
-constexpr std::uint8_t kFailureBit = 1U;
-constexpr std::uint8_t kSlowBit = 2U;
-
 void AddTo(WindowTotals& t, Sample s) noexcept {
   t.calls += 1;
   t.failures += s.failure ? 1U : 0U;
@@ -23,23 +20,6 @@ void Subtract(WindowTotals& t, const WindowTotals& s) noexcept {
 }  // namespace
 
 CountWindow::CountWindow(std::uint32_t size) : ring_(std::max<std::uint32_t>(size, 1U), 0) {}
-
-void CountWindow::Add(Sample sample) noexcept {
-  const auto size = static_cast<std::uint32_t>(ring_.size());
-  std::uint8_t& slot = ring_[next_];
-  if (filled_ == size) {
-    // Evict the oldest sample, which lives where the new one goes.
-    totals_.calls -= 1;
-    totals_.failures -= (slot & kFailureBit) != 0 ? 1U : 0U;
-    totals_.slow -= (slot & kSlowBit) != 0 ? 1U : 0U;
-  } else {
-    ++filled_;
-  }
-  slot = static_cast<std::uint8_t>((sample.failure ? kFailureBit : 0U) |
-                                   (sample.slow ? kSlowBit : 0U));
-  AddTo(totals_, sample);
-  next_ = next_ + 1 == size ? 0 : next_ + 1;
-}
 
 void CountWindow::Clear() noexcept {
   std::fill(ring_.begin(), ring_.end(), 0);

@@ -123,6 +123,13 @@ INSTANTIATE_TEST_SUITE_P(
         BadConfigCase{"cooldown_max", {.cooldown = seconds(20), .cooldown_max = seconds(10)}},
         BadConfigCase{"cooldown_jitter", {.cooldown_jitter = 1.5}}));
 
+TEST(CircuitBreakerConfigTest, CooldownMaxDefaultsToFiveMinutesOrTheCooldown) {
+  EXPECT_EQ(CircuitBreakerConfig{}.effective_cooldown_max(), std::chrono::minutes(5));
+  const CircuitBreakerConfig long_cooldown{.cooldown = std::chrono::hours(1)};
+  EXPECT_EQ(long_cooldown.effective_cooldown_max(), std::chrono::hours(1));
+  EXPECT_FALSE(long_cooldown.Validate().has_value());
+}
+
 TEST(CircuitBreakerConfigTest, TripPolicyNamesRoundTrip) {
   for (TripPolicy p : {TripPolicy::kConsecutive, TripPolicy::kCountWindow, TripPolicy::kTimeWindow}) {
     EXPECT_EQ(ParseTripPolicy(ToString(p)), p);

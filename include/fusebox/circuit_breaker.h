@@ -44,6 +44,7 @@
 //   permit->Record(ok ? fusebox::Outcome::kSuccess : fusebox::Outcome::kFailure);
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <exception>
@@ -108,8 +109,8 @@ struct CircuitBreakerConfig {
   // cooldown_max. Default 1 (no growth), range [1, 100].
   double cooldown_multiplier = 1.0;
   // Cap of the grown cooldown; growth resets after the breaker stayed CLOSED this long.
-  // Default 5 min, range [cooldown, 1 day].
-  Duration cooldown_max = std::chrono::minutes(5);
+  // Default: 5 min, or the cooldown when that is longer. Range [cooldown, 1 day].
+  std::optional<Duration> cooldown_max = std::nullopt;
   // Each cooldown is drawn uniformly from [c*(1-jitter), c*(1+jitter)]. Default 0, range [0, 1].
   double cooldown_jitter = 0.0;
 
@@ -118,6 +119,9 @@ struct CircuitBreakerConfig {
 
   Duration effective_slow_call_duration() const noexcept {
     return slow_call_duration.value_or(call_timeout);
+  }
+  Duration effective_cooldown_max() const noexcept {
+    return cooldown_max.value_or(std::max<Duration>(std::chrono::minutes(5), cooldown));
   }
   std::uint32_t effective_half_open_successes() const noexcept {
     return half_open_successes.value_or(half_open_max_probes);
@@ -136,14 +140,24 @@ class CircuitBreaker;
 // are ignored, and a permit destroyed without a Record() records kIgnored. Move-only.
 class [[nodiscard]] Permit {
  public:
-  Permit(Permit&& other) noexcept;
+  Permit(Permit&& other) noexcept
+      : breaker_(std::exchange(other.breaker_, nullptr)),
+        generation_(other.generation_),
+        start_(other.start_),
+        deadline_(other.deadline_),
+        flags_(other.flags_),
+        ticket_(other.ticket_) {}
   Permit& operator=(Permit&& other) noexcept;
   Permit(const Permit&) = delete;
   Permit& operator=(const Permit&) = delete;
-  ~Permit();
+  ~Permit() {
+    if (breaker_ != nullptr) {
+      Record(Outcome::kIgnored);
+    }
+  }
 
   // Records the outcome; the duration is measured with the breaker's clock.
-  void Record(Outcome outcome) noexcept;
+  inline void Record(Outcome outcome) noexcept;
   // Records the outcome with a duration the caller measured.
   void Record(Outcome outcome, Duration elapsed) noexcept;
 
@@ -247,19 +261,42 @@ class CircuitBreaker {
 
   const std::string& name() const noexcept;
   const Config& config() const noexcept;
-  Clock& clock() const noexcept;
+  Clock& clock() const noexcept { return *clock_; }
 
  private:
   friend class Permit;
   struct Impl;
   CircuitBreaker(std::string name, Config config, CircuitBreakerDeps deps);
-  void OnOutcome(const Permit& permit, Outcome outcome, Duration elapsed) noexcept;
+  void OnOutcome(const Permit& permit, Outcome outcome, TimePoint now, Duration elapsed) noexcept;
+  [[gnu::noinline]] void OnOutcomeSlow(const Permit& permit, Outcome outcome, TimePoint now,
+                                       Duration elapsed) noexcept;
+  [[gnu::noinline]] void OnOutcomeLocked(const Permit& permit, Outcome outcome, TimePoint now,
+                                         Duration elapsed) noexcept;
+  [[gnu::noinline]] Result<Permit> TryAcquireLocked(Priority priority) noexcept;
   void Command(State to, bool reset_growth);
 
+  // The clock reading of the hot paths: a direct coarse read when the clock is the default
+  // CoarseMonotonicClock (no virtual call), otherwise the injected clock.
+  TimePoint Now() const noexcept {
+    return coarse_clock_ ? CoarseMonotonicClock::Read() : clock_->Now();
+  }
+
   std::unique_ptr<Impl> impl_;
+  Clock* clock_;        // == impl_->clock; here so that Permit::Record reads it without a call
+  bool coarse_clock_;   // clock_ is a CoarseMonotonicClock
 };
 
-// ---- implementation of the templates ----
+// ---- inline and template implementations ----
+
+// Inline: it is half of every call's hot path.
+inline void Permit::Record(Outcome outcome) noexcept {
+  if (breaker_ == nullptr) {
+    return;
+  }
+  CircuitBreaker* breaker = std::exchange(breaker_, nullptr);
+  const TimePoint now = breaker->Now();
+  breaker->OnOutcome(*this, outcome, now, now - start_);
+}
 
 template <typename Op, typename Classify>
 auto CircuitBreaker::Call(Op&& op, Classify&& classify, CallOptions options)

@@ -39,13 +39,32 @@ class CountWindow {
  public:
   // size >= 1.
   explicit CountWindow(std::uint32_t size);
-  void Add(Sample sample) noexcept;
+  // Inline: the breaker calls it under its lock on every recorded outcome.
+  void Add(Sample sample) noexcept {
+    const auto size = static_cast<std::uint32_t>(ring_.size());
+    std::uint8_t& slot = ring_[next_];
+    if (filled_ == size) {
+      // Evict the oldest sample, which lives where the new one goes.
+      totals_.calls -= 1;
+      totals_.failures -= slot & 1U;
+      totals_.slow -= (slot >> 1U) & 1U;
+    } else {
+      ++filled_;
+    }
+    const auto failure = static_cast<std::uint8_t>(sample.failure ? 1U : 0U);
+    const auto slow = static_cast<std::uint8_t>(sample.slow ? 1U : 0U);
+    slot = static_cast<std::uint8_t>(failure | (slow << 1U));
+    totals_.calls += 1;
+    totals_.failures += failure;
+    totals_.slow += slow;
+    next_ = next_ + 1 == size ? 0 : next_ + 1;
+  }
   WindowTotals totals() const noexcept { return totals_; }
   std::uint32_t size() const noexcept { return static_cast<std::uint32_t>(ring_.size()); }
   void Clear() noexcept;
 
  private:
-  std::vector<std::uint8_t> ring_;  // bit 0 failure, bit 1 slow
+  std::vector<std::uint8_t> ring_;  // one sample per byte: bit 0 failure, bit 1 slow
   std::uint32_t next_ = 0;          // where the next sample goes
   std::uint32_t filled_ = 0;        // samples held, <= size
   WindowTotals totals_;

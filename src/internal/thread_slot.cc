@@ -6,8 +6,6 @@
 namespace fusebox::internal {
 namespace {
 
-constexpr std::size_t kUnassigned = ~std::size_t{0};
-
 struct SlotPool {
   std::mutex mu;
   std::bitset<kExclusiveSlots> taken;  // Guarded by mu.
@@ -39,31 +37,22 @@ void Give(std::size_t slot) noexcept {
   pool.taken.reset(slot);
 }
 
-// Constant-initialized, so reading it needs no TLS guard on the hot path.
-thread_local std::size_t tls_slot = kUnassigned;
-
 struct SlotOwner {
   ~SlotOwner() {
-    Give(tls_slot);
-    tls_slot = kSharedSlot;  // a destructor running after this one must not take a slot again
+    Give(tls_thread_slot);
+    tls_thread_slot = kSharedSlot;  // a destructor running after this must not take a slot again
   }
 };
 
-std::size_t AssignSlot() noexcept {
-  thread_local SlotOwner owner;  // releases the slot when the thread exits
-  (void)owner;
-  tls_slot = Take();
-  return tls_slot;
-}
-
 }  // namespace
 
-std::size_t ThisThreadSlot() noexcept {
-  const std::size_t slot = tls_slot;
-  if (slot != kUnassigned) [[likely]] {
-    return slot;
-  }
-  return AssignSlot();
+thread_local constinit std::size_t tls_thread_slot = kUnassignedSlot;
+
+std::size_t AssignThreadSlot() noexcept {
+  thread_local SlotOwner owner;  // returns the slot when the thread exits
+  (void)owner;
+  tls_thread_slot = Take();
+  return tls_thread_slot;
 }
 
 }  // namespace fusebox::internal

@@ -18,7 +18,24 @@ inline constexpr std::size_t kExclusiveSlots = 64;
 inline constexpr std::size_t kSharedSlot = kExclusiveSlots;
 inline constexpr std::size_t kSlotCount = kExclusiveSlots + 1;
 
+inline constexpr std::size_t kUnassignedSlot = ~std::size_t{0};
+
+// The calling thread's slot, kUnassignedSlot until its first use. `constinit` tells the compiler
+// there is no dynamic initializer, so other translation units read it directly instead of
+// through a TLS wrapper call; initial-exec keeps the read a single %fs-relative load.
+extern thread_local constinit std::size_t tls_thread_slot
+    __attribute__((tls_model("initial-exec")));
+
+// Takes a slot from the pool for this thread (and arranges its return at thread exit).
+std::size_t AssignThreadSlot() noexcept;
+
 // This thread's slot: [0, kExclusiveSlots) exclusively, or kSharedSlot. Assigned on first use.
-std::size_t ThisThreadSlot() noexcept;
+inline std::size_t ThisThreadSlot() noexcept {
+  const std::size_t slot = tls_thread_slot;
+  if (slot != kUnassignedSlot) [[likely]] {
+    return slot;
+  }
+  return AssignThreadSlot();
+}
 
 }  // namespace fusebox::internal
