@@ -1,4 +1,4 @@
-// The circuit breaker's state machine. The contract is docs/breaker-semantics.md; comments here
+// The circuit breaker's state machine. The rules are in docs/architecture.md; comments here
 // say why the code is shaped as it is.
 //
 // Concurrency design
