@@ -22,17 +22,17 @@
 
 #include <algorithm>
 #include <array>
-#include <cstddef>
 #include <atomic>
 #include <cmath>
+#include <cstddef>
 #include <cstdio>
 #include <deque>
 #include <limits>
 #include <mutex>
 #include <new>
-#include <type_traits>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -51,7 +51,9 @@ constexpr std::uint64_t kStateMask = (1U << kStateBits) - 1;
 constexpr std::uint64_t Pack(State s, std::uint64_t generation) noexcept {
   return (generation << kStateBits) | static_cast<std::uint64_t>(s);
 }
-constexpr State StateOf(std::uint64_t word) noexcept { return static_cast<State>(word & kStateMask); }
+constexpr State StateOf(std::uint64_t word) noexcept {
+  return static_cast<State>(word & kStateMask);
+}
 constexpr std::uint64_t GenerationOf(std::uint64_t word) noexcept { return word >> kStateBits; }
 
 // Test-and-test-and-set spin lock with a yield fallback. Unlock is a plain release store, so an
@@ -327,23 +329,23 @@ struct CircuitBreaker::Impl {
   std::array<CounterShard, kSlotCount> shards{};
 
   mutable SpinLock mu;
-  State state = State::kClosed;              // Guarded by mu.
-  std::uint64_t generation = 0;              // Guarded by mu.
-  CountWindow count_window;                  // Guarded by mu.
-  TimeWindow time_window;                    // Guarded by mu.
-  InflightTracker inflight;                  // Guarded by mu.
-  std::vector<ProbeSlot> probe_slots;        // Guarded by mu.
-  std::uint32_t probes_in_flight = 0;        // Guarded by mu.
-  std::uint32_t good_probes = 0;             // Guarded by mu.
-  TimePoint opened_at{};                     // Guarded by mu.
-  TimePoint closed_since{};                  // Guarded by mu.
-  Duration base_cooldown;                    // Guarded by mu. Before jitter; grows per bad probe.
-  Duration current_cooldown;                 // Guarded by mu. This OPEN period's cooldown.
-  std::uint64_t probes = 0;                  // Guarded by mu.
-  std::uint64_t wasted_probes = 0;           // Guarded by mu.
-  std::uint64_t transitions = 0;             // Guarded by mu.
-  std::uint64_t opened = 0;                  // Guarded by mu.
-  RateBoundary boundary;                     // Guarded by mu. Cache of the last window size.
+  State state = State::kClosed;        // Guarded by mu.
+  std::uint64_t generation = 0;        // Guarded by mu.
+  CountWindow count_window;            // Guarded by mu.
+  TimeWindow time_window;              // Guarded by mu.
+  InflightTracker inflight;            // Guarded by mu.
+  std::vector<ProbeSlot> probe_slots;  // Guarded by mu.
+  std::uint32_t probes_in_flight = 0;  // Guarded by mu.
+  std::uint32_t good_probes = 0;       // Guarded by mu.
+  TimePoint opened_at{};               // Guarded by mu.
+  TimePoint closed_since{};            // Guarded by mu.
+  Duration base_cooldown;              // Guarded by mu. Before jitter; grows per bad probe.
+  Duration current_cooldown;           // Guarded by mu. This OPEN period's cooldown.
+  std::uint64_t probes = 0;            // Guarded by mu.
+  std::uint64_t wasted_probes = 0;     // Guarded by mu.
+  std::uint64_t transitions = 0;       // Guarded by mu.
+  std::uint64_t opened = 0;            // Guarded by mu.
+  RateBoundary boundary;               // Guarded by mu. Cache of the last window size.
 
   std::mutex listeners_mu;
   using ListenerList = std::vector<std::pair<ListenerId, Listener>>;
@@ -411,6 +413,8 @@ struct CircuitBreaker::Impl {
 
   // ---- transitions (all Locked: mu held) ----
 
+  // Not const: it draws from the (shared, stateful) random generator.
+  // NOLINTNEXTLINE(readability-make-member-function-const)
   Duration DrawCooldownLocked(Duration base) noexcept {
     if (config.cooldown_jitter <= 0.0) {
       return base;
@@ -421,7 +425,8 @@ struct CircuitBreaker::Impl {
                                      std::llround(static_cast<double>(base.count()) * factor))));
   }
 
-  void TransitionLocked(State to, TimePoint at, TransitionCause cause, EventBatch& events) noexcept {
+  void TransitionLocked(State to, TimePoint at, TransitionCause cause,
+                        EventBatch& events) noexcept {
     const State from = state;
     state = to;
     ++generation;
@@ -443,7 +448,8 @@ struct CircuitBreaker::Impl {
         ++opened;
         if (from == State::kHalfOpen) {
           // A failed probe: the next cooldown grows (multiplier 1 keeps it fixed).
-          const double grown = static_cast<double>(base_cooldown.count()) * config.cooldown_multiplier;
+          const double grown =
+              static_cast<double>(base_cooldown.count()) * config.cooldown_multiplier;
           const double cap = static_cast<double>(config.effective_cooldown_max().count());
           base_cooldown = Duration(static_cast<Duration::rep>(std::min(grown, cap)));
         } else if (at - closed_since >= config.effective_cooldown_max()) {
@@ -485,8 +491,8 @@ struct CircuitBreaker::Impl {
     if (!earliest || *earliest + config.call_timeout > limit) {
       return false;
     }
-    TransitionLocked(State::kOpen, *earliest + config.call_timeout,
-                     TransitionCause::kProbeTimedOut, events);
+    TransitionLocked(State::kOpen, *earliest + config.call_timeout, TransitionCause::kProbeTimedOut,
+                     events);
     return true;
   }
 
@@ -620,7 +626,8 @@ Result<Permit> CircuitBreaker::TryAcquireLocked(Priority priority) noexcept {
             const Duration retry = s.RetryAfterLocked(now);
             s.Bump(kRejectedOpen);
             if (s.listening()) {
-              events.Push(s.MakeEvent(RejectionEvent{ReasonCode::kCircuitOpen, priority, retry, now}));
+              events.Push(
+                  s.MakeEvent(RejectionEvent{ReasonCode::kCircuitOpen, priority, retry, now}));
             }
             result = Error{ReasonCode::kCircuitOpen, retry};
             break;
@@ -838,10 +845,10 @@ void CircuitBreaker::OnOutcomeLocked(const Permit& permit, Outcome outcome, Time
               s.TransitionLocked(State::kClosed, now, TransitionCause::kProbesSucceeded, events);
             }
           } else {
-            s.TransitionLocked(State::kOpen, effective,
-                               overdue_self ? TransitionCause::kProbeTimedOut
-                                            : TransitionCause::kProbeFailed,
-                               events);
+            s.TransitionLocked(
+                State::kOpen, effective,
+                overdue_self ? TransitionCause::kProbeTimedOut : TransitionCause::kProbeFailed,
+                events);
           }
           break;
         }

@@ -59,7 +59,8 @@ std::string EscapeLabel(const std::string& v) {
 
 }  // namespace
 
-void AppendPrometheus(std::string& out, const MetricsSnapshot& m, bool with_help) {
+void AppendPrometheus(std::string& out, const MetricsSnapshot& snapshot, bool with_help) {
+  const MetricsSnapshot& m = snapshot;
   const std::string name = EscapeLabel(m.name);
   auto d = [](std::uint64_t v) { return static_cast<double>(v); };
 

@@ -99,7 +99,8 @@ std::string_view ToString(TripPolicy policy) noexcept {
 }
 
 std::optional<TripPolicy> ParseTripPolicy(std::string_view name) noexcept {
-  for (TripPolicy p : {TripPolicy::kConsecutive, TripPolicy::kCountWindow, TripPolicy::kTimeWindow}) {
+  for (TripPolicy p :
+       {TripPolicy::kConsecutive, TripPolicy::kCountWindow, TripPolicy::kTimeWindow}) {
     if (ToString(p) == name) {
       return p;
     }

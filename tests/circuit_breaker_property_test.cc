@@ -20,10 +20,10 @@ using std::chrono::milliseconds;
 struct Op {
   enum Kind { kAcquire, kRecord, kAdvance, kOperator } kind;
   bool batch = false;
-  std::size_t index = 0;        // which held permit to record
-  int outcome = 0;              // 0 success, 1 failure, 2 timeout, 3 ignored
+  std::size_t index = 0;  // which held permit to record
+  int outcome = 0;        // 0 success, 1 failure, 2 timeout, 3 ignored
   int advance_ms = 0;
-  int command = 0;              // 0 force-close, 1 reset
+  int command = 0;  // 0 force-close, 1 reset
 };
 
 rc::Gen<Op> GenOp() {

@@ -62,16 +62,15 @@ void Hammer(TripPolicy trip, bool inflight_slow) {
       std::uniform_int_distribution<int> pick(0, 99);
       for (int i = 0; i < kCallsPerThread; ++i) {
         calls.fetch_add(1);
-        auto permit = breaker->TryAcquire(pick(rng) < 20 ? Priority::kBatch
-                                                         : Priority::kInteractive);
+        auto permit =
+            breaker->TryAcquire(pick(rng) < 20 ? Priority::kBatch : Priority::kInteractive);
         if (!permit) {
           continue;
         }
         admitted.fetch_add(1);
         if (permit->is_probe()) {
           std::lock_guard lock(mu);
-          if (++probes_held[permit->generation()] >
-              static_cast<int>(config.half_open_max_probes)) {
+          if (++probes_held[permit->generation()] > static_cast<int>(config.half_open_max_probes)) {
             probe_cap_violated = true;
           }
         }
@@ -128,7 +127,9 @@ TEST(CircuitBreakerStressTest, CountWindowWithInflightSlowUnderEightThreads) {
   Hammer(TripPolicy::kCountWindow, true);
 }
 
-TEST(CircuitBreakerStressTest, TimeWindowUnderEightThreads) { Hammer(TripPolicy::kTimeWindow, false); }
+TEST(CircuitBreakerStressTest, TimeWindowUnderEightThreads) {
+  Hammer(TripPolicy::kTimeWindow, false);
+}
 
 }  // namespace
 }  // namespace fusebox

@@ -131,7 +131,8 @@ TEST(CircuitBreakerConfigTest, CooldownMaxDefaultsToFiveMinutesOrTheCooldown) {
 }
 
 TEST(CircuitBreakerConfigTest, TripPolicyNamesRoundTrip) {
-  for (TripPolicy p : {TripPolicy::kConsecutive, TripPolicy::kCountWindow, TripPolicy::kTimeWindow}) {
+  for (TripPolicy p :
+       {TripPolicy::kConsecutive, TripPolicy::kCountWindow, TripPolicy::kTimeWindow}) {
     EXPECT_EQ(ParseTripPolicy(ToString(p)), p);
   }
   EXPECT_FALSE(ParseTripPolicy("sliding").has_value());
@@ -316,9 +317,8 @@ TEST_F(BreakerTest, FailedProbeReopensWithFreshCooldown) {
 }
 
 TEST_F(BreakerTest, SlowButSuccessfulProbeReopens) {
-  auto b = Make({.failure_threshold = 1,
-                 .slow_call_duration = seconds(2),
-                 .cooldown = seconds(10)});
+  auto b =
+      Make({.failure_threshold = 1, .slow_call_duration = seconds(2), .cooldown = seconds(10)});
   Trip(*b);
   clock_.Advance(seconds(10));
   Call(*b, Outcome::kSuccess, seconds(3));
@@ -501,7 +501,9 @@ TEST_F(BreakerTest, LateFailureDoesNotFillTheNewWindow) {
 // ---- windows ----
 
 TEST_F(BreakerTest, CountWindowWaitsForMinimumCalls) {
-  auto b = Make({.trip = TripPolicy::kCountWindow, .window_size = 10, .minimum_calls = 4,
+  auto b = Make({.trip = TripPolicy::kCountWindow,
+                 .window_size = 10,
+                 .minimum_calls = 4,
                  .failure_rate_threshold = 0.5});
   Call(*b, Outcome::kFailure);
   Call(*b, Outcome::kFailure);
@@ -513,7 +515,9 @@ TEST_F(BreakerTest, CountWindowWaitsForMinimumCalls) {
 }
 
 TEST_F(BreakerTest, CountWindowRateIsExactAtTheThreshold) {
-  auto b = Make({.trip = TripPolicy::kCountWindow, .window_size = 10, .minimum_calls = 10,
+  auto b = Make({.trip = TripPolicy::kCountWindow,
+                 .window_size = 10,
+                 .minimum_calls = 10,
                  .failure_rate_threshold = 0.3});
   for (int i = 0; i < 7; ++i) {
     Call(*b, Outcome::kSuccess);
@@ -526,7 +530,9 @@ TEST_F(BreakerTest, CountWindowRateIsExactAtTheThreshold) {
 }
 
 TEST_F(BreakerTest, CountWindowForgetsOutcomesThatFellOut) {
-  auto b = Make({.trip = TripPolicy::kCountWindow, .window_size = 4, .minimum_calls = 4,
+  auto b = Make({.trip = TripPolicy::kCountWindow,
+                 .window_size = 4,
+                 .minimum_calls = 4,
                  .failure_rate_threshold = 0.75});
   Call(*b, Outcome::kFailure);
   Call(*b, Outcome::kFailure);
@@ -539,8 +545,11 @@ TEST_F(BreakerTest, CountWindowForgetsOutcomesThatFellOut) {
 }
 
 TEST_F(BreakerTest, CountWindowTripsOnSlowCallRate) {
-  auto b = Make({.trip = TripPolicy::kCountWindow, .window_size = 4, .minimum_calls = 4,
-                 .slow_call_duration = seconds(1), .slow_call_rate_threshold = 0.5});
+  auto b = Make({.trip = TripPolicy::kCountWindow,
+                 .window_size = 4,
+                 .minimum_calls = 4,
+                 .slow_call_duration = seconds(1),
+                 .slow_call_rate_threshold = 0.5});
   Call(*b, Outcome::kSuccess, seconds(2));
   Call(*b, Outcome::kSuccess);
   Call(*b, Outcome::kSuccess);
@@ -551,7 +560,9 @@ TEST_F(BreakerTest, CountWindowTripsOnSlowCallRate) {
 }
 
 TEST_F(BreakerTest, TimeWindowDropsBucketsOlderThanTheWindow) {
-  auto b = Make({.trip = TripPolicy::kTimeWindow, .window_size = 5, .minimum_calls = 4,
+  auto b = Make({.trip = TripPolicy::kTimeWindow,
+                 .window_size = 5,
+                 .minimum_calls = 4,
                  .failure_rate_threshold = 0.5});
   Call(*b, Outcome::kFailure);  // second 0
   Call(*b, Outcome::kFailure);
@@ -568,7 +579,9 @@ TEST_F(BreakerTest, TimeWindowDropsBucketsOlderThanTheWindow) {
 }
 
 TEST_F(BreakerTest, TimeWindowKeepsTheLastWindowSizeSeconds) {
-  auto b = Make({.trip = TripPolicy::kTimeWindow, .window_size = 5, .minimum_calls = 4,
+  auto b = Make({.trip = TripPolicy::kTimeWindow,
+                 .window_size = 5,
+                 .minimum_calls = 4,
                  .failure_rate_threshold = 1.0});
   Call(*b, Outcome::kFailure);  // second 0
   clock_.Set(At(2.5));
@@ -580,15 +593,19 @@ TEST_F(BreakerTest, TimeWindowKeepsTheLastWindowSizeSeconds) {
 }
 
 TEST_F(BreakerTest, InflightSlowCallsTripBeforeTheyFinish) {
-  auto b = Make({.trip = TripPolicy::kCountWindow, .window_size = 10, .minimum_calls = 3,
-                 .slow_call_duration = seconds(2), .slow_call_rate_threshold = 0.5,
-                 .call_timeout = seconds(30), .inflight_slow_accounting = true});
+  auto b = Make({.trip = TripPolicy::kCountWindow,
+                 .window_size = 10,
+                 .minimum_calls = 3,
+                 .slow_call_duration = seconds(2),
+                 .slow_call_rate_threshold = 0.5,
+                 .call_timeout = seconds(30),
+                 .inflight_slow_accounting = true});
   auto hung1 = b->TryAcquire();
   auto hung2 = b->TryAcquire();
   ASSERT_TRUE(hung1 && hung2);
   Call(*b, Outcome::kSuccess);  // 1 call in window, 0 in-flight slow yet
   EXPECT_EQ(b->state(), State::kClosed);
-  clock_.Advance(seconds(2));  // the two hung calls are now slow while running
+  clock_.Advance(seconds(2));   // the two hung calls are now slow while running
   auto next = b->TryAcquire();  // 1 + 2 slow = 3 calls, 2/3 slow
   ASSERT_FALSE(next.has_value());
   EXPECT_EQ(next.error().code, ReasonCode::kCircuitOpen);
@@ -596,8 +613,11 @@ TEST_F(BreakerTest, InflightSlowCallsTripBeforeTheyFinish) {
 }
 
 TEST_F(BreakerTest, InflightSlowCallIsCountedOnce) {
-  auto b = Make({.trip = TripPolicy::kCountWindow, .window_size = 10, .minimum_calls = 100,
-                 .slow_call_duration = seconds(2), .call_timeout = seconds(30),
+  auto b = Make({.trip = TripPolicy::kCountWindow,
+                 .window_size = 10,
+                 .minimum_calls = 100,
+                 .slow_call_duration = seconds(2),
+                 .call_timeout = seconds(30),
                  .inflight_slow_accounting = true});
   auto hung = b->TryAcquire();
   ASSERT_TRUE(hung.has_value());
@@ -614,7 +634,9 @@ TEST_F(BreakerTest, InflightSlowCallIsCountedOnce) {
 // ---- cooldown growth and jitter ----
 
 TEST_F(BreakerTest, CooldownGrowsPerFailedProbeUpToTheCap) {
-  auto b = Make({.failure_threshold = 1, .cooldown = seconds(10), .cooldown_multiplier = 2.0,
+  auto b = Make({.failure_threshold = 1,
+                 .cooldown = seconds(10),
+                 .cooldown_multiplier = 2.0,
                  .cooldown_max = seconds(35)});
   Trip(*b);
   EXPECT_EQ(b->retry_after(), seconds(10));
@@ -628,7 +650,9 @@ TEST_F(BreakerTest, CooldownGrowsPerFailedProbeUpToTheCap) {
 }
 
 TEST_F(BreakerTest, CooldownGrowthResetsAfterStayingClosedForCooldownMax) {
-  auto b = Make({.failure_threshold = 1, .cooldown = seconds(10), .cooldown_multiplier = 2.0,
+  auto b = Make({.failure_threshold = 1,
+                 .cooldown = seconds(10),
+                 .cooldown_multiplier = 2.0,
                  .cooldown_max = seconds(60)});
   Trip(*b);
   clock_.Advance(seconds(10));
@@ -650,9 +674,9 @@ TEST_F(BreakerTest, JitteredCooldownStaysInItsBandAndFollowsTheSeed) {
   SplitMix64Random rng_b(7);
   auto run = [&](Random& rng) {
     fusebox::testing::ManualClock clock;
-    auto b = CircuitBreaker::Create("j", {.failure_threshold = 1, .cooldown = seconds(10),
-                                          .cooldown_jitter = 0.2},
-                                    {.clock = &clock, .random = &rng})
+    auto b = CircuitBreaker::Create(
+                 "j", {.failure_threshold = 1, .cooldown = seconds(10), .cooldown_jitter = 0.2},
+                 {.clock = &clock, .random = &rng})
                  .value();
     std::vector<Duration> out;
     for (int i = 0; i < 20; ++i) {

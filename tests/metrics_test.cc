@@ -26,7 +26,8 @@ TEST(MetricsTest, PrometheusTextHasEverySeriesLabelledByBreaker) {
   EXPECT_THAT(text, HasSubstr("fusebox_state{breaker=\"vpic\",state=\"OPEN\"} 1\n"));
   EXPECT_THAT(text, HasSubstr("fusebox_state{breaker=\"vpic\",state=\"CLOSED\"} 0\n"));
   EXPECT_THAT(text, HasSubstr("fusebox_calls_total{breaker=\"vpic\"} 2\n"));
-  EXPECT_THAT(text, HasSubstr("fusebox_rejections_total{breaker=\"vpic\",reason=\"CIRCUIT_OPEN\"} 1\n"));
+  EXPECT_THAT(text,
+              HasSubstr("fusebox_rejections_total{breaker=\"vpic\",reason=\"CIRCUIT_OPEN\"} 1\n"));
   EXPECT_THAT(text, HasSubstr("fusebox_outcomes_total{breaker=\"vpic\",outcome=\"failure\"} 1\n"));
   EXPECT_THAT(text, HasSubstr("fusebox_retry_after_seconds{breaker=\"vpic\"} 10\n"));
 }

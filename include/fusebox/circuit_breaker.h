@@ -282,8 +282,8 @@ class CircuitBreaker {
   }
 
   std::unique_ptr<Impl> impl_;
-  Clock* clock_;        // == impl_->clock; here so that Permit::Record reads it without a call
-  bool coarse_clock_;   // clock_ is a CoarseMonotonicClock
+  Clock* clock_;       // == impl_->clock; here so that Permit::Record reads it without a call
+  bool coarse_clock_;  // clock_ is a CoarseMonotonicClock
 };
 
 // ---- inline and template implementations ----
@@ -305,7 +305,7 @@ auto CircuitBreaker::Call(Op&& op, Classify&& classify, CallOptions options)
   if (!permit) {
     return permit.error();
   }
-  const CallContext ctx{permit->deadline(), options.stop_token, permit->is_probe()};
+  const CallContext ctx{permit->deadline(), std::move(options.stop_token), permit->is_probe()};
   std::optional<std::invoke_result_t<Op&, const CallContext&>> result;
   try {
     result.emplace(std::invoke(op, ctx));
@@ -313,7 +313,7 @@ auto CircuitBreaker::Call(Op&& op, Classify&& classify, CallOptions options)
     permit->Record(Outcome::kFailure);
     throw;
   }
-  if (options.stop_token.stop_requested()) {
+  if (ctx.stop_token.stop_requested()) {
     permit->Record(Outcome::kIgnored);
     return Error{ReasonCode::kCancelled};
   }

@@ -69,8 +69,6 @@ constexpr std::int64_t WholeSecondsSinceEpoch(TimePoint t) noexcept {
 }
 
 // Seconds as a double, for reports and Retry-After headers.
-constexpr double ToSeconds(Duration d) noexcept {
-  return std::chrono::duration<double>(d).count();
-}
+constexpr double ToSeconds(Duration d) noexcept { return std::chrono::duration<double>(d).count(); }
 
 }  // namespace fusebox

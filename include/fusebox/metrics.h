@@ -40,21 +40,21 @@ struct MetricsSnapshot {
   std::uint64_t succeeded = 0;           // slow successes included
   std::uint64_t failed = 0;              // timeouts included
   std::uint64_t timeouts = 0;
-  std::uint64_t slow = 0;                // every slow call, timeouts included
+  std::uint64_t slow = 0;  // every slow call, timeouts included
   std::uint64_t ignored = 0;
-  std::uint64_t late = 0;                // outcomes of calls admitted in an earlier generation
-  std::uint64_t probes = 0;              // calls admitted in HALF_OPEN
-  std::uint64_t wasted_probes = 0;       // probes that failed, timed out or were slow
+  std::uint64_t late = 0;           // outcomes of calls admitted in an earlier generation
+  std::uint64_t probes = 0;         // calls admitted in HALF_OPEN
+  std::uint64_t wasted_probes = 0;  // probes that failed, timed out or were slow
   std::uint64_t transitions = 0;
-  std::uint64_t opened = 0;              // transitions into OPEN
+  std::uint64_t opened = 0;  // transitions into OPEN
 
   // The trip state now.
   std::uint32_t consecutive_failures = 0;  // the run (consecutive policy)
   std::uint64_t window_calls = 0;          // outcomes in the window (window policies)
   std::uint64_t window_failures = 0;
   std::uint64_t window_slow = 0;
-  std::uint64_t inflight_slow = 0;         // calls running past slow_call_duration (if enabled)
-  double failure_rate = 0.0;               // window_failures / window_calls, 0 when empty
+  std::uint64_t inflight_slow = 0;  // calls running past slow_call_duration (if enabled)
+  double failure_rate = 0.0;        // window_failures / window_calls, 0 when empty
   double slow_call_rate = 0.0;
   std::uint32_t probes_in_flight = 0;
   std::uint32_t good_probes = 0;

@@ -25,9 +25,7 @@ class Random {
   virtual std::uint64_t Next() noexcept = 0;
 
   // Uniform in [0, 1), from the top 53 bits of Next().
-  double Uniform01() noexcept {
-    return static_cast<double>(Next() >> 11U) * 0x1.0p-53;
-  }
+  double Uniform01() noexcept { return static_cast<double>(Next() >> 11U) * 0x1.0p-53; }
 };
 
 class SplitMix64Random final : public Random {
@@ -35,8 +33,8 @@ class SplitMix64Random final : public Random {
   explicit SplitMix64Random(std::uint64_t seed) noexcept : state_(seed) {}
 
   std::uint64_t Next() noexcept override {
-    std::uint64_t z = state_.fetch_add(0x9e3779b97f4a7c15ULL, std::memory_order_relaxed) +
-                      0x9e3779b97f4a7c15ULL;
+    std::uint64_t z =
+        state_.fetch_add(0x9e3779b97f4a7c15ULL, std::memory_order_relaxed) + 0x9e3779b97f4a7c15ULL;
     z = (z ^ (z >> 30U)) * 0xbf58476d1ce4e5b9ULL;
     z = (z ^ (z >> 27U)) * 0x94d049bb133111ebULL;
     return z ^ (z >> 31U);

@@ -55,7 +55,7 @@ class Registry {
   const CircuitBreakerConfig defaults_;
   const CircuitBreakerDeps deps_;
   mutable std::shared_mutex mu_;
-  std::map<std::string, CircuitBreakerConfig, std::less<>> configs_;           // Guarded by mu_.
+  std::map<std::string, CircuitBreakerConfig, std::less<>> configs_;          // Guarded by mu_.
   std::map<std::string, std::shared_ptr<CircuitBreaker>, std::less<>> live_;  // Guarded by mu_.
 };
 

@@ -71,12 +71,11 @@ class [[nodiscard]] Result {
   using error_type = E;
 
   // Implicit on purpose: `return value;` and `return Error{...};` both read naturally.
-  template <typename U = T,
-            typename = std::enable_if_t<std::is_constructible_v<T, U&&> &&
-                                        !std::is_same_v<std::decay_t<U>, E> &&
-                                        !std::is_same_v<std::decay_t<U>, Result>>>
+  template <typename U = T, typename = std::enable_if_t<std::is_constructible_v<T, U&&> &&
+                                                        !std::is_same_v<std::decay_t<U>, E> &&
+                                                        !std::is_same_v<std::decay_t<U>, Result>>>
   Result(U&& value) : storage_(std::in_place_index<0>, std::forward<U>(value)) {}  // NOLINT
-  Result(E error) : storage_(std::in_place_index<1>, std::move(error)) {}         // NOLINT
+  Result(E error) : storage_(std::in_place_index<1>, std::move(error)) {}          // NOLINT
 
   bool has_value() const noexcept { return storage_.index() == 0; }
   explicit operator bool() const noexcept { return has_value(); }

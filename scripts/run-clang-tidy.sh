@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Runs clang-tidy-16 (config: .clang-tidy) over the library: every .cc under src/ that the build
+# compiles, and through HeaderFilterRegex the headers of include/fusebox/ and src/ they include.
+#
+#   scripts/run-clang-tidy.sh [build-dir]     default build dir: build/release
+#
+# Needs a configured build dir with compile_commands.json (CMAKE_EXPORT_COMPILE_COMMANDS is on);
+# it need not be built. Runs two files at a time. Exits 1 on any finding (WarningsAsErrors: '*').
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+
+build_dir="${1:-build/release}"
+db="$build_dir/compile_commands.json"
+clang_tidy="${CLANG_TIDY:-clang-tidy-16}"
+jobs="${TIDY_JOBS:-2}"
+
+if ! command -v "$clang_tidy" >/dev/null; then
+  echo "run-clang-tidy: $clang_tidy not found (scripts/install-deps.sh installs it)" >&2
+  exit 1
+fi
+if [ ! -f "$db" ]; then
+  echo "run-clang-tidy: $db missing; configure first (cmake --preset release)" >&2
+  exit 1
+fi
+
+# The library's translation units: src/**/*.cc that appear in the compilation database.
+files=()
+while IFS= read -r f; do
+  if grep -qF "\"file\": \"$root/$f\"" "$db"; then
+    files+=("$f")
+  else
+    echo "run-clang-tidy: note: $f is not in $db (not compiled by any target); skipped" >&2
+  fi
+done < <(find src -type f -name '*.cc' | LC_ALL=C sort)
+if [ ${#files[@]} -eq 0 ]; then
+  echo "run-clang-tidy: no source files of src/ in $db" >&2
+  exit 1
+fi
+
+echo "run-clang-tidy: $clang_tidy on ${#files[@]} files of src/ (headers of include/ and src/)"
+# xargs exits 123 when any invocation fails; each file is reported on its own.
+if ! printf '%s\0' "${files[@]}" |
+    xargs -0 -n 1 -P "$jobs" "$clang_tidy" -p "$build_dir" --quiet; then
+  echo "run-clang-tidy: FAILED (findings above)" >&2
+  exit 1
+fi
+echo "run-clang-tidy: clean"
