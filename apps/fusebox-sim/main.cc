@@ -1,0 +1,299 @@
+// fusebox-sim: runs breaker scenarios in virtual time against the real fusebox breaker.
+//
+//   fusebox-sim run SCENARIO.toml [--format text|json|csv] [--plot FILE.svg] [--seed N]
+//   fusebox-sim sweep SCENARIO.toml --param KEY=FROM:TO:STEP [--param ...] [--format csv|json]
+//                     [--plot FILE.svg] [--jobs N]
+//
+// The scenario format and the outputs are ../shared/design/scenario-format.md; `--help` says it
+// all in short.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <fstream>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "plot.h"
+#include "report.h"
+#include "scenario.h"
+#include "simulator.h"
+#include "sweep.h"
+
+namespace {
+
+using fusebox::sim::BuildOptions;
+using fusebox::sim::RunResult;
+using fusebox::sim::Scenario;
+using fusebox::sim::ScenarioFile;
+
+constexpr int kExitBadScenario = 1;
+constexpr int kExitUsage = 2;
+constexpr int kExitOutput = 3;
+constexpr int kExitBreaker = 4;
+
+constexpr const char* kFooter = R"(
+SCENARIO FILES (TOML; see docs/scenarios.md and design/scenario-format.md)
+  Durations are "<decimal><unit>" with unit us, ms, s or m ("250ms", "23.3s", "2m"), or a plain
+  number of seconds; rounded to the microsecond. Simulated time starts at 0.
+
+  name = "lesson5"            label of the run (default: the file's stem)
+  seed = 1                    poisson arrivals and cooldown jitter (default 1)
+  duration = "60s"            arrivals happen in [0, duration); the run ends when all calls end
+  [breaker]                   every CircuitBreakerConfig field, same names and ranges:
+    trip = "consecutive"        consecutive | count_window | time_window
+    failure_threshold = 5       window_size = 100       minimum_calls = 10
+    failure_rate_threshold = 0.5                        slow_call_rate_threshold = 1.0
+    call_timeout = "7s"         slow_call_duration = call_timeout
+    cooldown = "10s"            half_open_max_probes = 1
+    half_open_successes = half_open_max_probes          batch_may_probe = false
+    inflight_slow_accounting = false                    cooldown_multiplier = 1.0
+    cooldown_max = max(5m, cooldown)                    cooldown_jitter = 0.0
+  [traffic]                   one stream: rate (calls/s, > 0, required), start = "0s",
+                              arrivals = "uniform" | "poisson", priority, name
+  [[traffic.stream]]          or several: name, priority = "interactive" | "batch", rate,
+                              start, arrivals. Uniform call k arrives at start + round(k/rate).
+  [upstream]  latency = "20ms"          the healthy latency
+  [[upstream.phase]]          from, to (covers [from, to), phases must not overlap), mode:
+                                ok       success after latency (default: the healthy latency)
+                                error    failure after latency (default 0)
+                                slow     success after latency (default 0)
+                                hang     never answers
+                                fragile  serves at most `capacity` calls in flight (answering
+                                         after latency, default healthy); one more call fails
+                                         and collapses it: every call fails at once for
+                                         `relapse`, then it serves again
+  [[variant]]                 name, plus any keys/tables above applied over the base;
+                              `run` runs the base, then every variant
+
+  A call answering at or after call_timeout is aborted then, as a timeout. At one instant,
+  completions run first (in admission order), then arrivals (in stream order).
+  recovery_delay_s: from the latest end of a non-ok phase to the next transition into CLOSED.
+
+OUTPUT
+  run   --format text: the transitions (t, from -> to) and the counters; json: {"seed",
+        "transitions", "counters", "name", "streams", "variants"}; csv: t,from,to.
+  sweep --format csv: the swept keys, then the counters, one row per point (last --param
+        varying fastest; no recovery -> empty cell); json: {"points": [{"params", "counters"}]}.
+  Counters: calls allowed rejected_open rejected_probe_cap succeeded failed timeouts slow
+  probes wasted_probes recovery_delay_s, and the extras late relapses max_in_flight.
+
+PARAMETERS (sweep)
+  KEY is a dotted scenario key: breaker.cooldown, traffic.rate, traffic.stream[1].rate,
+  upstream.phase[0].to, seed, duration. KEY=FROM:TO:STEP (inclusive; durations step in the unit
+  given: breaker.cooldown=1s:30s:1s) or KEY=V1,V2,... (breaker.trip=consecutive,count_window).
+
+EXIT STATUS
+  0 success; 1 the scenario or a --param is invalid (the message names file, line and key);
+  2 bad command line; 3 an output file cannot be written; 4 the breaker broke its contract.
+
+EXAMPLES
+  fusebox-sim run scenarios/lesson5.toml
+  fusebox-sim run scenarios/probe_cap.toml --format json --plot probe_cap.svg
+  fusebox-sim sweep scenarios/cooldown_tradeoff.toml --param breaker.cooldown=1s:30s:1s \
+      --plot tradeoff.svg
+)";
+
+bool WriteFile(const std::string& path, const std::string& content) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << content;
+  out.close();
+  if (!out) {
+    fmt::print(stderr, "fusebox-sim: cannot write {}\n", path);
+    return false;
+  }
+  return true;
+}
+
+struct RunArgs {
+  std::string scenario;
+  std::string format = "text";
+  std::string plot;
+  std::optional<std::uint64_t> seed;
+  std::string variant;
+};
+
+struct SweepArgs {
+  std::string scenario;
+  std::vector<std::string> params;
+  std::string format = "csv";
+  std::string plot;
+  unsigned jobs = 0;
+  std::optional<std::uint64_t> seed;
+  std::string variant;
+};
+
+std::optional<ScenarioFile> Load(const std::string& path) {
+  auto file = fusebox::sim::LoadScenarioFile(path);
+  if (!file) {
+    fmt::print(stderr, "{}\n", file.error().ToString());
+    return std::nullopt;
+  }
+  return std::move(*file);
+}
+
+int Run(const RunArgs& args) {
+  std::optional<ScenarioFile> file = Load(args.scenario);
+  if (!file) {
+    return kExitBadScenario;
+  }
+  // The runs: one chosen variant, or the base and then every variant.
+  std::vector<Scenario> scenarios;
+  std::vector<std::optional<std::string>> names;
+  if (!args.variant.empty()) {
+    names.emplace_back(args.variant);
+  } else {
+    names.emplace_back(std::nullopt);
+    for (const Scenario& v : file->variants()) {
+      names.emplace_back(v.name);
+    }
+  }
+  for (const auto& name : names) {
+    BuildOptions options;
+    options.variant = name;
+    options.seed = args.seed;
+    auto scenario = fusebox::sim::BuildScenario(*file, options);
+    if (!scenario) {
+      fmt::print(stderr, "{}\n", scenario.error().ToString());
+      return kExitBadScenario;
+    }
+    scenarios.push_back(std::move(*scenario));
+  }
+  fusebox::sim::SimOptions sim_options;
+  sim_options.record_timeline = !args.plot.empty();
+  std::vector<RunResult> runs;
+  for (const Scenario& scenario : scenarios) {
+    auto run = fusebox::sim::Simulate(scenario, sim_options);
+    if (!run) {
+      fmt::print(stderr, "fusebox-sim: {}: {}\n", scenario.name, run.error());
+      return kExitBreaker;
+    }
+    runs.push_back(std::move(*run));
+  }
+  if (args.format == "json") {
+    const std::vector<RunResult> variants(runs.begin() + 1, runs.end());
+    fmt::print("{}", fusebox::sim::RunJson(runs.front(), variants));
+  } else if (args.format == "csv") {
+    fmt::print("{}", fusebox::sim::RunCsv(runs.front()));
+  } else {
+    fmt::print("{}", fusebox::sim::RunText(runs, /*with_headers=*/runs.size() > 1));
+  }
+  std::fflush(stdout);
+  if (!args.plot.empty() && !WriteFile(args.plot, fusebox::sim::RunSvg(scenarios, runs))) {
+    return kExitOutput;
+  }
+  return 0;
+}
+
+void DrawProgress(std::size_t done, std::size_t total) {
+  constexpr std::size_t kBar = 40;
+  const std::size_t filled = total == 0 ? kBar : done * kBar / total;
+  fmt::print(stderr, "\r[{}{}] {}/{} points", std::string(filled, '#'),
+             std::string(kBar - filled, '.'), done, total);
+  if (done == total) {
+    fmt::print(stderr, "\n");
+  }
+  std::fflush(stderr);
+}
+
+int Sweep(const SweepArgs& args) {
+  std::optional<ScenarioFile> file = Load(args.scenario);
+  if (!file) {
+    return kExitBadScenario;
+  }
+  std::vector<fusebox::sim::ParamSpec> params;
+  for (const std::string& text : args.params) {
+    auto spec = fusebox::sim::ParseParam(text);
+    if (!spec) {
+      fmt::print(stderr, "{}: {}\n", args.scenario, spec.error());
+      return kExitBadScenario;
+    }
+    params.push_back(std::move(*spec));
+  }
+  BuildOptions base;
+  if (!args.variant.empty()) {
+    base.variant = args.variant;
+  }
+  base.seed = args.seed;
+  fusebox::sim::SweepOptions options;
+  options.jobs = args.jobs > 0 ? args.jobs : std::max(1U, std::thread::hardware_concurrency());
+  if (isatty(STDERR_FILENO) != 0) {
+    options.progress = DrawProgress;
+  }
+  auto sweep = fusebox::sim::RunSweep(*file, base, std::move(params), options);
+  if (!sweep) {
+    fmt::print(stderr, "{}\n", sweep.error());
+    return kExitBadScenario;
+  }
+  if (args.format == "json") {
+    fmt::print("{}", fusebox::sim::SweepJson(*sweep));
+  } else {
+    fmt::print("{}", fusebox::sim::SweepCsv(*sweep));
+  }
+  std::fflush(stdout);
+  if (!args.plot.empty()) {
+    const std::string title =
+        args.variant.empty() ? file->base().name : file->base().name + " / " + args.variant;
+    if (!WriteFile(args.plot, fusebox::sim::SweepSvg(title, *sweep))) {
+      return kExitOutput;
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "fusebox-sim: deterministic what-if simulator for fusebox circuit breakers.\n"
+      "Runs a scenario in virtual time against the real breaker and prints the exact trace and "
+      "counters, or sweeps parameters into a trade-off table; both can draw an SVG.",
+      "fusebox-sim"};
+  app.footer(kFooter);
+  app.require_subcommand(1);
+
+  RunArgs run_args;
+  CLI::App* run = app.add_subcommand("run", "Run a scenario (the base, then every variant)");
+  run->add_option("scenario", run_args.scenario, "Scenario file (TOML)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  run->add_option("--format", run_args.format, "text (default), json or csv")
+      ->check(CLI::IsMember({"text", "json", "csv"}));
+  run->add_option("--plot", run_args.plot, "Also write an SVG picture of the run to this file");
+  run->add_option("--seed", run_args.seed, "Replace the scenario's seed");
+  run->add_option("--variant", run_args.variant, "Run only this [[variant]] (by name)");
+
+  SweepArgs sweep_args;
+  CLI::App* sweep = app.add_subcommand(
+      "sweep", "Run a scenario once per point of a parameter grid, on all cores");
+  sweep->add_option("scenario", sweep_args.scenario, "Scenario file (TOML)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  sweep
+      ->add_option("--param", sweep_args.params,
+                   "KEY=FROM:TO:STEP or KEY=V1,V2,... (repeatable; the last varies fastest)")
+      ->required();
+  sweep->add_option("--format", sweep_args.format, "csv (default) or json")
+      ->check(CLI::IsMember({"csv", "json"}));
+  sweep->add_option("--plot", sweep_args.plot,
+                    "Also write an SVG of each counter against the "
+                    "first parameter");
+  sweep->add_option("--jobs", sweep_args.jobs, "Threads (default: the number of cores)")
+      ->check(CLI::PositiveNumber);
+  sweep->add_option("--seed", sweep_args.seed, "Replace the scenario's seed");
+  sweep->add_option("--variant", sweep_args.variant, "Sweep this [[variant]] instead of the base");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? 0 : kExitUsage;
+  }
+  if (run->parsed()) {
+    return Run(run_args);
+  }
+  return Sweep(sweep_args);
+}

@@ -1,0 +1,43 @@
+// apps/fusebox-sim/report.h
+//
+// The outputs of `fusebox-sim` (scenario-format.md, "Output"): a run as text (the lesson's
+// transition list, then the counters), as JSON (`{"seed", "transitions", "counters", ...}`) or as
+// CSV (`t,from,to`); a sweep as CSV (the swept keys, then the counters) or JSON (`{"points":
+// ...}`). Times are seconds with microsecond precision ("64.02"). The JSON adds keys beyond the
+// contract (a transition's `cause`; counters `late`, `relapses`, `max_in_flight`; `name`,
+// `streams`, `variants`) and renames none.
+//
+// Thread safety: pure functions.
+//
+// Example:
+//   std::string text = fusebox::sim::RunText(result);
+//   fmt::print("{}", text);
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "simulator.h"
+#include "sweep.h"
+
+namespace fusebox::sim {
+
+// The counter names, in output order: the contract's, then the extras.
+const std::vector<std::string_view>& CounterNames();
+
+// The counters' values as text, in CounterNames() order (recovery_delay_s empty when absent).
+std::vector<std::string> CounterValues(const Counters& counters);
+
+// `runs` holds the base first, then the variants (empty when the file has none).
+std::string RunText(const std::vector<RunResult>& runs, bool with_headers);
+std::string RunJson(const RunResult& base, const std::vector<RunResult>& variants);
+std::string RunCsv(const RunResult& run);
+
+std::string SweepCsv(const SweepResult& sweep);
+std::string SweepJson(const SweepResult& sweep);
+
+// A JSON string literal.
+std::string JsonQuote(std::string_view text);
+
+}  // namespace fusebox::sim

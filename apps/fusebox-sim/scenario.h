@@ -1,0 +1,165 @@
+// apps/fusebox-sim/scenario.h
+//
+// A simulator scenario: the breaker's config, the traffic, and what the upstream does when.
+// Loaded from TOML as ../shared/design/scenario-format.md states (the contract), with two
+// additions that the shipped comparisons need:
+//   - a top-level `name` (default: the file's stem) that labels the run;
+//   - `[[variant]]` tables, each a `name` plus any top-level keys or tables, applied over the
+//     base scenario key by key (a variant's `[[variant.traffic.stream]]` or
+//     `[[variant.upstream.phase]]` replaces the whole array). `run` runs the base and then every
+//     variant, so one file can put "1 probe / 10 probes / unlimited" side by side.
+//
+// Every error names the file, the line and column, and the dotted key (`breaker.cooldown`,
+// `upstream.phase[1].from`, `variant[2].breaker.half_open_max_probes`): unknown keys, wrong
+// types, bad durations, overlapping phases, rates <= 0, and every range that
+// CircuitBreakerConfig::Validate() refuses (the breaker's own rule; the loader does not repeat it).
+//
+// Time in the simulator is integer microseconds from 0 (`Micros`).
+//
+// Thread safety: a ScenarioFile is immutable after loading; BuildScenario() may be called on one
+// file from several threads at once (the sweep does).
+//
+// Example:
+//   auto file = fusebox::sim::LoadScenarioFile("scenarios/lesson5.toml");
+//   if (!file) { std::cerr << file.error().ToString() << "\n"; return 1; }
+//   auto scenario = fusebox::sim::BuildScenario(*file, {});
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "fusebox/circuit_breaker.h"
+#include "fusebox/outcome.h"
+#include "fusebox/status.h"
+
+namespace fusebox::sim {
+
+// Simulated time and durations: integer microseconds (time starts at 0).
+using Micros = std::int64_t;
+
+inline constexpr Micros kMicrosPerSecond = 1'000'000;
+
+enum class Arrivals : std::uint8_t { kUniform, kPoisson };
+// "uniform", "poisson".
+std::string_view ToString(Arrivals arrivals) noexcept;
+
+// What the upstream does to a call admitted while a phase is in force.
+enum class Mode : std::uint8_t {
+  kOk,       // success after `latency` (default: the upstream's healthy latency)
+  kError,    // failure after `latency` (default 0)
+  kHang,     // never answers: every call times out at call_timeout
+  kSlow,     // success after `latency` (default 0); a timeout when latency >= call_timeout
+  kFragile,  // serves at most `capacity` calls in flight (each answers after `latency`, default
+             // the healthy latency); one more call fails and collapses it: every call fails at
+             // once for `relapse` (within the phase), then it serves again
+};
+// "ok", "error", "hang", "slow", "fragile".
+std::string_view ToString(Mode mode) noexcept;
+
+struct Stream {
+  std::string name;  // default: "traffic" for [traffic], "stream<i>" for [[traffic.stream]]
+  Priority priority = Priority::kInteractive;
+  double rate = 0.0;  // calls per second, > 0 (required)
+  Micros start = 0;   // default 0 s, >= 0
+  Arrivals arrivals = Arrivals::kUniform;
+};
+
+struct Phase {
+  Micros from = 0;  // >= 0
+  Micros to = 0;    // > from; the phase covers [from, to)
+  Mode mode = Mode::kError;
+  std::optional<Micros> latency;  // >= 0; default per Mode above
+  std::uint32_t capacity = 0;     // fragile only (required there), >= 1
+  Micros relapse = 0;             // fragile only (required there), > 0
+};
+
+struct Scenario {
+  std::string name;                         // base: `name` or the file's stem; variant: its name
+  std::uint64_t seed = 1;                   // poisson arrivals and cooldown jitter
+  Micros duration = 60 * kMicrosPerSecond;  // arrivals happen in [0, duration), > 0
+  CircuitBreakerConfig breaker;             // valid (Validate() passed)
+  std::vector<Stream> streams;              // at least one
+  Micros upstream_latency = 20'000;         // healthy latency, default 20 ms
+  std::vector<Phase> phases;                // sorted by `from`, not overlapping
+};
+
+// A load error: where, which key, what is wrong.
+struct LoadError {
+  std::string file;
+  int line = 0;     // 1-based; 0 when the value has no place in the file (a --param override)
+  int column = 0;   // 1-based; 0 when unknown
+  std::string key;  // dotted, e.g. "upstream.phase[1].from"; empty for TOML syntax errors
+  std::string message;
+
+  // "file:line:column: key: message" (the parts that are known).
+  std::string ToString() const;
+};
+
+// One `KEY=VALUE` override: KEY dotted as in the messages above (`breaker.cooldown`,
+// `traffic.rate`, `traffic.stream[1].rate`, `upstream.phase[0].to`, `seed`, `duration`), VALUE
+// written as in TOML but unquoted (`2.5s`, `10`, `0.5`, `true`, `count_window`).
+struct Override {
+  std::string key;
+  std::string value;
+};
+
+struct BuildOptions {
+  std::optional<std::string> variant;  // the variant's name; nullopt: the base
+  std::vector<Override> overrides;     // applied in order after the file (and variant)
+  std::optional<std::uint64_t> seed;   // replaces the scenario's seed
+};
+
+// A parsed scenario file: the base scenario and its variants, validated, plus what it takes to
+// rebuild them with overrides (sweeps).
+class ScenarioFile {
+ public:
+  ScenarioFile(ScenarioFile&&) noexcept;
+  ScenarioFile& operator=(ScenarioFile&&) noexcept;
+  ~ScenarioFile();
+
+  const std::string& path() const noexcept { return path_; }
+  const Scenario& base() const noexcept { return base_; }
+  // In file order.
+  const std::vector<Scenario>& variants() const noexcept { return variants_; }
+
+ private:
+  struct Parsed;  // the TOML document, kept to rebuild variants with overrides
+
+  friend Result<ScenarioFile, LoadError> LoadScenarioString(std::string_view text,
+                                                            std::string_view path);
+  friend Result<Scenario, LoadError> BuildScenario(const ScenarioFile& file,
+                                                   const BuildOptions& options);
+  ScenarioFile();
+
+  std::string path_;
+  std::unique_ptr<Parsed> parsed_;
+  Scenario base_;
+  std::vector<Scenario> variants_;
+};
+
+// Reads and validates a scenario file (the base and every variant).
+Result<ScenarioFile, LoadError> LoadScenarioFile(const std::string& path);
+// Same, from text; `path` is only used in messages and for the default name.
+Result<ScenarioFile, LoadError> LoadScenarioString(std::string_view text, std::string_view path);
+
+// The base or a variant with overrides applied, validated like the file.
+Result<Scenario, LoadError> BuildScenario(const ScenarioFile& file, const BuildOptions& options);
+
+// What kind of value a dotted key holds; nullopt for an unknown key.
+enum class KeyKind : std::uint8_t { kDuration, kInteger, kNumber, kBool, kString };
+std::optional<KeyKind> LookupKeyKind(std::string_view dotted_key);
+
+// Parses a duration as the format states: "<decimal><unit>" with unit us|ms|s|m, rounded to the
+// nearest microsecond. Returns nullopt on anything else (negative values included).
+std::optional<Micros> ParseDuration(std::string_view text);
+
+// Seconds with microsecond precision and no trailing zeros beyond the first decimal:
+// 14000000 -> "14.0", 64020000 -> "64.02", 1 -> "0.000001".
+std::string FormatSeconds(Micros micros);
+
+}  // namespace fusebox::sim

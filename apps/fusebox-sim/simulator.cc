@@ -1,0 +1,445 @@
+#include "simulator.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <utility>
+#include <variant>
+
+#include "fusebox/circuit_breaker.h"
+#include "fusebox/random.h"
+#include "fusebox/testing/manual_clock.h"
+
+namespace fusebox::sim {
+namespace {
+
+TimePoint ToTimePoint(Micros micros) { return TimePoint(std::chrono::microseconds(micros)); }
+
+Micros ToMicros(TimePoint t) {
+  return std::chrono::duration_cast<std::chrono::microseconds>(t.time_since_epoch()).count();
+}
+
+Micros ToMicros(Duration d) {
+  return std::chrono::duration_cast<std::chrono::microseconds>(d).count();
+}
+
+// SplitMix64 without the atomic of fusebox::SplitMix64Random: each stream owns one.
+struct StreamRng {
+  std::uint64_t state;
+
+  double Uniform01() noexcept {
+    state += 0x9e3779b97f4a7c15ULL;
+    std::uint64_t z = state;
+    z = (z ^ (z >> 30U)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27U)) * 0x94d049bb133111ebULL;
+    z ^= z >> 31U;
+    return static_cast<double>(z >> 11U) * 0x1.0p-53;
+  }
+};
+
+// A readable bin width (1-2-5 steps of microseconds) giving at most `max_bins` bins.
+Micros BinWidth(Micros duration, std::size_t max_bins) {
+  const Micros wanted = (duration + static_cast<Micros>(max_bins) - 1) /
+                        static_cast<Micros>(std::max<std::size_t>(max_bins, 1));
+  for (Micros decade = 1;; decade *= 10) {
+    for (Micros step : {1, 2, 5}) {
+      if (step * decade >= wanted) {
+        return step * decade;
+      }
+    }
+  }
+}
+
+// A completion waiting in the heap: a plain value, so the heap never allocates per event.
+struct Completion {
+  Micros t;
+  std::uint64_t order;  // admission order: ties at the same instant complete in this order
+  std::uint32_t slot;   // index into the in-flight pool
+};
+
+struct CompletesLater {
+  bool operator()(const Completion& a, const Completion& b) const noexcept {
+    return a.t != b.t ? a.t > b.t : a.order > b.order;
+  }
+};
+
+struct InFlight {
+  std::optional<Permit> permit;
+  Outcome outcome = Outcome::kSuccess;
+  std::uint32_t arrival_bin = 0;  // timeline bin of the arrival (when recording)
+  bool probe = false;
+};
+
+struct Fate {
+  Outcome outcome;
+  Micros latency;
+};
+
+class Simulation {
+ public:
+  Simulation(const Scenario& scenario, const SimOptions& options)
+      : scenario_(scenario), options_(options), jitter_rng_(scenario.seed) {}
+
+  Result<RunResult, std::string> Run() {
+    auto created = CircuitBreaker::Create(scenario_.name, scenario_.breaker,
+                                          CircuitBreakerDeps{&clock_, &jitter_rng_});
+    if (!created) {
+      return fmt::format("the breaker refused the config: {}", created.error().message);
+    }
+    breaker_ = std::move(*created);
+    breaker_->AddListener([this](const Event& event) { OnEvent(event); });
+    call_timeout_ = ToMicros(breaker_->config().call_timeout);
+
+    result_.name = scenario_.name;
+    result_.seed = scenario_.seed;
+    result_.transitions.reserve(64);
+    InitStreams();
+    if (options_.record_timeline) {
+      result_.timeline.bin_width = BinWidth(scenario_.duration, options_.max_bins);
+      result_.timeline.bins.resize(static_cast<std::size_t>(
+          (scenario_.duration + result_.timeline.bin_width - 1) / result_.timeline.bin_width));
+    }
+
+    while (true) {
+      const std::size_t s = NextStream();
+      const bool arrival = s < streams_.size();
+      if (!heap_.empty() && (!arrival || heap_.front().t <= streams_[s].next)) {
+        std::pop_heap(heap_.begin(), heap_.end(), CompletesLater{});
+        const Completion completion = heap_.back();
+        heap_.pop_back();
+        Complete(completion);
+      } else if (arrival) {
+        Arrive(s);
+      } else {
+        break;
+      }
+      if (unexpected_) {
+        return *unexpected_;
+      }
+    }
+    result_.counters.recovery_delay = RecoveryDelay(scenario_, result_.transitions);
+    return std::move(result_);
+  }
+
+ private:
+  struct StreamState {
+    Micros next = 0;
+    std::uint64_t k = 0;  // arrivals so far
+    bool done = false;
+    StreamRng rng{0};
+  };
+
+  void InitStreams() {
+    streams_.resize(scenario_.streams.size());
+    result_.streams.resize(scenario_.streams.size());
+    for (std::size_t i = 0; i < streams_.size(); ++i) {
+      const Stream& stream = scenario_.streams[i];
+      result_.streams[i].name = stream.name;
+      result_.streams[i].priority = stream.priority;
+      // Each stream its own sequence, so adding a stream does not change the others.
+      streams_[i].rng.state = scenario_.seed ^ (0xd1b54a32d192ed03ULL * (i + 1));
+      streams_[i].next = stream.start;
+      if (stream.arrivals == Arrivals::kPoisson) {
+        streams_[i].next += ExponentialGap(streams_[i], stream.rate);
+      }
+      streams_[i].done = streams_[i].next >= scenario_.duration;
+    }
+    heap_.reserve(1024);
+    pool_.reserve(1024);
+    free_.reserve(1024);
+  }
+
+  static Micros ExponentialGap(StreamState& state, double rate) {
+    const double u = state.rng.Uniform01();
+    return static_cast<Micros>(std::llround(-std::log1p(-u) * 1e6 / rate));
+  }
+
+  // The stream whose next arrival comes first (the lowest index on ties); size() if none.
+  std::size_t NextStream() const {
+    std::size_t best = streams_.size();
+    Micros best_t = std::numeric_limits<Micros>::max();
+    for (std::size_t i = 0; i < streams_.size(); ++i) {
+      if (!streams_[i].done && streams_[i].next < best_t) {
+        best = i;
+        best_t = streams_[i].next;
+      }
+    }
+    return best;
+  }
+
+  void AdvanceStream(std::size_t i) {
+    StreamState& state = streams_[i];
+    const Stream& stream = scenario_.streams[i];
+    ++state.k;
+    if (stream.arrivals == Arrivals::kUniform) {
+      state.next =
+          stream.start +
+          static_cast<Micros>(std::llround(static_cast<double>(state.k) * 1e6 / stream.rate));
+    } else {
+      state.next += ExponentialGap(state, stream.rate);
+    }
+    state.done = state.next >= scenario_.duration;
+  }
+
+  // The phase in force at `t`, or null. Admission times never go back, so the cursor only moves
+  // forward.
+  const Phase* PhaseAt(Micros t) {
+    const std::vector<Phase>& phases = scenario_.phases;
+    while (phase_cursor_ < phases.size() && phases[phase_cursor_].to <= t) {
+      ++phase_cursor_;
+    }
+    if (phase_cursor_ < phases.size() && phases[phase_cursor_].from <= t) {
+      return &phases[phase_cursor_];
+    }
+    return nullptr;
+  }
+
+  // What the upstream does with a call admitted at `t` (scenario-format.md, "Exact rules").
+  Fate DecideFate(Micros t) {
+    Fate fate{Outcome::kSuccess, scenario_.upstream_latency};
+    if (const Phase* phase = PhaseAt(t)) {
+      switch (phase->mode) {
+        case Mode::kOk:
+          fate = {Outcome::kSuccess, phase->latency.value_or(scenario_.upstream_latency)};
+          break;
+        case Mode::kError:
+          fate = {Outcome::kFailure, phase->latency.value_or(0)};
+          break;
+        case Mode::kSlow:
+          fate = {Outcome::kSuccess, phase->latency.value_or(0)};
+          break;
+        case Mode::kHang:
+          fate = {Outcome::kTimeout, call_timeout_};
+          break;
+        case Mode::kFragile:
+          fate = FragileFate(*phase, t);
+          break;
+      }
+    }
+    if (fate.latency >= call_timeout_) {
+      fate = {Outcome::kTimeout, call_timeout_};
+    }
+    return fate;
+  }
+
+  Fate FragileFate(const Phase& phase, Micros t) {
+    if (collapsed_phase_ == &phase && t < collapsed_until_) {
+      return {Outcome::kFailure, 0};
+    }
+    if (in_flight_ >= phase.capacity) {
+      // One call more than it can serve: it fails, and so does everything for `relapse`.
+      ++result_.counters.relapses;
+      collapsed_phase_ = &phase;
+      collapsed_until_ = t + phase.relapse;
+      result_.collapses.emplace_back(t, std::min(collapsed_until_, phase.to));
+      return {Outcome::kFailure, 0};
+    }
+    return {Outcome::kSuccess, phase.latency.value_or(scenario_.upstream_latency)};
+  }
+
+  void Arrive(std::size_t s) {
+    const Micros t = streams_[s].next;
+    AdvanceStream(s);
+    clock_.Set(ToTimePoint(t));
+    Counters& c = result_.counters;
+    StreamCounters& sc = result_.streams[s];
+    Timeline::Bin* bin = nullptr;
+    if (options_.record_timeline) {
+      bin = &result_.timeline.bins[static_cast<std::size_t>(t / result_.timeline.bin_width)];
+    }
+    ++c.calls;
+    ++sc.calls;
+    Result<Permit> permit = breaker_->TryAcquire(scenario_.streams[s].priority);
+    if (!permit) {
+      switch (permit.error().code) {
+        case ReasonCode::kCircuitOpen:
+          ++c.rejected_open;
+          ++sc.rejected_open;
+          if (bin != nullptr) {
+            ++bin->rejected_open;
+          }
+          return;
+        case ReasonCode::kCircuitHalfOpen:
+          ++c.rejected_probe_cap;
+          ++sc.rejected_probe_cap;
+          if (bin != nullptr) {
+            ++bin->rejected_probe_cap;
+          }
+          return;
+        default:
+          unexpected_ = fmt::format(
+              "TryAcquire at t={} s returned {}, expected a permit, "
+              "CIRCUIT_OPEN or CIRCUIT_HALF_OPEN",
+              FormatSeconds(t), ToString(permit.error().code));
+          return;
+      }
+    }
+    ++c.allowed;
+    ++sc.allowed;
+    const bool probe = permit->is_probe();
+    if (probe) {
+      ++c.probes;
+      ++sc.probes;
+    }
+    const Fate fate = DecideFate(t);
+    ++in_flight_;
+    c.max_in_flight = std::max<std::uint64_t>(c.max_in_flight, in_flight_);
+
+    std::uint32_t slot = 0;
+    if (!free_.empty()) {
+      slot = free_.back();
+      free_.pop_back();
+    } else {
+      slot = static_cast<std::uint32_t>(pool_.size());
+      pool_.emplace_back();
+    }
+    InFlight& call = pool_[slot];
+    call.permit.emplace(std::move(*permit));
+    call.outcome = fate.outcome;
+    call.probe = probe;
+    heap_.push_back(Completion{t + fate.latency, next_order_++, slot});
+    std::push_heap(heap_.begin(), heap_.end(), CompletesLater{});
+
+    if (bin != nullptr) {
+      call.arrival_bin = static_cast<std::uint32_t>(bin - result_.timeline.bins.data());
+      bin->probes += probe ? 1U : 0U;
+      NoteInFlight(t, in_flight_ - 1);
+    }
+  }
+
+  // Keeps each bin's peak of calls in flight: bins without a change hold the level they started
+  // with. Called after in_flight_ changed at `t` from `before`.
+  void NoteInFlight(Micros t, std::uint32_t before) {
+    std::vector<Timeline::Bin>& bins = result_.timeline.bins;
+    const bool inside = t < scenario_.duration;
+    const std::size_t bin =
+        inside ? static_cast<std::size_t>(t / result_.timeline.bin_width) : bins.size() - 1;
+    for (std::size_t b = flight_bin_ + 1; b <= bin; ++b) {
+      bins[b].max_in_flight = std::max(bins[b].max_in_flight, before);
+    }
+    flight_bin_ = bin;
+    if (inside) {
+      bins[bin].max_in_flight = std::max(bins[bin].max_in_flight, in_flight_);
+    }
+  }
+
+  void Complete(const Completion& completion) {
+    clock_.Set(ToTimePoint(completion.t));
+    InFlight& call = pool_[completion.slot];
+    --in_flight_;
+    outcome_seen_ = false;
+    call.permit->Record(call.outcome);
+    call.permit.reset();
+    free_.push_back(completion.slot);
+
+    Counters& c = result_.counters;
+    const bool slow = outcome_seen_ && last_slow_;
+    switch (call.outcome) {
+      case Outcome::kSuccess:
+        ++c.succeeded;
+        break;
+      case Outcome::kTimeout:
+        ++c.timeouts;
+        ++c.failed;
+        break;
+      case Outcome::kFailure:
+      case Outcome::kIgnored:
+        ++c.failed;
+        break;
+    }
+    c.slow += slow ? 1U : 0U;
+    c.late += (outcome_seen_ && last_late_) ? 1U : 0U;
+    if (call.probe && (call.outcome != Outcome::kSuccess || slow)) {
+      ++c.wasted_probes;
+    }
+    result_.end = completion.t;
+    if (options_.record_timeline) {
+      Timeline::Bin& bin = result_.timeline.bins[call.arrival_bin];
+      switch (call.outcome) {
+        case Outcome::kSuccess:
+          ++(slow ? bin.slow_succeeded : bin.succeeded);
+          break;
+        case Outcome::kTimeout:
+          ++bin.timeouts;
+          break;
+        case Outcome::kFailure:
+        case Outcome::kIgnored:
+          ++bin.failed;
+          break;
+      }
+      NoteInFlight(completion.t, in_flight_ + 1);
+    }
+  }
+
+  // Listeners run synchronously on this thread, inside TryAcquire / Record.
+  void OnEvent(const Event& event) {
+    if (const auto* transition = std::get_if<TransitionEvent>(&event.detail)) {
+      result_.transitions.push_back(Transition{ToMicros(transition->at), transition->from,
+                                               transition->to, transition->cause});
+    } else if (const auto* outcome = std::get_if<OutcomeEvent>(&event.detail)) {
+      outcome_seen_ = true;
+      last_slow_ = outcome->slow;
+      last_late_ = outcome->late;
+    }
+  }
+
+  const Scenario& scenario_;
+  const SimOptions& options_;
+  testing::ManualClock clock_;
+  SplitMix64Random jitter_rng_;  // cooldown jitter, seeded from the scenario
+  std::unique_ptr<CircuitBreaker> breaker_;
+  Micros call_timeout_ = 0;
+
+  std::vector<StreamState> streams_;
+  std::vector<Completion> heap_;  // min-heap by (t, order)
+  std::vector<InFlight> pool_;
+  std::vector<std::uint32_t> free_;
+  std::uint64_t next_order_ = 0;
+  std::uint32_t in_flight_ = 0;
+
+  std::size_t flight_bin_ = 0;  // the last timeline bin whose in-flight peak is up to date
+
+  std::size_t phase_cursor_ = 0;
+  const Phase* collapsed_phase_ = nullptr;
+  Micros collapsed_until_ = 0;
+
+  bool outcome_seen_ = false;
+  bool last_slow_ = false;
+  bool last_late_ = false;
+  std::optional<std::string> unexpected_;
+
+  RunResult result_;
+};
+
+}  // namespace
+
+std::optional<Micros> RecoveryDelay(const Scenario& scenario,
+                                    const std::vector<Transition>& transitions) {
+  std::optional<Micros> last_end;
+  for (const Phase& phase : scenario.phases) {
+    if (phase.mode != Mode::kOk) {
+      last_end = std::max(last_end.value_or(phase.to), phase.to);
+    }
+  }
+  if (!last_end) {
+    return std::nullopt;
+  }
+  for (const Transition& transition : transitions) {
+    if (transition.to == State::kClosed && transition.t >= *last_end) {
+      return transition.t - *last_end;
+    }
+  }
+  return std::nullopt;
+}
+
+Result<RunResult, std::string> Simulate(const Scenario& scenario, const SimOptions& options) {
+  Simulation simulation(scenario, options);
+  return simulation.Run();
+}
+
+}  // namespace fusebox::sim

@@ -1,0 +1,122 @@
+// apps/fusebox-sim/simulator.h
+//
+// Runs a Scenario in virtual time against the real fusebox::CircuitBreaker.
+//
+// The simulator is a discrete-event loop over integer microseconds. Each arrival sets a
+// testing::ManualClock to its instant and asks the breaker (`TryAcquire`); each admitted call's
+// fate is decided by the upstream mode in force at its admission (scenario-format.md) and its
+// completion sets the clock to its instant and calls `Permit::Record`. Events at the same instant
+// run completions first (in admission order), then arrivals in stream order. A call whose time to
+// answer is >= call_timeout completes at start + call_timeout as a timeout.
+//
+// Nothing here decides a breaker rule: transitions come from the breaker's TransitionEvents, a
+// call's slowness and lateness from its OutcomeEvent, a probe from Permit::is_probe(); the
+// simulator only counts.
+//
+// Thread safety: Simulate() is reentrant; each call owns its breaker and clock, so a sweep runs
+// many at once on different threads.
+//
+// Cost: no heap allocation per event once the in-flight pool and the completion heap have grown
+// to the peak number of calls in flight (the transition list grows with the transitions).
+//
+// Example:
+//   auto result = fusebox::sim::Simulate(scenario);
+//   if (!result) die(result.error());
+//   for (const auto& t : result->transitions) fmt::print("{} -> {}\n", ToString(t.from),
+//                                                         ToString(t.to));
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "fusebox/events.h"
+#include "fusebox/outcome.h"
+#include "fusebox/status.h"
+#include "scenario.h"
+
+namespace fusebox::sim {
+
+struct Transition {
+  Micros t = 0;  // the TransitionEvent's instant
+  State from = State::kClosed;
+  State to = State::kClosed;
+  TransitionCause cause = TransitionCause::kOperator;
+};
+
+// The contract's counters (scenario-format.md, "Output") plus a few extras.
+struct Counters {
+  std::uint64_t calls = 0;               // arrivals
+  std::uint64_t allowed = 0;             // admitted (each one an upstream call)
+  std::uint64_t rejected_open = 0;       // CIRCUIT_OPEN
+  std::uint64_t rejected_probe_cap = 0;  // CIRCUIT_HALF_OPEN (batch in HALF_OPEN included)
+  std::uint64_t succeeded = 0;           // slow successes included
+  std::uint64_t failed = 0;              // timeouts included
+  std::uint64_t timeouts = 0;            // aborted at call_timeout
+  std::uint64_t slow = 0;                // every slow call (the OutcomeEvent's flag)
+  std::uint64_t probes = 0;              // admitted in HALF_OPEN (Permit::is_probe)
+  std::uint64_t wasted_probes = 0;       // probes that failed, timed out or were slow
+  // From the latest `to` of the non-ok phases to the first transition into CLOSED at or after it.
+  std::optional<Micros> recovery_delay;
+  // Extras.
+  std::uint64_t late = 0;           // outcomes of calls admitted in an earlier generation
+  std::uint64_t relapses = 0;       // collapses of a fragile upstream
+  std::uint64_t max_in_flight = 0;  // peak number of upstream calls at once
+};
+
+struct StreamCounters {
+  std::string name;
+  Priority priority = Priority::kInteractive;
+  std::uint64_t calls = 0;
+  std::uint64_t allowed = 0;
+  std::uint64_t rejected_open = 0;
+  std::uint64_t rejected_probe_cap = 0;
+  std::uint64_t probes = 0;
+};
+
+// Calls per time bin, by arrival time, for plots.
+struct Timeline {
+  struct Bin {
+    std::uint32_t succeeded = 0;       // fast successes
+    std::uint32_t slow_succeeded = 0;  // successes the breaker called slow
+    std::uint32_t failed = 0;          // timeouts not included here
+    std::uint32_t timeouts = 0;
+    std::uint32_t rejected_open = 0;
+    std::uint32_t rejected_probe_cap = 0;
+    std::uint32_t probes = 0;
+    std::uint32_t max_in_flight = 0;  // the most upstream calls at once during the bin
+  };
+  Micros bin_width = 0;
+  std::vector<Bin> bins;  // bin i covers [i * bin_width, (i + 1) * bin_width) of [0, duration)
+};
+
+struct RunResult {
+  std::string name;
+  std::uint64_t seed = 0;
+  std::vector<Transition> transitions;
+  Counters counters;
+  std::vector<StreamCounters> streams;
+  Micros end = 0;     // the instant of the last event
+  Timeline timeline;  // empty unless SimOptions::record_timeline
+  // The fragile upstream's collapses, [from, to) (clipped to their phase).
+  std::vector<std::pair<Micros, Micros>> collapses;
+};
+
+struct SimOptions {
+  bool record_timeline = false;
+  // Upper bound of timeline bins; the width is rounded up to a readable step (1-2-5 series).
+  std::size_t max_bins = 240;
+};
+
+// Runs the scenario. Fails only if the breaker refuses the config or answers outside its
+// contract (e.g. an unexpected rejection code); the message says which.
+Result<RunResult, std::string> Simulate(const Scenario& scenario, const SimOptions& options = {});
+
+// Time from the latest `to` among phases whose mode is not ok to the first transition into
+// CLOSED at or after that instant; nullopt when there is none.
+std::optional<Micros> RecoveryDelay(const Scenario& scenario,
+                                    const std::vector<Transition>& transitions);
+
+}  // namespace fusebox::sim

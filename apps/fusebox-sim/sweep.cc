@@ -1,0 +1,410 @@
+#include "sweep.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <charconv>
+#include <chrono>
+#include <cmath>
+#include <condition_variable>
+#include <limits>
+#include <mutex>
+#include <optional>
+#include <system_error>
+#include <thread>
+#include <utility>
+
+#include "report.h"
+
+namespace fusebox::sim {
+namespace {
+
+std::vector<std::string_view> Split(std::string_view text, char sep) {
+  std::vector<std::string_view> parts;
+  while (true) {
+    const std::size_t at = text.find(sep);
+    parts.push_back(text.substr(0, at));
+    if (at == std::string_view::npos) {
+      return parts;
+    }
+    text.remove_prefix(at + 1);
+  }
+}
+
+std::optional<double> ToDouble(std::string_view text) {
+  double value = 0.0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size() ||
+      !std::isfinite(value)) {
+    return std::nullopt;
+  }
+  return value;
+}
+
+std::optional<std::int64_t> ToInt(std::string_view text) {
+  std::int64_t value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size()) {
+    return std::nullopt;
+  }
+  return value;
+}
+
+// A duration as the scenario accepts it: "<decimal><unit>" or a plain number of seconds.
+std::optional<Micros> ToMicros(std::string_view text) {
+  if (std::optional<Micros> micros = ParseDuration(text)) {
+    return micros;
+  }
+  if (std::optional<double> seconds = ToDouble(text); seconds && *seconds >= 0.0) {
+    return static_cast<Micros>(std::llround(*seconds * 1e6));
+  }
+  return std::nullopt;
+}
+
+std::string CsvEscape(std::string_view text) {
+  if (text.find_first_of(",\"\n") == std::string_view::npos) {
+    return std::string(text);
+  }
+  std::string out = "\"";
+  for (char c : text) {
+    out += c;
+    if (c == '"') {
+      out += '"';
+    }
+  }
+  return out + "\"";
+}
+
+// Shortest text of a double that survives the steps' rounding noise (0.1 * 3 -> "0.3").
+std::string NumberText(double value) {
+  const double tidy = std::stod(fmt::format("{:.12g}", value));
+  std::string text = fmt::format("{}", tidy);
+  return text;
+}
+
+ParamValue DurationValue(Micros micros) {
+  ParamValue v;
+  v.override_text = fmt::format("{}us", micros);
+  v.csv = FormatSeconds(micros);
+  v.json = v.csv;
+  v.numeric = static_cast<double>(micros) / 1e6;
+  return v;
+}
+
+ParamValue IntegerValue(std::int64_t value) {
+  ParamValue v;
+  v.override_text = fmt::format("{}", value);
+  v.csv = v.override_text;
+  v.json = v.override_text;
+  v.numeric = static_cast<double>(value);
+  return v;
+}
+
+ParamValue NumberValue(double value) {
+  ParamValue v;
+  v.override_text = NumberText(value);
+  v.csv = v.override_text;
+  v.json = v.override_text;
+  v.numeric = std::stod(v.override_text);
+  return v;
+}
+
+Result<ParamValue, std::string> ListValue(KeyKind kind, std::string_view text) {
+  switch (kind) {
+    case KeyKind::kDuration:
+      if (std::optional<Micros> micros = ToMicros(text)) {
+        return DurationValue(*micros);
+      }
+      return fmt::format("bad duration \"{}\" (e.g. 250ms, 1.5s, 2m)", text);
+    case KeyKind::kInteger:
+      if (std::optional<std::int64_t> value = ToInt(text)) {
+        return IntegerValue(*value);
+      }
+      return fmt::format("bad integer \"{}\"", text);
+    case KeyKind::kNumber:
+      if (std::optional<double> value = ToDouble(text)) {
+        return NumberValue(*value);
+      }
+      return fmt::format("bad number \"{}\"", text);
+    case KeyKind::kBool: {
+      if (text != "true" && text != "false") {
+        return fmt::format("bad value \"{}\": expected true or false", text);
+      }
+      ParamValue v;
+      v.override_text = std::string(text);
+      v.csv = v.override_text;
+      v.json = v.override_text;
+      v.numeric = text == "true" ? 1.0 : 0.0;
+      return v;
+    }
+    case KeyKind::kString: {
+      ParamValue v;
+      v.override_text = std::string(text);
+      v.csv = CsvEscape(text);
+      v.json = JsonQuote(text);
+      v.is_numeric = false;
+      return v;
+    }
+  }
+  return std::string("unknown kind");
+}
+
+// FROM:TO:STEP -> the number of steps, or an error.
+template <typename T>
+Result<std::int64_t, std::string> Steps(T from, T to, T step, std::string_view text) {
+  if (!(step > T{0})) {
+    return fmt::format("{}: STEP must be > 0", text);
+  }
+  if (to < from) {
+    return fmt::format("{}: TO must not be below FROM", text);
+  }
+  if constexpr (std::is_floating_point_v<T>) {
+    const double n = (to - from) / step;
+    const double rounded = std::round(n);
+    if (std::abs(n - rounded) > 1e-9 * std::max(1.0, n)) {
+      return fmt::format("{}: TO - FROM must be a whole number of STEPs", text);
+    }
+    return static_cast<std::int64_t>(rounded);
+  } else {
+    if ((to - from) % step != 0) {
+      return fmt::format("{}: TO - FROM must be a whole number of STEPs", text);
+    }
+    return static_cast<std::int64_t>((to - from) / step);
+  }
+}
+
+constexpr std::int64_t kMaxValuesPerParam = 10'000'000;
+
+Result<std::vector<ParamValue>, std::string> RangeValues(KeyKind kind, std::string_view range) {
+  const std::vector<std::string_view> parts = Split(range, ':');
+  if (parts.size() != 3) {
+    return fmt::format("\"{}\": expected FROM:TO:STEP", range);
+  }
+  std::vector<ParamValue> values;
+  auto too_many = [&](std::int64_t steps) -> std::optional<std::string> {
+    if (steps >= kMaxValuesPerParam) {
+      return fmt::format("\"{}\": more than {} values", range, kMaxValuesPerParam);
+    }
+    return std::nullopt;
+  };
+  switch (kind) {
+    case KeyKind::kDuration: {
+      const auto from = ToMicros(parts[0]);
+      const auto to = ToMicros(parts[1]);
+      const auto step = ToMicros(parts[2]);
+      if (!from || !to || !step) {
+        return fmt::format("\"{}\": FROM, TO and STEP must be durations (e.g. 1s:30s:1s)", range);
+      }
+      auto steps = Steps(*from, *to, *step, range);
+      if (!steps) {
+        return steps.error();
+      }
+      if (auto error = too_many(*steps)) {
+        return *error;
+      }
+      for (std::int64_t i = 0; i <= *steps; ++i) {
+        values.push_back(DurationValue(*from + i * *step));
+      }
+      return values;
+    }
+    case KeyKind::kInteger: {
+      const auto from = ToInt(parts[0]);
+      const auto to = ToInt(parts[1]);
+      const auto step = ToInt(parts[2]);
+      if (!from || !to || !step) {
+        return fmt::format("\"{}\": FROM, TO and STEP must be integers", range);
+      }
+      auto steps = Steps(*from, *to, *step, range);
+      if (!steps) {
+        return steps.error();
+      }
+      if (auto error = too_many(*steps)) {
+        return *error;
+      }
+      for (std::int64_t i = 0; i <= *steps; ++i) {
+        values.push_back(IntegerValue(*from + i * *step));
+      }
+      return values;
+    }
+    case KeyKind::kNumber: {
+      const auto from = ToDouble(parts[0]);
+      const auto to = ToDouble(parts[1]);
+      const auto step = ToDouble(parts[2]);
+      if (!from || !to || !step) {
+        return fmt::format("\"{}\": FROM, TO and STEP must be numbers", range);
+      }
+      auto steps = Steps(*from, *to, *step, range);
+      if (!steps) {
+        return steps.error();
+      }
+      if (auto error = too_many(*steps)) {
+        return *error;
+      }
+      for (std::int64_t i = 0; i <= *steps; ++i) {
+        values.push_back(NumberValue(*from + static_cast<double>(i) * *step));
+      }
+      return values;
+    }
+    case KeyKind::kBool:
+    case KeyKind::kString:
+      break;
+  }
+  return fmt::format("\"{}\": a range needs a numeric key; give a list instead (A,B,...)", range);
+}
+
+}  // namespace
+
+Result<ParamSpec, std::string> ParseParam(std::string_view text) {
+  const std::size_t eq = text.find('=');
+  if (eq == std::string_view::npos || eq == 0 || eq + 1 == text.size()) {
+    return fmt::format("--param {}: expected KEY=FROM:TO:STEP or KEY=V1,V2,...", text);
+  }
+  ParamSpec spec;
+  spec.key = std::string(text.substr(0, eq));
+  const std::string_view value = text.substr(eq + 1);
+  const std::optional<KeyKind> kind = LookupKeyKind(spec.key);
+  if (!kind) {
+    return fmt::format(
+        "--param {}: unknown key \"{}\" (keys are dotted scenario keys such as breaker.cooldown, "
+        "traffic.rate, traffic.stream[0].rate, upstream.phase[0].to, seed, duration)",
+        text, spec.key);
+  }
+  spec.kind = *kind;
+  if (value.find(':') != std::string_view::npos) {
+    auto values = RangeValues(*kind, value);
+    if (!values) {
+      return fmt::format("--param {}: {}", spec.key, values.error());
+    }
+    spec.values = std::move(*values);
+  } else {
+    for (std::string_view item : Split(value, ',')) {
+      auto parsed = ListValue(*kind, item);
+      if (!parsed) {
+        return fmt::format("--param {}: {}", spec.key, parsed.error());
+      }
+      spec.values.push_back(std::move(*parsed));
+    }
+  }
+  return spec;
+}
+
+std::size_t GridSize(const std::vector<ParamSpec>& params) {
+  std::size_t size = 1;
+  for (const ParamSpec& p : params) {
+    if (p.values.empty() || size > std::numeric_limits<std::size_t>::max() / p.values.size()) {
+      return p.values.empty() ? 0 : std::numeric_limits<std::size_t>::max();
+    }
+    size *= p.values.size();
+  }
+  return size;
+}
+
+Result<SweepResult, std::string> RunSweep(const ScenarioFile& file, const BuildOptions& base,
+                                          std::vector<ParamSpec> params,
+                                          const SweepOptions& options) {
+  SweepResult result;
+  result.params = std::move(params);
+  const std::size_t total = GridSize(result.params);
+  if (total > options.max_points) {
+    return fmt::format("the grid has {} points, more than the limit of {}", total,
+                       options.max_points);
+  }
+  result.points.resize(total);
+  for (std::size_t i = 0; i < total; ++i) {
+    std::vector<std::size_t>& index = result.points[i].value_index;
+    index.resize(result.params.size());
+    std::size_t rest = i;
+    for (std::size_t p = result.params.size(); p-- > 0;) {
+      index[p] = rest % result.params[p].values.size();
+      rest /= result.params[p].values.size();
+    }
+  }
+
+  std::atomic<std::size_t> next{0};
+  std::atomic<std::size_t> done{0};
+  std::atomic<std::size_t> first_error{total};
+  std::vector<std::optional<std::string>> errors(total);
+  std::mutex mu;
+  std::condition_variable finished;
+  unsigned running = 0;  // Guarded by mu.
+
+  auto worker = [&] {
+    BuildOptions build = base;
+    const std::size_t base_overrides = build.overrides.size();
+    while (true) {
+      const std::size_t i = next.fetch_add(1, std::memory_order_relaxed);
+      // Points after a failed one are skipped: only the first error in grid order is reported.
+      if (i >= total || i > first_error.load(std::memory_order_relaxed)) {
+        break;
+      }
+      SweepPoint& point = result.points[i];
+      build.overrides.resize(base_overrides);
+      for (std::size_t p = 0; p < result.params.size(); ++p) {
+        build.overrides.push_back(Override{
+            result.params[p].key, result.params[p].values[point.value_index[p]].override_text});
+      }
+      std::optional<std::string> error;
+      if (Result<Scenario, LoadError> scenario = BuildScenario(file, build); !scenario) {
+        error = scenario.error().ToString();
+      } else if (Result<RunResult, std::string> run = Simulate(*scenario); !run) {
+        error = run.error();
+      } else {
+        point.counters = run->counters;
+        point.transitions = run->transitions.size();
+      }
+      if (error) {
+        errors[i] = std::move(error);
+        std::size_t seen = first_error.load(std::memory_order_relaxed);
+        while (i < seen && !first_error.compare_exchange_weak(seen, i)) {
+        }
+      }
+      done.fetch_add(1, std::memory_order_relaxed);
+    }
+    std::lock_guard<std::mutex> lock(mu);
+    if (--running == 0) {
+      finished.notify_all();
+    }
+  };
+
+  const unsigned jobs = static_cast<unsigned>(
+      std::clamp<std::size_t>(options.jobs, 1, std::max<std::size_t>(total, 1)));
+  std::vector<std::thread> threads;
+  threads.reserve(jobs);
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    running = jobs;
+  }
+  for (unsigned j = 0; j < jobs; ++j) {
+    threads.emplace_back(worker);
+  }
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    while (running > 0) {
+      if (options.progress) {
+        const std::size_t now_done = done.load(std::memory_order_relaxed);
+        lock.unlock();
+        options.progress(now_done, total);
+        lock.lock();
+      }
+      finished.wait_for(lock, std::chrono::milliseconds(100), [&] { return running == 0; });
+    }
+  }
+  for (std::thread& thread : threads) {
+    thread.join();
+  }
+  if (options.progress) {
+    options.progress(done.load(), total);
+  }
+  if (const std::size_t e = first_error.load(); e < total) {
+    std::string where;
+    for (std::size_t p = 0; p < result.params.size(); ++p) {
+      where += fmt::format("{}{}={}", p == 0 ? "" : ", ", result.params[p].key,
+                           result.params[p].values[result.points[e].value_index[p]].csv);
+    }
+    return fmt::format("at the point {}: {}", where, *errors[e]);
+  }
+  return result;
+}
+
+}  // namespace fusebox::sim

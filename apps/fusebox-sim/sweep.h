@@ -1,0 +1,76 @@
+// apps/fusebox-sim/sweep.h
+//
+// `fusebox-sim sweep`: runs one scenario once per point of a parameter grid, on a pool of
+// threads, each point with its own breaker and clock (Simulate() shares nothing).
+//
+// A parameter is `KEY=FROM:TO:STEP` (FROM and TO included; TO - FROM must be a whole number of
+// STEPs; durations step in the unit given, e.g. `breaker.cooldown=1s:30s:1s`) or a list
+// `KEY=V1,V2,...` (any kind, e.g. `breaker.half_open_max_probes=1,10,10000` or
+// `breaker.trip=consecutive,count_window`). Points come in grid order, the last parameter varying
+// fastest; results do not depend on the number of threads.
+//
+// Thread safety: RunSweep() blocks; the progress callback runs on the calling thread.
+//
+// Example:
+//   auto param = fusebox::sim::ParseParam("breaker.cooldown=1s:30s:1s");
+//   auto sweep = fusebox::sim::RunSweep(file, {}, {*param}, {.jobs = 4});
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "fusebox/status.h"
+#include "scenario.h"
+#include "simulator.h"
+
+namespace fusebox::sim {
+
+struct ParamValue {
+  std::string override_text;  // what BuildScenario applies ("1500000us", "10", "true")
+  std::string csv;            // durations in seconds, strings unquoted
+  std::string json;           // durations in seconds, strings quoted
+  double numeric = 0.0;       // for plots; durations in seconds; bools 0/1
+  bool is_numeric = true;
+};
+
+struct ParamSpec {
+  std::string key;  // as given
+  KeyKind kind = KeyKind::kNumber;
+  std::vector<ParamValue> values;
+};
+
+// Parses one `KEY=FROM:TO:STEP` or `KEY=V1,V2,...`; the error names the problem.
+Result<ParamSpec, std::string> ParseParam(std::string_view text);
+
+struct SweepPoint {
+  std::vector<std::size_t> value_index;  // one per ParamSpec
+  Counters counters;
+  std::size_t transitions = 0;
+};
+
+struct SweepResult {
+  std::vector<ParamSpec> params;
+  std::vector<SweepPoint> points;  // grid order
+};
+
+struct SweepOptions {
+  unsigned jobs = 1;                    // threads, >= 1
+  std::size_t max_points = 10'000'000;  // refuses larger grids
+  // Called on the calling thread about ten times a second with (done, total).
+  std::function<void(std::size_t, std::size_t)> progress;
+};
+
+// The number of points of the grid (the product of the value counts).
+std::size_t GridSize(const std::vector<ParamSpec>& params);
+
+// Runs every point. Fails with the first (in grid order) point's load error, e.g. a value the
+// breaker refuses, or a simulation error.
+Result<SweepResult, std::string> RunSweep(const ScenarioFile& file, const BuildOptions& base,
+                                          std::vector<ParamSpec> params,
+                                          const SweepOptions& options);
+
+}  // namespace fusebox::sim

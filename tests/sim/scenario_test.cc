@@ -1,0 +1,445 @@
+// Tests of the scenario loader: the format of design/scenario-format.md, its defaults, variants,
+// overrides, and errors that name the file, the line and the key.
+#include "scenario.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <string>
+
+namespace fusebox::sim {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr Micros kSecond = kMicrosPerSecond;
+
+Result<ScenarioFile, LoadError> Load(const std::string& text) {
+  return LoadScenarioString(text, "test.toml");
+}
+
+// The error of a scenario that must be refused.
+LoadError ErrorOf(const std::string& text) {
+  auto file = Load(text);
+  EXPECT_FALSE(file.has_value()) << "the scenario was accepted:\n" << text;
+  return file ? LoadError{} : file.error();
+}
+
+constexpr const char* kMinimal = "[traffic]\nrate = 1.0\n";
+
+TEST(ParseDurationTest, AcceptsEveryUnit) {
+  EXPECT_EQ(ParseDuration("250ms"), 250'000);
+  EXPECT_EQ(ParseDuration("23.3s"), 23'300'000);
+  EXPECT_EQ(ParseDuration("1500ms"), 1'500'000);
+  EXPECT_EQ(ParseDuration("2m"), 120'000'000);
+  EXPECT_EQ(ParseDuration("7us"), 7);
+  EXPECT_EQ(ParseDuration("0ms"), 0);
+  EXPECT_EQ(ParseDuration(".5s"), 500'000);
+}
+
+TEST(ParseDurationTest, RoundsToTheNearestMicrosecond) {
+  EXPECT_EQ(ParseDuration("0.0000004s"), 0);
+  EXPECT_EQ(ParseDuration("0.0000006s"), 1);
+  EXPECT_EQ(ParseDuration("1.0015ms"), 1'002);
+}
+
+TEST(ParseDurationTest, RefusesAnythingElse) {
+  for (const char* bad : {"", "s", "10", "-1s", "1 s", "1h", "1.2.3s", "ms5", ".s", "1e3ms"}) {
+    EXPECT_EQ(ParseDuration(bad), std::nullopt) << bad;
+  }
+}
+
+TEST(FormatSecondsTest, KeepsMicrosecondsAndOneDecimalAtLeast) {
+  EXPECT_EQ(FormatSeconds(14'000'000), "14.0");
+  EXPECT_EQ(FormatSeconds(64'020'000), "64.02");
+  EXPECT_EQ(FormatSeconds(1), "0.000001");
+  EXPECT_EQ(FormatSeconds(0), "0.0");
+  EXPECT_EQ(FormatSeconds(-1'500'000), "-1.5");
+}
+
+TEST(ScenarioLoaderTest, AppliesTheDefaultsOfTheFormat) {
+  auto file = Load(kMinimal);
+  ASSERT_TRUE(file) << file.error().ToString();
+  const Scenario& s = file->base();
+  EXPECT_EQ(s.name, "test");
+  EXPECT_EQ(s.seed, 1U);
+  EXPECT_EQ(s.duration, 60 * kSecond);
+  EXPECT_EQ(s.upstream_latency, 20'000);
+  ASSERT_EQ(s.streams.size(), 1U);
+  EXPECT_EQ(s.streams[0].start, 0);
+  EXPECT_EQ(s.streams[0].arrivals, Arrivals::kUniform);
+  EXPECT_EQ(s.streams[0].priority, Priority::kInteractive);
+  EXPECT_EQ(s.breaker.failure_threshold, CircuitBreakerConfig{}.failure_threshold);
+  EXPECT_EQ(s.breaker.cooldown, CircuitBreakerConfig{}.cooldown);
+  EXPECT_FALSE(s.breaker.slow_call_duration.has_value());
+  EXPECT_TRUE(s.phases.empty());
+}
+
+TEST(ScenarioLoaderTest, ReadsEveryBreakerKey) {
+  auto file = Load(R"(
+[breaker]
+trip = "count_window"
+failure_threshold = 3
+window_size = 20
+minimum_calls = 4
+failure_rate_threshold = 0.25
+slow_call_duration = "1500ms"
+slow_call_rate_threshold = 0.75
+call_timeout = "5s"
+cooldown = "2m"
+half_open_max_probes = 3
+half_open_successes = 2
+batch_may_probe = true
+inflight_slow_accounting = true
+cooldown_multiplier = 2
+cooldown_max = "10m"
+cooldown_jitter = 0.1
+[traffic]
+rate = 1
+)");
+  ASSERT_TRUE(file) << file.error().ToString();
+  const CircuitBreakerConfig& b = file->base().breaker;
+  EXPECT_EQ(b.trip, TripPolicy::kCountWindow);
+  EXPECT_EQ(b.failure_threshold, 3U);
+  EXPECT_EQ(b.window_size, 20U);
+  EXPECT_EQ(b.minimum_calls, 4U);
+  EXPECT_DOUBLE_EQ(b.failure_rate_threshold, 0.25);
+  EXPECT_EQ(b.slow_call_duration, std::chrono::milliseconds(1500));
+  EXPECT_DOUBLE_EQ(b.slow_call_rate_threshold, 0.75);
+  EXPECT_EQ(b.call_timeout, std::chrono::seconds(5));
+  EXPECT_EQ(b.cooldown, std::chrono::minutes(2));
+  EXPECT_EQ(b.half_open_max_probes, 3U);
+  EXPECT_EQ(b.half_open_successes, 2U);
+  EXPECT_TRUE(b.batch_may_probe);
+  EXPECT_TRUE(b.inflight_slow_accounting);
+  EXPECT_DOUBLE_EQ(b.cooldown_multiplier, 2.0);
+  EXPECT_EQ(b.cooldown_max, std::chrono::minutes(10));
+  EXPECT_DOUBLE_EQ(b.cooldown_jitter, 0.1);
+}
+
+TEST(ScenarioLoaderTest, AcceptsPlainNumbersOfSecondsAsDurations) {
+  auto file = Load("duration = 1.5\n[breaker]\ncooldown = 3\n[traffic]\nrate = 1\n");
+  ASSERT_TRUE(file) << file.error().ToString();
+  EXPECT_EQ(file->base().duration, 1'500'000);
+  EXPECT_EQ(file->base().breaker.cooldown, std::chrono::seconds(3));
+}
+
+TEST(ScenarioLoaderTest, ReadsStreamsInFileOrder) {
+  auto file = Load(R"(
+[[traffic.stream]]
+name = "forms"
+rate = 2.0
+[[traffic.stream]]
+priority = "batch"
+rate = 4.0
+start = "0.5s"
+arrivals = "poisson"
+)");
+  ASSERT_TRUE(file) << file.error().ToString();
+  const auto& streams = file->base().streams;
+  ASSERT_EQ(streams.size(), 2U);
+  EXPECT_EQ(streams[0].name, "forms");
+  EXPECT_EQ(streams[1].name, "stream1");
+  EXPECT_EQ(streams[1].priority, Priority::kBatch);
+  EXPECT_EQ(streams[1].start, 500'000);
+  EXPECT_EQ(streams[1].arrivals, Arrivals::kPoisson);
+}
+
+TEST(ScenarioLoaderTest, SortsPhasesAndAllowsTouchingOnes) {
+  auto file = Load(R"(
+[traffic]
+rate = 1
+[[upstream.phase]]
+from = "20s"
+to = "30s"
+mode = "hang"
+[[upstream.phase]]
+from = "10s"
+to = "20s"
+mode = "error"
+)");
+  ASSERT_TRUE(file) << file.error().ToString();
+  const auto& phases = file->base().phases;
+  ASSERT_EQ(phases.size(), 2U);
+  EXPECT_EQ(phases[0].mode, Mode::kError);
+  EXPECT_EQ(phases[1].mode, Mode::kHang);
+  EXPECT_FALSE(phases[0].latency.has_value());
+}
+
+TEST(ScenarioLoaderTest, AppliesVariantsOverTheBase) {
+  auto file = Load(R"(
+name = "base"
+[breaker]
+cooldown = "10s"
+failure_threshold = 3
+[traffic]
+rate = 1
+[[variant]]
+name = "short"
+breaker.cooldown = "1s"
+[[variant]]
+name = "two streams"
+[[variant.traffic.stream]]
+rate = 2
+[[variant.traffic.stream]]
+rate = 3
+)");
+  ASSERT_TRUE(file) << file.error().ToString();
+  EXPECT_EQ(file->base().name, "base");
+  ASSERT_EQ(file->variants().size(), 2U);
+  const Scenario& shorter = file->variants()[0];
+  EXPECT_EQ(shorter.name, "short");
+  EXPECT_EQ(shorter.breaker.cooldown, std::chrono::seconds(1));
+  EXPECT_EQ(shorter.breaker.failure_threshold, 3U);
+  EXPECT_EQ(file->variants()[1].streams.size(), 2U);
+  EXPECT_EQ(file->base().breaker.cooldown, std::chrono::seconds(10));
+}
+
+TEST(ScenarioLoaderTest, OverridesApplyAfterTheFile) {
+  auto file = Load(R"(
+[traffic]
+rate = 1
+[[upstream.phase]]
+from = "10s"
+to = "20s"
+mode = "error"
+)");
+  ASSERT_TRUE(file) << file.error().ToString();
+  BuildOptions options;
+  options.overrides = {{"breaker.cooldown", "2.5s"},
+                       {"traffic.rate", "4"},
+                       {"upstream.phase[0].to", "30s"},
+                       {"breaker.trip", "time_window"}};
+  options.seed = 99;
+  auto scenario = BuildScenario(*file, options);
+  ASSERT_TRUE(scenario) << scenario.error().ToString();
+  EXPECT_EQ(scenario->breaker.cooldown, std::chrono::milliseconds(2500));
+  EXPECT_DOUBLE_EQ(scenario->streams[0].rate, 4.0);
+  EXPECT_EQ(scenario->phases[0].to, 30 * kSecond);
+  EXPECT_EQ(scenario->breaker.trip, TripPolicy::kTimeWindow);
+  EXPECT_EQ(scenario->seed, 99U);
+}
+
+TEST(ScenarioLoaderTest, RefusesAnOverrideOfAnUnknownKey) {
+  auto file = Load(kMinimal);
+  ASSERT_TRUE(file);
+  BuildOptions options;
+  options.overrides = {{"breaker.colldown", "1s"}};
+  auto scenario = BuildScenario(*file, options);
+  ASSERT_FALSE(scenario);
+  EXPECT_EQ(scenario.error().line, 0);
+  EXPECT_THAT(scenario.error().ToString(), HasSubstr("breaker.colldown (override): unknown key"));
+}
+
+TEST(ScenarioLoaderTest, RefusesAnOverrideTheBreakerRefuses) {
+  auto file = Load(kMinimal);
+  ASSERT_TRUE(file);
+  BuildOptions options;
+  options.overrides = {{"breaker.half_open_max_probes", "0"}};
+  auto scenario = BuildScenario(*file, options);
+  ASSERT_FALSE(scenario);
+  EXPECT_THAT(scenario.error().key, HasSubstr("breaker.half_open_max_probes"));
+}
+
+TEST(ScenarioLoaderTest, BuildsANamedVariant) {
+  auto file = Load("[traffic]\nrate = 1\n[[variant]]\nname = \"v\"\nseed = 7\n");
+  ASSERT_TRUE(file) << file.error().ToString();
+  BuildOptions options;
+  options.variant = "v";
+  auto scenario = BuildScenario(*file, options);
+  ASSERT_TRUE(scenario) << scenario.error().ToString();
+  EXPECT_EQ(scenario->seed, 7U);
+  options.variant = "w";
+  auto missing = BuildScenario(*file, options);
+  ASSERT_FALSE(missing);
+  EXPECT_THAT(missing.error().message, HasSubstr("no variant named \"w\""));
+}
+
+TEST(LookupKeyKindTest, KnowsTheKeysOfEveryTable) {
+  EXPECT_EQ(LookupKeyKind("breaker.cooldown"), KeyKind::kDuration);
+  EXPECT_EQ(LookupKeyKind("breaker.half_open_max_probes"), KeyKind::kInteger);
+  EXPECT_EQ(LookupKeyKind("breaker.failure_rate_threshold"), KeyKind::kNumber);
+  EXPECT_EQ(LookupKeyKind("breaker.batch_may_probe"), KeyKind::kBool);
+  EXPECT_EQ(LookupKeyKind("traffic.stream[2].rate"), KeyKind::kNumber);
+  EXPECT_EQ(LookupKeyKind("upstream.phase[0].to"), KeyKind::kDuration);
+  EXPECT_EQ(LookupKeyKind("seed"), KeyKind::kInteger);
+  EXPECT_EQ(LookupKeyKind("breaker.nope"), std::nullopt);
+  EXPECT_EQ(LookupKeyKind("upstream.phase.to"), std::nullopt);
+  EXPECT_EQ(LookupKeyKind("breaker"), std::nullopt);
+}
+
+// ---- errors: file, line, key ----
+
+TEST(ScenarioErrorTest, UnknownKeyNamesLineAndKey) {
+  const LoadError e = ErrorOf("[breaker]\nfailure_treshold = 5\n[traffic]\nrate = 1\n");
+  EXPECT_EQ(e.file, "test.toml");
+  EXPECT_EQ(e.line, 2);
+  EXPECT_EQ(e.key, "breaker.failure_treshold");
+  EXPECT_EQ(e.message, "unknown key");
+  EXPECT_EQ(e.ToString(), "test.toml:2:20: breaker.failure_treshold: unknown key");
+}
+
+TEST(ScenarioErrorTest, UnknownTopLevelTableIsRefused) {
+  const LoadError e = ErrorOf("[traffic]\nrate = 1\n[upsteam]\nlatency = \"1ms\"\n");
+  EXPECT_EQ(e.line, 3);
+  EXPECT_EQ(e.key, "upsteam");
+}
+
+TEST(ScenarioErrorTest, BadDurationNamesLineAndKey) {
+  const LoadError e = ErrorOf("[traffic]\nrate = 1\n[breaker]\ncooldown = \"10 seconds\"\n");
+  EXPECT_EQ(e.line, 4);
+  EXPECT_EQ(e.key, "breaker.cooldown");
+  EXPECT_THAT(e.message, HasSubstr("bad duration \"10 seconds\""));
+}
+
+TEST(ScenarioErrorTest, NegativeDurationIsRefused) {
+  const LoadError e = ErrorOf("duration = -5\n[traffic]\nrate = 1\n");
+  EXPECT_EQ(e.line, 1);
+  EXPECT_EQ(e.key, "duration");
+}
+
+TEST(ScenarioErrorTest, OverlappingPhasesPointAtTheLaterPhase) {
+  const LoadError e = ErrorOf(R"([traffic]
+rate = 1
+[[upstream.phase]]
+from = "10s"
+to = "30s"
+mode = "error"
+[[upstream.phase]]
+from = "20s"
+to = "40s"
+mode = "hang"
+)");
+  EXPECT_EQ(e.line, 8);
+  EXPECT_EQ(e.key, "upstream.phase[1].from");
+  EXPECT_THAT(e.message, HasSubstr("overlaps upstream.phase[0]"));
+}
+
+TEST(ScenarioErrorTest, PhaseMustEndAfterItStarts) {
+  const LoadError e = ErrorOf(
+      "[traffic]\nrate = 1\n[[upstream.phase]]\nfrom = \"5s\"\nto = \"5s\"\nmode = "
+      "\"error\"\n");
+  EXPECT_EQ(e.line, 5);
+  EXPECT_EQ(e.key, "upstream.phase[0].to");
+}
+
+TEST(ScenarioErrorTest, RateMustBePositive) {
+  const LoadError zero = ErrorOf("[traffic]\nrate = 0\n");
+  EXPECT_EQ(zero.line, 2);
+  EXPECT_EQ(zero.key, "traffic.rate");
+  EXPECT_THAT(zero.message, HasSubstr("must be > 0"));
+  const LoadError negative = ErrorOf("[[traffic.stream]]\nrate = -2.5\n");
+  EXPECT_EQ(negative.key, "traffic.stream[0].rate");
+}
+
+TEST(ScenarioErrorTest, ProbesBelowOneAreRefusedByTheBreakersValidate) {
+  const LoadError e = ErrorOf("[traffic]\nrate = 1\n[breaker]\nhalf_open_max_probes = 0\n");
+  EXPECT_EQ(e.line, 4);
+  EXPECT_EQ(e.key, "breaker.half_open_max_probes");
+  EXPECT_THAT(e.message, HasSubstr("half_open_max_probes"));
+}
+
+TEST(ScenarioErrorTest, NegativeCountsAreRefused) {
+  const LoadError e = ErrorOf("[traffic]\nrate = 1\n[breaker]\nhalf_open_max_probes = -1\n");
+  EXPECT_EQ(e.line, 4);
+  EXPECT_EQ(e.key, "breaker.half_open_max_probes");
+}
+
+TEST(ScenarioErrorTest, ThresholdsOutsideZeroOneAreRefused) {
+  for (const char* value : {"0", "0.0", "1.5", "-0.1"}) {
+    const LoadError e = ErrorOf(std::string("[traffic]\nrate = 1\n[breaker]\n"
+                                            "failure_rate_threshold = ") +
+                                value + "\n");
+    EXPECT_EQ(e.line, 4) << value;
+    EXPECT_EQ(e.key, "breaker.failure_rate_threshold") << value;
+  }
+  const LoadError slow = ErrorOf("[traffic]\nrate = 1\n[breaker]\nslow_call_rate_threshold = 2\n");
+  EXPECT_EQ(slow.key, "breaker.slow_call_rate_threshold");
+}
+
+TEST(ScenarioErrorTest, WrongTypeIsRefused) {
+  const LoadError e = ErrorOf("[traffic]\nrate = 1\n[breaker]\nfailure_threshold = \"5\"\n");
+  EXPECT_EQ(e.line, 4);
+  EXPECT_EQ(e.message, "expected an integer, got a string");
+}
+
+TEST(ScenarioErrorTest, UnknownEnumValueIsRefused) {
+  const LoadError trip = ErrorOf("[traffic]\nrate = 1\n[breaker]\ntrip = \"sliding\"\n");
+  EXPECT_EQ(trip.key, "breaker.trip");
+  const LoadError mode =
+      ErrorOf("[traffic]\nrate = 1\n[[upstream.phase]]\nfrom = 0\nto = 1\nmode = \"down\"\n");
+  EXPECT_EQ(mode.line, 6);
+  EXPECT_EQ(mode.key, "upstream.phase[0].mode");
+}
+
+TEST(ScenarioErrorTest, TomlSyntaxErrorsCarryTheirLine) {
+  const LoadError e = ErrorOf("[traffic]\nrate = 1\n[breaker\n");
+  EXPECT_EQ(e.line, 3);
+  EXPECT_TRUE(e.key.empty());
+}
+
+TEST(ScenarioErrorTest, MissingTrafficIsRefused) {
+  const LoadError e = ErrorOf("seed = 3\n");
+  EXPECT_EQ(e.key, "traffic");
+}
+
+TEST(ScenarioErrorTest, MissingRateIsRefused) {
+  const LoadError e = ErrorOf("[traffic]\nstart = \"1s\"\n");
+  EXPECT_EQ(e.key, "traffic");
+  EXPECT_THAT(e.message, HasSubstr("rate"));
+}
+
+TEST(ScenarioErrorTest, StreamsAndSingleStreamKeysDoNotMix) {
+  const LoadError e = ErrorOf("[traffic]\nrate = 1\n[[traffic.stream]]\nrate = 2\n");
+  EXPECT_EQ(e.line, 2);
+  EXPECT_EQ(e.key, "traffic.rate");
+}
+
+TEST(ScenarioErrorTest, FragileNeedsCapacityAndRelapse) {
+  const LoadError e = ErrorOf(
+      "[traffic]\nrate = 1\n[[upstream.phase]]\nfrom = 0\nto = 1\nmode = \"fragile\"\n"
+      "relapse = \"5s\"\n");
+  EXPECT_EQ(e.key, "upstream.phase[0]");
+  EXPECT_THAT(e.message, HasSubstr("capacity"));
+}
+
+TEST(ScenarioErrorTest, CapacityOnlyBelongsToFragilePhases) {
+  const LoadError e = ErrorOf(
+      "[traffic]\nrate = 1\n[[upstream.phase]]\nfrom = 0\nto = 1\nmode = \"error\"\n"
+      "capacity = 2\n");
+  EXPECT_EQ(e.line, 7);
+  EXPECT_EQ(e.key, "upstream.phase[0].capacity");
+}
+
+TEST(ScenarioErrorTest, VariantErrorsNameTheVariantKey) {
+  const LoadError e = ErrorOf(
+      "[traffic]\nrate = 1\n[[variant]]\nname = \"a\"\n[[variant]]\nname = \"b\"\n"
+      "breaker.cooldown = \"soon\"\n");
+  EXPECT_EQ(e.line, 7);
+  EXPECT_EQ(e.key, "variant[1].breaker.cooldown");
+}
+
+TEST(ScenarioErrorTest, VariantNamesAreUnique) {
+  const LoadError e =
+      ErrorOf("[traffic]\nrate = 1\n[[variant]]\nname = \"a\"\n[[variant]]\nname = \"a\"\n");
+  EXPECT_EQ(e.line, 6);
+  EXPECT_THAT(e.message, HasSubstr("duplicate variant name"));
+}
+
+TEST(ScenarioErrorTest, ReportsTheErrorThatComesFirstInTheFile) {
+  const LoadError e = ErrorOf(
+      "[traffic]\nrate = 1\n[breaker]\nzzz = 1\naaa = 2\n");  // keys iterate sorted: aaa first
+  EXPECT_EQ(e.line, 4);
+  EXPECT_EQ(e.key, "breaker.zzz");
+}
+
+TEST(ScenarioErrorTest, UnreadableFileIsReported) {
+  auto file = LoadScenarioFile("/nonexistent/dir/x.toml");
+  ASSERT_FALSE(file);
+  EXPECT_EQ(file.error().file, "/nonexistent/dir/x.toml");
+  EXPECT_THAT(file.error().message, HasSubstr("cannot open"));
+}
+
+}  // namespace
+}  // namespace fusebox::sim

@@ -1,0 +1,201 @@
+// Tests of sweeps: parameter parsing, grid order, parallel runs, and the lesson-7 trade-off.
+#include "sweep.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "report.h"
+#include "scenario.h"
+
+namespace fusebox::sim {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+std::vector<std::string> Csv(const ParamSpec& spec) {
+  std::vector<std::string> out;
+  for (const ParamValue& v : spec.values) {
+    out.push_back(v.csv);
+  }
+  return out;
+}
+
+ScenarioFile LessonFile() {
+  auto file = LoadScenarioFile(FUSEBOX_SOURCE_DIR "/scenarios/cooldown_tradeoff.toml");
+  EXPECT_TRUE(file) << file.error().ToString();
+  return std::move(*file);
+}
+
+TEST(ParseParamTest, DurationRangeIncludesBothEndsAndStepsInTheUnitGiven) {
+  auto spec = ParseParam("breaker.cooldown=500ms:2s:500ms");
+  ASSERT_TRUE(spec) << spec.error();
+  EXPECT_EQ(spec->key, "breaker.cooldown");
+  EXPECT_EQ(spec->kind, KeyKind::kDuration);
+  EXPECT_THAT(Csv(*spec), ElementsAre("0.5", "1.0", "1.5", "2.0"));
+  EXPECT_EQ(spec->values[0].override_text, "500000us");
+  EXPECT_DOUBLE_EQ(spec->values[3].numeric, 2.0);
+}
+
+TEST(ParseParamTest, IntegerRange) {
+  auto spec = ParseParam("breaker.failure_threshold=1:9:4");
+  ASSERT_TRUE(spec) << spec.error();
+  EXPECT_THAT(Csv(*spec), ElementsAre("1", "5", "9"));
+}
+
+TEST(ParseParamTest, FloatRangeHasNoRoundingNoise) {
+  auto spec = ParseParam("breaker.failure_rate_threshold=0.1:0.3:0.1");
+  ASSERT_TRUE(spec) << spec.error();
+  EXPECT_THAT(Csv(*spec), ElementsAre("0.1", "0.2", "0.3"));
+}
+
+TEST(ParseParamTest, ListsTakeAnyKind) {
+  auto probes = ParseParam("breaker.half_open_max_probes=1,10,10000");
+  ASSERT_TRUE(probes) << probes.error();
+  EXPECT_THAT(Csv(*probes), ElementsAre("1", "10", "10000"));
+  auto trip = ParseParam("breaker.trip=consecutive,count_window");
+  ASSERT_TRUE(trip) << trip.error();
+  EXPECT_EQ(trip->values[1].json, "\"count_window\"");
+  EXPECT_FALSE(trip->values[1].is_numeric);
+}
+
+TEST(ParseParamTest, RefusesARangeThatIsNotAWholeNumberOfSteps) {
+  auto spec = ParseParam("breaker.cooldown=1s:10s:4s");
+  ASSERT_FALSE(spec);
+  EXPECT_THAT(spec.error(), HasSubstr("whole number of STEPs"));
+}
+
+TEST(ParseParamTest, RefusesUnknownKeysAndBadShapes) {
+  EXPECT_THAT(ParseParam("breaker.colldown=1s:2s:1s").error(), HasSubstr("unknown key"));
+  EXPECT_THAT(ParseParam("breaker.cooldown").error(), HasSubstr("KEY=FROM:TO:STEP"));
+  EXPECT_THAT(ParseParam("breaker.cooldown=1s:2s").error(), HasSubstr("FROM:TO:STEP"));
+  EXPECT_THAT(ParseParam("breaker.cooldown=2s:1s:1s").error(), HasSubstr("TO must not"));
+  EXPECT_THAT(ParseParam("breaker.cooldown=1s:2s:0s").error(), HasSubstr("STEP must be > 0"));
+  EXPECT_THAT(ParseParam("breaker.trip=a:b:c").error(), HasSubstr("give a list"));
+  EXPECT_THAT(ParseParam("breaker.failure_threshold=1,x").error(), HasSubstr("bad integer"));
+}
+
+TEST(RunSweepTest, PointsComeInGridOrderWithTheLastParameterFastest) {
+  const ScenarioFile file = LessonFile();
+  auto a = ParseParam("breaker.cooldown=5s,10s");
+  auto b = ParseParam("breaker.failure_threshold=3:5:1");
+  ASSERT_TRUE(a && b);
+  auto sweep = RunSweep(file, {}, {*a, *b}, {});
+  ASSERT_TRUE(sweep) << sweep.error();
+  ASSERT_EQ(sweep->points.size(), 6U);
+  std::vector<std::vector<std::size_t>> order;
+  for (const SweepPoint& p : sweep->points) {
+    order.push_back(p.value_index);
+  }
+  EXPECT_EQ(order, (std::vector<std::vector<std::size_t>>{
+                       {0, 0}, {0, 1}, {0, 2}, {1, 0}, {1, 1}, {1, 2}}));
+}
+
+TEST(RunSweepTest, MatchesTheLessonsCooldownArithmetic) {
+  // Outage [10 s, 60 s), one call a second, OPEN at 14 s, integer cooldowns c: a probe at
+  // 14 + k c for k >= 1, wasted while before 60 s, so floor(45 / c) wasted probes; the first
+  // probe at or after 60 s is at 14 + ceil(46 / c) c and closes 20 ms later.
+  const ScenarioFile file = LessonFile();
+  auto param = ParseParam("breaker.cooldown=1s:30s:1s");
+  ASSERT_TRUE(param);
+  SweepOptions options;
+  options.jobs = 2;
+  auto sweep = RunSweep(file, {}, {*param}, options);
+  ASSERT_TRUE(sweep) << sweep.error();
+  ASSERT_EQ(sweep->points.size(), 30U);
+  for (std::size_t i = 0; i < 30; ++i) {
+    const std::int64_t c = static_cast<std::int64_t>(i) + 1;
+    SCOPED_TRACE("cooldown " + std::to_string(c));
+    const Counters& counters = sweep->points[i].counters;
+    EXPECT_EQ(counters.wasted_probes, static_cast<std::uint64_t>(45 / c));
+    const std::int64_t close_s = 14 + ((46 + c - 1) / c) * c;
+    ASSERT_TRUE(counters.recovery_delay.has_value());
+    EXPECT_EQ(*counters.recovery_delay, (close_s - 60) * kMicrosPerSecond + 20'000);
+  }
+}
+
+TEST(RunSweepTest, ResultsDoNotDependOnTheNumberOfThreads) {
+  const ScenarioFile file = LessonFile();
+  auto param = ParseParam("breaker.cooldown=1s:20s:1s");
+  ASSERT_TRUE(param);
+  SweepOptions one;
+  one.jobs = 1;
+  SweepOptions four;
+  four.jobs = 4;
+  auto a = RunSweep(file, {}, {*param}, one);
+  auto b = RunSweep(file, {}, {*param}, four);
+  ASSERT_TRUE(a && b);
+  EXPECT_EQ(SweepCsv(*a), SweepCsv(*b));
+}
+
+TEST(RunSweepTest, ReportsTheFirstPointTheBreakerRefuses) {
+  const ScenarioFile file = LessonFile();
+  auto param = ParseParam("breaker.half_open_max_probes=2,0,1");
+  ASSERT_TRUE(param);
+  auto sweep = RunSweep(file, {}, {*param}, {});
+  ASSERT_FALSE(sweep);
+  EXPECT_THAT(sweep.error(), HasSubstr("breaker.half_open_max_probes=0"));
+}
+
+TEST(RunSweepTest, CallsTheProgressCallbackUpToTheTotal) {
+  const ScenarioFile file = LessonFile();
+  auto param = ParseParam("breaker.cooldown=1s:5s:1s");
+  ASSERT_TRUE(param);
+  std::size_t last_done = 0;
+  std::size_t last_total = 0;
+  SweepOptions options;
+  options.progress = [&](std::size_t done, std::size_t total) {
+    last_done = done;
+    last_total = total;
+  };
+  ASSERT_TRUE(RunSweep(file, {}, {*param}, options));
+  EXPECT_EQ(last_done, 5U);
+  EXPECT_EQ(last_total, 5U);
+}
+
+TEST(RunSweepTest, RefusesAGridBeyondTheLimit) {
+  const ScenarioFile file = LessonFile();
+  auto a = ParseParam("breaker.cooldown=1s:100s:1s");
+  auto b = ParseParam("breaker.failure_threshold=1:100:1");
+  ASSERT_TRUE(a && b);
+  SweepOptions options;
+  options.max_points = 1000;
+  auto sweep = RunSweep(file, {}, {*a, *b}, options);
+  ASSERT_FALSE(sweep);
+  EXPECT_THAT(sweep.error(), HasSubstr("10000 points"));
+}
+
+TEST(SweepOutputTest, CsvHasTheKeysThenTheCountersAndEmptyCellsForNoRecovery) {
+  const ScenarioFile file = LessonFile();
+  auto param = ParseParam("upstream.phase[0].to=60s,1000s");
+  ASSERT_TRUE(param);
+  auto sweep = RunSweep(file, {}, {*param}, {});
+  ASSERT_TRUE(sweep) << sweep.error();
+  const std::string csv = SweepCsv(*sweep);
+  EXPECT_THAT(csv, ::testing::StartsWith(
+                       "upstream.phase[0].to,calls,allowed,rejected_open,rejected_probe_cap,"
+                       "succeeded,failed,timeouts,slow,probes,wasted_probes,recovery_delay_s,"));
+  // The outage outlasts the run at 1000 s: no recovery, an empty cell.
+  EXPECT_THAT(csv, HasSubstr("\n1000.0,150,"));
+  EXPECT_THAT(csv, HasSubstr(",,"));
+}
+
+TEST(SweepOutputTest, JsonHasParamsInSecondsAndCounters) {
+  const ScenarioFile file = LessonFile();
+  auto param = ParseParam("breaker.cooldown=10s");
+  ASSERT_TRUE(param);
+  auto sweep = RunSweep(file, {}, {*param}, {});
+  ASSERT_TRUE(sweep);
+  const std::string json = SweepJson(*sweep);
+  EXPECT_THAT(json, HasSubstr("{\"points\": ["));
+  EXPECT_THAT(json, HasSubstr("{\"params\": {\"breaker.cooldown\": 10.0}, \"counters\": {"));
+  EXPECT_THAT(json, HasSubstr("\"wasted_probes\": 4"));
+  EXPECT_THAT(json, HasSubstr("\"recovery_delay_s\": 4.02"));
+}
+
+}  // namespace
+}  // namespace fusebox::sim
