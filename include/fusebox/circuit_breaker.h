@@ -121,7 +121,10 @@ struct CircuitBreakerConfig {
     return slow_call_duration.value_or(call_timeout);
   }
   Duration effective_cooldown_max() const noexcept {
-    return cooldown_max.value_or(std::max<Duration>(std::chrono::minutes(5), cooldown));
+    if (cooldown_max.has_value()) {
+      return *cooldown_max;
+    }
+    return std::max<Duration>(std::chrono::minutes(5), cooldown);
   }
   std::uint32_t effective_half_open_successes() const noexcept {
     return half_open_successes.value_or(half_open_max_probes);
