@@ -1,0 +1,204 @@
+// vin-gateway: VIN decodes in front of NHTSA vPIC; one slow upstream call never freezes every
+// VIN form. See docs/gateway.md.
+//
+//   vin-gateway [--config FILE.toml] [--listen HOST:PORT] [--upstream-url URL] [--cache URI] ...
+//
+// The first line on stdout is "listening on http://HOST:PORT". Logs (one line per request) go to
+// stderr. SIGTERM/SIGINT: stop accepting, let in-flight requests finish for up to
+// --shutdown-grace, exit 0.
+#include <sys/resource.h>
+
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <fmt/format.h>
+#include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/spdlog.h>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include "access_log.h"
+#include "cache.h"
+#include "config.h"
+#include "decode_service.h"
+#include "fusebox/bulkhead.h"
+#include "fusebox/clock.h"
+#include "fusebox/registry.h"
+#include "gateway_metrics.h"
+#include "http_server.h"
+#include "http_vpic_client.h"
+#include "rate_limiter.h"
+#include "router.h"
+
+namespace {
+
+namespace net = boost::asio;
+using vin_gateway::LogFormat;
+
+// The soft open-file limit up to the hard one: each hung upstream costs a socket.
+std::string RaiseFileLimit() {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0) {
+    return "cannot read the open-file limit";
+  }
+  if (limit.rlim_cur < limit.rlim_max) {
+    limit.rlim_cur = limit.rlim_max;
+    if (setrlimit(RLIMIT_NOFILE, &limit) != 0) {
+      return "cannot raise the open-file limit";
+    }
+  }
+  return fmt::format("open-file limit {}", limit.rlim_cur);
+}
+
+int Run(const vin_gateway::GatewayConfig& config) {
+  auto logger = spdlog::stderr_logger_mt("vin-gateway");
+  logger->set_pattern("%v");
+  const LogFormat format = config.log_format;
+  vin_gateway::SystemWallClock wall_clock;
+  const auto log = [&](std::string_view level, std::string_view message) {
+    logger->info(vin_gateway::FormatEvent(level, message, format, wall_clock.Now()));
+  };
+  log("info", RaiseFileLimit());
+
+  net::io_context io(static_cast<int>(config.threads));
+  fusebox::Clock& clock = fusebox::DefaultClock();
+
+  fusebox::Registry registry(config.BreakerConfig());
+  if (auto error = registry.Configure("vpic", config.BreakerConfig())) {
+    log("error", error->message);
+    return 2;
+  }
+  auto breaker = registry.Get("vpic");
+  if (!breaker) {
+    log("error", breaker.error().message);
+    return 2;
+  }
+  auto bulkhead = fusebox::Bulkhead::Create("vpic", {.max_concurrent = config.max_in_flight});
+  if (!bulkhead) {
+    log("error", bulkhead.error().message);
+    return 2;
+  }
+  std::unique_ptr<vin_gateway::Cache> cache =
+      vin_gateway::OpenCache(config.cache_uri, config.cache_max_entries);
+  if (const vin_gateway::CacheStats stats = cache->Stats(); !stats.healthy) {
+    log("error", fmt::format("cache broken, serving live decodes without it: {}", stats.error));
+  }
+  vin_gateway::RateLimiter limiter(config.client_rate, config.effective_client_burst(), clock);
+  auto client =
+      vin_gateway::MakeHttpVpicClient(io.get_executor(), {.base_url = config.upstream_url,
+                                                          .ca_file = config.upstream_ca,
+                                                          .max_idle = config.max_in_flight});
+  if (!client) {
+    log("error", client.error());
+    return 2;
+  }
+  vin_gateway::GatewayMetrics metrics;
+  vin_gateway::DecodeService service(
+      {*cache, **client, **breaker, **bulkhead, limiter, clock, wall_clock, metrics},
+      {.cache_ttl = config.cache_ttl});
+
+  std::optional<std::string> admin_token;
+  if (const char* token = std::getenv("FUSEBOX_ADMIN_TOKEN"); token != nullptr && *token != 0) {
+    admin_token = token;
+  }
+  std::unique_ptr<vin_gateway::HttpServer> server;
+  vin_gateway::Router router({service, registry, *cache, **bulkhead, metrics, limiter, **client,
+                              admin_token,
+                              [&server] { return server && server->shutting_down(); }});
+  auto created = vin_gateway::HttpServer::Create(
+      io,
+      {.host = config.listen_host,
+       .port = config.listen_port,
+       .client_timeout = config.client_timeout},
+      [&router](vin_gateway::HttpRequest request) { return router.Handle(std::move(request)); },
+      [&](const vin_gateway::AccessRecord& record) {
+        logger->info(vin_gateway::FormatAccessRecord(record, format, wall_clock.Now()));
+      });
+  if (!created) {
+    log("error", created.error());
+    return 2;
+  }
+  server = std::move(*created);
+  server->Start();
+  std::printf("listening on http://%s\n", server->local_address().c_str());
+  std::fflush(stdout);
+  log("info", fmt::format("listening on http://{} upstream={} cache={} breaker=vpic "
+                          "(threshold {}, cooldown {}, call timeout {})",
+                          server->local_address(), config.upstream_url, config.cache_uri,
+                          config.failure_threshold, vin_gateway::FormatDuration(config.cooldown),
+                          vin_gateway::FormatDuration(config.call_timeout)));
+
+  bool drained = true;
+  // SIGTERM: stop accepting, let in-flight requests (and leaders' upstream calls) finish for up to
+  // the grace period, then stop.
+  net::signal_set signals(io, SIGTERM, SIGINT);
+  signals.async_wait([&](const boost::system::error_code& ec, int signal) {
+    if (ec) {
+      return;
+    }
+    log("info", fmt::format("signal {}: draining for up to {}", signal,
+                            vin_gateway::FormatDuration(config.shutdown_grace)));
+    server->BeginShutdown();
+    net::co_spawn(
+        io,
+        [&]() -> net::awaitable<void> {
+          const auto deadline = std::chrono::steady_clock::now() + config.shutdown_grace;
+          net::steady_timer tick(io);
+          while (std::chrono::steady_clock::now() < deadline &&
+                 (server->active_connections() > 0 || service.leaders_running() > 0)) {
+            tick.expires_after(std::chrono::milliseconds(20));
+            co_await tick.async_wait(net::use_awaitable);
+          }
+          drained = server->active_connections() == 0 && service.leaders_running() == 0;
+          log("info", fmt::format("stopping ({} connections and {} upstream calls still open)",
+                                  server->active_connections(), service.leaders_running()));
+          io.stop();
+        },
+        net::detached);
+  });
+
+  std::vector<std::thread> threads;
+  for (std::uint32_t i = 1; i < config.threads; ++i) {
+    threads.emplace_back([&io] { io.run(); });
+  }
+  io.run();
+  for (std::thread& t : threads) {
+    t.join();
+  }
+  log("info", "stopped");
+  if (!drained) {
+    // Work that outlived the grace period is still suspended in the io_context, and its frames
+    // refer to the objects of this function: destroying them now would touch freed memory. Close
+    // the cache cleanly and leave without running destructors.
+    cache.reset();
+    logger->flush();
+    std::fflush(stdout);
+    std::_Exit(0);
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::signal(SIGPIPE, SIG_IGN);
+  auto parsed = vin_gateway::ParseCommandLine(argc, argv);
+  if (!parsed) {
+    std::fprintf(stderr, "vin-gateway: %s\n", parsed.error().message.c_str());
+    return 2;
+  }
+  if (parsed->help) {
+    std::fputs(parsed->help_text.c_str(), stdout);
+    return 0;
+  }
+  return Run(parsed->config);
+}

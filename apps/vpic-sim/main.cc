@@ -1,0 +1,203 @@
+// vpic-sim: a local stand-in for NHTSA's vPIC decode API that fails on command.
+// See docs/vpic-sim.md and `vpic-sim --help`.
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <ctime>
+#include <exception>
+#include <optional>
+#include <string>
+#include <tuple>
+
+#include <CLI/CLI.hpp>
+#include <boost/asio/signal_set.hpp>
+
+#include "fault.h"
+#include "server.h"
+
+namespace {
+
+using fusebox::ConfigError;
+using fusebox::vpic_sim::FaultOptions;
+using fusebox::vpic_sim::Micros;
+
+constexpr std::string_view kModesHelp = R"(
+Fault modes (--mode, a schedule phase's `mode`, or POST /__control/faults {"mode": ...}):
+  ok         answer like vPIC after --latency (default 0)
+  error      fail with --status (500, 502, 503, 504; 429 adds Retry-After: --retry-after,
+             default 1) after --latency (default 0)
+  hang       read the request and never answer, until the client or the server closes
+  slow       answer after --latency (default 5s); --latency-dist fixed (default), uniform
+             (--latency-min..--latency-max) or lognormal (median --latency, --latency-sigma,
+             default 0.5, capped by --latency-max); draws are seeded by --seed
+  reset      read the request, then close the connection with a TCP RST
+  garbage    200 with a body that is not JSON
+  truncated  Content-Length larger than the body sent, then close
+  drip       send the answer --drip-bytes (default 4) every --drip-interval (default 1s)
+  flap       --every (default 5) requests ok, the next --every fail with --status, and so on
+  capacity   at most --capacity (default 1) requests in flight; one more gets 503, or with
+             --relapse > 0 collapses into `error` for that long
+  fragile    capacity with --relapse 5s by default (fusebox-sim's name)
+Durations: "250ms", "8s", "2m", "300us" or a number of seconds.
+
+Schedule (--schedule FILE): TOML phases relative to the start, as in fusebox-sim scenarios:
+  [[upstream.phase]]
+  from = "10s"
+  to = "60s"
+  mode = "error"
+  status = 503
+Control API (never faulted):
+  GET  /__control/stats    requests per endpoint, in_flight, max_in_flight, faults served
+  GET  /__control/faults   the fault in force
+  POST /__control/faults   {"mode":"error","status":503} or {"mode":"slow","latency_ms":8000}
+  POST /__control/reset    startup fault again, schedule restarted, counters zeroed
+Endpoints: GET /api/vehicles/DecodeVinValues/{vin}?format=json[&modelyear=YYYY],
+  GET /api/vehicles/DecodeVinValuesExtended/{vin}?format=json,
+  POST /api/vehicles/DecodeVINValuesBatch/ (DATA=vin[,year];vin...&format=json, at most 50).
+The first stdout line is "listening on http(s)://HOST:PORT". SIGTERM/SIGINT stop at once.)";
+
+// A duration flag: parsed with the schedule's syntax, the error names the flag.
+std::optional<ConfigError> ReadDuration(const std::string& text, std::string_view flag,
+                                        std::optional<Micros>& out) {
+  if (text.empty()) {
+    return std::nullopt;
+  }
+  out = fusebox::vpic_sim::ParseDuration(text);
+  if (!out) {
+    return ConfigError{
+        std::string(flag),
+        fmt::format("{} must be a duration such as 250ms or 8s, got '{}'", flag, text)};
+  }
+  return std::nullopt;
+}
+
+int CurrentYear() {
+  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  return tm.tm_year + 1900;
+}
+
+int Main(int argc, char** argv) {
+  CLI::App app{"vpic-sim: a faithful local stand-in for NHTSA vPIC, with fault injection"};
+  app.footer(std::string(kModesHelp));
+
+  std::string listen = "127.0.0.1:8080";
+  std::string tls_cert;
+  std::string tls_key;
+  std::uint64_t seed = 1;
+  std::string schedule_path;
+  int reference_year = CurrentYear();
+  FaultOptions faults;
+  std::string latency;
+  std::string latency_min;
+  std::string latency_max;
+  std::string relapse;
+  std::string drip_interval;
+
+  app.add_option("--listen", listen, "HOST:PORT to listen on; port 0 picks a free port")
+      ->capture_default_str();
+  app.add_option("--tls-cert", tls_cert, "PEM certificate chain: serve HTTPS (needs --tls-key)");
+  app.add_option("--tls-key", tls_key, "PEM private key for --tls-cert");
+  app.add_option("--seed", seed, "seed for latency draws")->capture_default_str();
+  app.add_option("--mode", faults.mode, "startup fault mode (see below)")->capture_default_str();
+  app.add_option("--status", faults.status, "error/flap/relapse HTTP status: 429 500 502 503 504");
+  app.add_option("--retry-after", faults.retry_after_s, "Retry-After seconds (default 1 with 429)");
+  app.add_option("--latency", latency, "fixed latency, or the lognormal median (a duration)");
+  app.add_option("--latency-dist", faults.latency_dist, "fixed, uniform or lognormal");
+  app.add_option("--latency-min", latency_min, "uniform: lowest latency");
+  app.add_option("--latency-max", latency_max, "uniform: highest latency; lognormal: cap");
+  app.add_option("--latency-sigma", faults.latency_sigma, "lognormal sigma (default 0.5)");
+  app.add_option("--every", faults.every, "flap: run length of ok and of error (default 5)");
+  app.add_option("--capacity", faults.capacity, "capacity: requests served at once (default 1)");
+  app.add_option("--relapse", relapse, "capacity: collapse time after an overload (default 0)");
+  app.add_option("--drip-bytes", faults.drip_bytes, "drip: bytes per interval (default 4)");
+  app.add_option("--drip-interval", drip_interval, "drip: interval (default 1s)");
+  app.add_option("--schedule", schedule_path, "TOML schedule of [[upstream.phase]] tables");
+  app.add_option("--reference-year", reference_year,
+                 "current year, for model years the position-7 rule leaves open")
+      ->capture_default_str();
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // --help exits 0; every malformed flag exits 2, like the range errors below.
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+
+  auto fail = [](const ConfigError& e) {
+    fmt::print(stderr, "vpic-sim: {}\n", e.message);
+    return 2;
+  };
+  for (auto [text, flag, slot] :
+       {std::tuple{&latency, "--latency", &faults.latency},
+        std::tuple{&latency_min, "--latency-min", &faults.latency_min},
+        std::tuple{&latency_max, "--latency-max", &faults.latency_max},
+        std::tuple{&relapse, "--relapse", &faults.relapse},
+        std::tuple{&drip_interval, "--drip-interval", &faults.drip_interval}}) {
+    if (auto e = ReadDuration(*text, flag, *slot)) {
+      return fail(*e);
+    }
+  }
+  auto spec = fusebox::vpic_sim::BuildFaultSpec(faults, fusebox::vpic_sim::Syntax::kFlags);
+  if (!spec) {
+    return fail(spec.error());
+  }
+  fusebox::vpic_sim::ServerOptions options;
+  options.listen = listen;
+  options.faults = *spec;
+  options.seed = seed;
+  options.reference_year = reference_year;
+  if (!schedule_path.empty()) {
+    auto schedule = fusebox::vpic_sim::LoadScheduleFile(schedule_path);
+    if (!schedule) {
+      return fail(schedule.error());
+    }
+    options.schedule = std::move(*schedule);
+    const bool latency_flags = !latency.empty() || !latency_min.empty() || !latency_max.empty();
+    if (options.schedule.healthy_latency &&
+        options.faults.mode == fusebox::vpic_sim::FaultMode::kOk && !latency_flags) {
+      options.faults.latency.value = *options.schedule.healthy_latency;
+    }
+  }
+  if (tls_cert.empty() != tls_key.empty()) {
+    return fail(ConfigError{"tls", "--tls-cert and --tls-key go together"});
+  }
+  if (!tls_cert.empty()) {
+    options.tls = fusebox::vpic_sim::TlsFiles{tls_cert, tls_key};
+  }
+
+  std::signal(SIGPIPE, SIG_IGN);
+  if (auto limit = fusebox::vpic_sim::RaiseOpenFileLimit(); !limit) {
+    fmt::print(stderr, "vpic-sim: warning: {}\n", limit.error().message);
+  }
+
+  auto server = fusebox::vpic_sim::Server::Create(std::move(options));
+  if (!server) {
+    return fail(server.error());
+  }
+  boost::asio::signal_set signals((*server)->executor(), SIGINT, SIGTERM);
+  signals.async_wait([&server](const boost::system::error_code& ec, int) {
+    if (!ec) {
+      (*server)->Stop();
+    }
+  });
+  fmt::print("listening on {}\n", (*server)->url());
+  std::fflush(stdout);
+  (*server)->Run();
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return Main(argc, argv);
+  } catch (const std::exception& e) {
+    // Setup only: the serving path reports errors as values and never throws out of Run().
+    fmt::print(stderr, "vpic-sim: {}\n", e.what());
+    return 1;
+  }
+}

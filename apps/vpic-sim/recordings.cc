@@ -1,0 +1,388 @@
+#include "recordings.h"
+
+#include <algorithm>
+#include <cstddef>
+#include <system_error>
+
+#include <boost/json/parse.hpp>
+#include <boost/json/value.hpp>
+
+#include "vin_decoder.h"
+
+namespace fusebox::vpic_sim {
+namespace {
+
+// What each served fixture answers. Later batch entries are newer captures of the same request.
+struct SingleSpec {
+  std::string_view fixture;
+  Endpoint endpoint;
+  std::string_view vin;
+  std::optional<int> model_year;
+};
+
+constexpr SingleSpec kSingles[] = {
+    {"davidpeckham-vpic-api/decode-vin.json", Endpoint::kDecodeVinValues, "1FTMW1T88MFA00001",
+     std::nullopt},
+    {"davidpeckham-vpic-api/decode-vin-with-modelyear.json", Endpoint::kDecodeVinValues,
+     "1FTMW1T88MFA00001", 2021},
+    {"davidpeckham-vpic-api/decode-vin-extended.json", Endpoint::kDecodeVinValuesExtended,
+     "1FTMW1T88MFA00001", 2021},
+    {"davidpeckham-vpic-api/decode-partial-vin.json", Endpoint::kDecodeVinValues, "5UXWX7C5*BA",
+     2011},
+    {"Composite-Solutions-laravel-nhtsa/WBA3A5C51CF256987.decodevinvalues.json",
+     Endpoint::kDecodeVinValues, "WBA3A5C51CF256987", std::nullopt},
+    {"cfjedimaster-raymondcamden2023/3VV3B7AXXNM077525.decodevinvalues.json",
+     Endpoint::kDecodeVinValues, "3VV3B7AXXNM077525", std::nullopt},
+    {"ShaggyTech-nhtsa-api-wrapper/decode-vin-values.response.json", Endpoint::kDecodeVinValues,
+     "WA1A4AFY2J2008189", std::nullopt},
+    {"ShaggyTech-nhtsa-api-wrapper/decode-vin-values-extended.response.json",
+     Endpoint::kDecodeVinValuesExtended, "WA1A4AFY2J2008189", std::nullopt},
+};
+
+struct BatchSpec {
+  std::string_view fixture;
+  std::string_view data;  // the DATA field as the recording's client sent it
+};
+
+constexpr BatchSpec kBatches[] = {
+    {"davidpeckham-vpic-api/decode-vin-batch.json", "5UXWX7C5*BA,2011;5YJSA3DS*EF"},
+    {"ShaggyTech-nhtsa-api-wrapper/decode-vin-values-batch.response.json",
+     "5UXWX7C5*BA,2011; 5YJSA3DS*EF"},
+};
+
+struct NotFoundSpec {
+  std::string_view fixture;
+  std::string_view target;
+};
+
+constexpr NotFoundSpec kNotFounds[] = {
+    {"cvrsor-vinfly/api_response_http_error_code.json",
+     "/api/vehicles/wrong-api-endpoint/1AKJHHDR3KSKX6689?format=json"},
+};
+
+// ---- a minimal JSON skipper: enough to find where a value starts and ends ----
+
+bool IsJsonSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+void SkipSpace(std::string_view text, std::size_t& at) {
+  while (at < text.size() && IsJsonSpace(text[at])) {
+    ++at;
+  }
+}
+
+// Skips a string starting at text[at] == '"'; leaves `at` after the closing quote.
+bool SkipString(std::string_view text, std::size_t& at, std::string_view* contents) {
+  if (at >= text.size() || text[at] != '"') {
+    return false;
+  }
+  const std::size_t begin = ++at;
+  while (at < text.size()) {
+    if (text[at] == '\\') {
+      at += 2;
+      continue;
+    }
+    if (text[at] == '"') {
+      if (contents != nullptr) {
+        *contents = text.substr(begin, at - begin);
+      }
+      ++at;
+      return true;
+    }
+    ++at;
+  }
+  return false;
+}
+
+bool SkipValue(std::string_view text, std::size_t& at, int depth) {
+  if (depth > 64) {
+    return false;
+  }
+  SkipSpace(text, at);
+  if (at >= text.size()) {
+    return false;
+  }
+  const char c = text[at];
+  if (c == '"') {
+    return SkipString(text, at, nullptr);
+  }
+  if (c == '{' || c == '[') {
+    const char close = c == '{' ? '}' : ']';
+    ++at;
+    SkipSpace(text, at);
+    if (at < text.size() && text[at] == close) {
+      ++at;
+      return true;
+    }
+    for (;;) {
+      if (c == '{') {
+        SkipSpace(text, at);
+        if (!SkipString(text, at, nullptr)) {
+          return false;
+        }
+        SkipSpace(text, at);
+        if (at >= text.size() || text[at] != ':') {
+          return false;
+        }
+        ++at;
+      }
+      if (!SkipValue(text, at, depth + 1)) {
+        return false;
+      }
+      SkipSpace(text, at);
+      if (at >= text.size()) {
+        return false;
+      }
+      if (text[at] == ',') {
+        ++at;
+        continue;
+      }
+      if (text[at] == close) {
+        ++at;
+        return true;
+      }
+      return false;
+    }
+  }
+  // A number, true, false or null: runs until a delimiter.
+  const std::size_t begin = at;
+  while (at < text.size() && !IsJsonSpace(text[at]) && text[at] != ',' && text[at] != '}' &&
+         text[at] != ']') {
+    ++at;
+  }
+  return at > begin;
+}
+
+std::optional<std::string_view> FindFile(std::span<const EmbeddedFile> files,
+                                         std::string_view path) {
+  for (const EmbeddedFile& f : files) {
+    if (f.path == path) {
+      return f.bytes;
+    }
+  }
+  return std::nullopt;
+}
+
+ConfigError FixtureError(std::string_view fixture, std::string_view what) {
+  return ConfigError{std::string(fixture), std::string(fixture) + ": " + std::string(what)};
+}
+
+// The response body of a fixture: the `content` member of a capture wrapper, else the file.
+std::string_view ResponseBytes(std::string_view file) {
+  if (auto content = RawMember(file, "content")) {
+    return *content;
+  }
+  return file;
+}
+
+Result<boost::json::object, ConfigError> ParseObject(std::string_view fixture,
+                                                     std::string_view body) {
+  std::error_code ec;
+  boost::json::value v = boost::json::parse(body, ec);
+  if (ec || !v.is_object()) {
+    return FixtureError(fixture, "not a JSON object");
+  }
+  return std::move(v.as_object());
+}
+
+Result<boost::json::object, ConfigError> FirstRow(std::string_view fixture,
+                                                  const boost::json::object& body) {
+  const boost::json::value* results = body.if_contains("Results");
+  if (results == nullptr || !results->is_array() || results->as_array().empty() ||
+      !results->as_array()[0].is_object()) {
+    return FixtureError(fixture, "has no Results[0] object");
+  }
+  return results->as_array()[0].as_object();
+}
+
+}  // namespace
+
+std::string_view ToString(Endpoint endpoint) {
+  switch (endpoint) {
+    case Endpoint::kDecodeVinValues:
+      return "DecodeVinValues";
+    case Endpoint::kDecodeVinValuesExtended:
+      return "DecodeVinValuesExtended";
+    case Endpoint::kDecodeVinValuesBatch:
+      return "DecodeVINValuesBatch";
+  }
+  return "";
+}
+
+std::optional<std::string_view> RawMember(std::string_view text, std::string_view key) {
+  std::size_t at = 0;
+  SkipSpace(text, at);
+  if (at >= text.size() || text[at] != '{') {
+    return std::nullopt;
+  }
+  ++at;
+  for (;;) {
+    SkipSpace(text, at);
+    std::string_view name;
+    if (!SkipString(text, at, &name)) {
+      return std::nullopt;
+    }
+    SkipSpace(text, at);
+    if (at >= text.size() || text[at] != ':') {
+      return std::nullopt;
+    }
+    ++at;
+    SkipSpace(text, at);
+    const std::size_t begin = at;
+    if (!SkipValue(text, at, 0)) {
+      return std::nullopt;
+    }
+    if (name == key) {
+      return text.substr(begin, at - begin);
+    }
+    SkipSpace(text, at);
+    if (at >= text.size() || text[at] != ',') {
+      return std::nullopt;
+    }
+    ++at;
+  }
+}
+
+std::string Recordings::NormalizeBatchData(std::string_view data) {
+  std::string out;
+  while (!data.empty()) {
+    const std::size_t semi = data.find(';');
+    std::string_view item = data.substr(0, semi);
+    data = semi == std::string_view::npos ? std::string_view() : data.substr(semi + 1);
+    const std::size_t comma = item.find(',');
+    std::string vin = NormalizeVin(item.substr(0, comma));
+    std::string year =
+        comma == std::string_view::npos ? std::string() : NormalizeVin(item.substr(comma + 1));
+    if (vin.empty() && year.empty()) {
+      continue;
+    }
+    if (!out.empty()) {
+      out += ';';
+    }
+    out += vin;
+    if (!year.empty()) {
+      out += ',' + year;
+    }
+  }
+  return out;
+}
+
+Result<Recordings, ConfigError> Recordings::Load(std::span<const EmbeddedFile> files) {
+  Recordings r;
+  std::size_t widest = 0;
+  for (const SingleSpec& spec : kSingles) {
+    auto file = FindFile(files, spec.fixture);
+    if (!file) {
+      return FixtureError(spec.fixture, "missing from the embedded data");
+    }
+    Recording rec;
+    rec.fixture = spec.fixture;
+    rec.endpoint = spec.endpoint;
+    rec.vin = std::string(spec.vin);
+    rec.model_year = spec.model_year;
+    rec.body = std::string(ResponseBytes(*file));
+    auto body = ParseObject(spec.fixture, rec.body);
+    if (!body) {
+      return body.error();
+    }
+    auto row = FirstRow(spec.fixture, *body);
+    if (!row) {
+      return row.error();
+    }
+    rec.first_row = std::move(*row);
+    if (rec.first_row.size() > widest) {
+      widest = rec.first_row.size();
+      r.flat_keys_.clear();
+      for (const auto& kv : rec.first_row) {
+        r.flat_keys_.emplace_back(kv.key());
+      }
+      const boost::json::value* message = body->if_contains("Message");
+      r.message_ = message != nullptr && message->is_string() ? std::string(message->as_string())
+                                                              : std::string();
+    }
+    r.recordings_.push_back(std::move(rec));
+  }
+  for (const BatchSpec& spec : kBatches) {
+    auto file = FindFile(files, spec.fixture);
+    if (!file) {
+      return FixtureError(spec.fixture, "missing from the embedded data");
+    }
+    Recording rec;
+    rec.fixture = spec.fixture;
+    rec.endpoint = Endpoint::kDecodeVinValuesBatch;
+    rec.batch_data = std::string(spec.data);
+    rec.body = std::string(ResponseBytes(*file));
+    auto body = ParseObject(spec.fixture, rec.body);
+    if (!body) {
+      return body.error();
+    }
+    auto row = FirstRow(spec.fixture, *body);
+    if (!row) {
+      return row.error();
+    }
+    rec.first_row = std::move(*row);
+    r.recordings_.push_back(std::move(rec));
+  }
+  for (const NotFoundSpec& spec : kNotFounds) {
+    auto file = FindFile(files, spec.fixture);
+    if (!file) {
+      return FixtureError(spec.fixture, "missing from the embedded data");
+    }
+    r.not_found_.emplace_back(std::string(spec.target), std::string(*file));
+  }
+  if (r.flat_keys_.empty() || r.message_.empty()) {
+    return ConfigError{"recordings", "no flat DecodeVinValues recording with a Message"};
+  }
+  return r;
+}
+
+const Recording* Recordings::FindSingle(Endpoint endpoint, std::string_view vin,
+                                        std::optional<int> model_year) const {
+  const Recording* exact = nullptr;
+  const Recording* yearless = nullptr;
+  const Recording* any = nullptr;
+  for (const Recording& rec : recordings_) {
+    if (rec.endpoint != endpoint || rec.vin != vin) {
+      continue;
+    }
+    if (model_year && rec.model_year == model_year) {
+      exact = exact != nullptr ? exact : &rec;
+    } else if (!rec.model_year) {
+      yearless = yearless != nullptr ? yearless : &rec;
+    } else if (!model_year) {
+      any = any != nullptr ? any : &rec;
+    }
+  }
+  const Recording* found = exact != nullptr ? exact : (yearless != nullptr ? yearless : any);
+  if (found == nullptr && endpoint == Endpoint::kDecodeVinValuesExtended) {
+    return FindSingle(Endpoint::kDecodeVinValues, vin, model_year);
+  }
+  return found;
+}
+
+const Recording* Recordings::FindBatch(std::string_view raw_data) const {
+  for (const Recording& rec : recordings_) {
+    if (rec.endpoint == Endpoint::kDecodeVinValuesBatch && rec.batch_data == raw_data) {
+      return &rec;
+    }
+  }
+  const std::string wanted = NormalizeBatchData(raw_data);
+  const Recording* newest = nullptr;
+  for (const Recording& rec : recordings_) {
+    if (rec.endpoint == Endpoint::kDecodeVinValuesBatch &&
+        NormalizeBatchData(rec.batch_data) == wanted) {
+      newest = &rec;
+    }
+  }
+  return newest;
+}
+
+const std::string* Recordings::FindNotFound(std::string_view target) const {
+  for (const auto& [recorded_target, body] : not_found_) {
+    if (recorded_target == target) {
+      return &body;
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace fusebox::vpic_sim

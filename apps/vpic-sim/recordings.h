@@ -1,0 +1,94 @@
+// apps/vpic-sim/recordings.h
+//
+// The recorded vPIC responses that vpic-sim serves byte for byte (see data/README.md). Each
+// recording names the request it answers; the body is the recorded file itself, or, for files
+// that wrap the response in capture metadata (`{"url": ..., "content": {...}}`), the exact bytes
+// of the `content` value.
+//
+// Matching, done on the normalized VIN (trimmed, upper-cased):
+//   - single decodes: same endpoint and VIN, and a model year that fits: a recording made with
+//     `modelyear=Y` answers requests for Y; one made without answers requests without a year or
+//     with a year no other recording has. DecodeVinValuesExtended falls back to the plain
+//     DecodeVinValues recording of the same VIN (same keys, NCSA fields left empty).
+//   - batches: a DATA field equal to a recorded one byte for byte gets that recording; one equal
+//     after normalization (items trimmed and upper-cased) gets the newest recording of it.
+//   - 404: a request target equal to a recorded one gets the recorded error body.
+// The newest recorded flat row (the one with the most keys) fixes the key order of synthetic
+// decodes.
+//
+// Thread safety: immutable after Load(); all const members may be called concurrently.
+//
+// Example:
+//   auto recordings = Recordings::Load(EmbeddedFiles());
+//   if (!recordings) { return Fail(recordings.error()); }
+//   const Recording* r = recordings->FindSingle(Endpoint::kDecodeVinValues, "3VV3B7AXXNM077525",
+//                                               std::nullopt);
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <boost/json/object.hpp>
+
+#include "embedded_files.h"
+#include "fusebox/status.h"
+
+namespace fusebox::vpic_sim {
+
+enum class Endpoint : std::uint8_t {
+  kDecodeVinValues,
+  kDecodeVinValuesExtended,
+  kDecodeVinValuesBatch,
+};
+
+// "DecodeVinValues", "DecodeVinValuesExtended", "DecodeVINValuesBatch" (vPIC's spelling).
+std::string_view ToString(Endpoint endpoint);
+
+struct Recording {
+  std::string_view fixture;  // path under data/, e.g. "cvrsor-vinfly/api_response.json"
+  Endpoint endpoint = Endpoint::kDecodeVinValues;
+  std::string vin;                // single decodes: the normalized VIN
+  std::optional<int> model_year;  // single decodes: the recorded `modelyear`, if any
+  std::string batch_data;         // batches: the recorded DATA field, as sent
+  std::string body;               // the exact response bytes
+  boost::json::object first_row;  // Results[0] of the body (for reuse in batches)
+};
+
+class Recordings {
+ public:
+  // Indexes the recordings named in recordings.cc among `files`. Fails, naming the fixture, when
+  // one is missing or not the JSON it should be.
+  static Result<Recordings, ConfigError> Load(std::span<const EmbeddedFile> files);
+
+  const Recording* FindSingle(Endpoint endpoint, std::string_view vin,
+                              std::optional<int> model_year) const;
+  const Recording* FindBatch(std::string_view raw_data) const;
+  // The recorded 404 body for exactly this request target, or nullptr.
+  const std::string* FindNotFound(std::string_view target) const;
+
+  // The keys of the newest flat shape, in vPIC's order.
+  const std::vector<std::string>& flat_keys() const { return flat_keys_; }
+  // vPIC's success Message of that shape.
+  const std::string& message() const { return message_; }
+  const std::vector<Recording>& all() const { return recordings_; }
+
+  // Canonical form of a batch DATA field: items split on ';', VIN trimmed and upper-cased, year
+  // trimmed, empty items dropped, joined with ';'.
+  static std::string NormalizeBatchData(std::string_view data);
+
+ private:
+  std::vector<Recording> recordings_;
+  std::vector<std::pair<std::string, std::string>> not_found_;  // target, body
+  std::vector<std::string> flat_keys_;
+  std::string message_;
+};
+
+// The bytes of the top-level member `key` of the JSON object in `text` (the value exactly as
+// written, whitespace inside it included), or nullopt when `text` is not an object holding `key`.
+std::optional<std::string_view> RawMember(std::string_view text, std::string_view key);
+
+}  // namespace fusebox::vpic_sim

@@ -1,0 +1,583 @@
+#include "server.h"
+
+#include <fmt/format.h>
+#include <sys/resource.h>
+
+#include <array>
+#include <chrono>
+#include <cstdio>
+#include <exception>
+#include <tuple>
+#include <utility>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/ip/address.hpp>
+#include <boost/asio/ssl/stream_base.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/stream_traits.hpp>
+#include <boost/beast/core/string.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/write.hpp>
+#include <boost/beast/ssl/ssl_stream.hpp>
+#include <boost/json/serialize.hpp>
+
+#include "embedded_files.h"
+
+namespace fusebox::vpic_sim {
+namespace {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = asio::ip::tcp;
+
+constexpr auto kUseTuple = asio::as_tuple(asio::use_awaitable);
+constexpr std::string_view kJson = "application/json; charset=utf-8";
+constexpr std::string_view kControlPrefix = "/__control/";
+constexpr std::size_t kHeaderLimit = std::size_t{16} * 1024;
+constexpr std::uint64_t kBodyLimit = std::uint64_t{1024} * 1024;
+
+// What a client gets in `garbage` mode: 200, a JSON content type, and a body that is not JSON
+// (the kind of page a misconfigured proxy serves).
+constexpr std::string_view kGarbageBody =
+    "<!DOCTYPE html>\n<html><head><title>Results returned successfully</title></head>"
+    "<body><h1>Service</h1><p>This is not JSON.</p></body></html>\n";
+
+void LogException(const std::exception_ptr& e) {
+  if (!e) {
+    return;
+  }
+  try {
+    std::rethrow_exception(e);
+  } catch (const std::exception& ex) {
+    fmt::print(stderr, "vpic-sim: connection error: {}\n", ex.what());
+  } catch (...) {
+    fmt::print(stderr, "vpic-sim: connection error\n");
+  }
+}
+
+std::string ToLower(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) {
+    if (c >= 'A' && c <= 'Z') {
+      c = static_cast<char>(c - 'A' + 'a');
+    }
+  }
+  return out;
+}
+
+std::string_view PathOf(std::string_view target) { return target.substr(0, target.find('?')); }
+
+http::response<http::string_body> MakeResponse(unsigned status, std::string body,
+                                               std::string_view content_type, bool keep_alive,
+                                               unsigned version) {
+  http::response<http::string_body> res;
+  res.version(version);
+  res.result(status);
+  res.set(http::field::content_type, content_type);
+  res.keep_alive(keep_alive);
+  res.body() = std::move(body);
+  res.prepare_payload();
+  return res;
+}
+
+http::response<http::string_body> JsonResponse(unsigned status, const boost::json::object& body,
+                                               bool keep_alive, unsigned version) {
+  return MakeResponse(status, boost::json::serialize(body), kJson, keep_alive, version);
+}
+
+std::string ErrorBodyFor(int status, std::optional<int> retry_after_s) {
+  boost::json::object body;
+  if (status == 429) {
+    body["message"] =
+        fmt::format("Too many requests. Please retry after {} seconds.", retry_after_s.value_or(1));
+  } else {
+    body["message"] = "An error has occurred.";
+  }
+  body["messageDetail"] = fmt::format("vpic-sim injected fault: HTTP {}", status);
+  return boost::json::serialize(body);
+}
+
+// The raw head of a response whose body the server writes itself (truncated, drip).
+std::string RawHead(unsigned status, std::string_view content_type, std::size_t content_length,
+                    bool keep_alive) {
+  return fmt::format(
+      "HTTP/1.1 {} {}\r\nContent-Type: {}\r\nContent-Length: {}\r\n"
+      "Connection: {}\r\n\r\n",
+      status, std::string_view(http::obsolete_reason(http::int_to_status(status))), content_type,
+      content_length, keep_alive ? "keep-alive" : "close");
+}
+
+// Items in a batch form's DATA field (what the batch asks vPIC to decode).
+std::int64_t BatchItems(std::string_view form) {
+  const std::string data = FormValue(form, "DATA").value_or("");
+  std::int64_t n = 0;
+  std::string_view rest = data;
+  while (!rest.empty()) {
+    const std::size_t semi = rest.find(';');
+    const std::string_view item = rest.substr(0, semi);
+    rest = semi == std::string_view::npos ? std::string_view() : rest.substr(semi + 1);
+    if (!NormalizeVin(item.substr(0, item.find(','))).empty()) {
+      ++n;
+    }
+  }
+  return n;
+}
+
+struct HostPort {
+  std::string host;  // as written (IPv6 with brackets)
+  std::string bare;  // without brackets
+  std::uint16_t port = 0;
+};
+
+std::optional<HostPort> SplitListen(std::string_view listen) {
+  const std::size_t colon = listen.rfind(':');
+  if (colon == std::string_view::npos || colon == 0) {
+    return std::nullopt;
+  }
+  HostPort hp;
+  hp.host = std::string(listen.substr(0, colon));
+  hp.bare = hp.host;
+  if (hp.bare.size() >= 2 && hp.bare.front() == '[' && hp.bare.back() == ']') {
+    hp.bare = hp.bare.substr(1, hp.bare.size() - 2);
+  }
+  const std::string_view port = listen.substr(colon + 1);
+  unsigned value = 0;
+  if (port.empty() || port.size() > 5) {
+    return std::nullopt;
+  }
+  for (char c : port) {
+    if (c < '0' || c > '9') {
+      return std::nullopt;
+    }
+    value = value * 10 + static_cast<unsigned>(c - '0');
+  }
+  if (value > 65535) {
+    return std::nullopt;
+  }
+  hp.port = static_cast<std::uint16_t>(value);
+  return hp;
+}
+
+}  // namespace
+
+Result<std::uint64_t, ConfigError> RaiseOpenFileLimit() {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0) {
+    return ConfigError{"RLIMIT_NOFILE", "getrlimit(RLIMIT_NOFILE) failed"};
+  }
+  if (limit.rlim_cur < limit.rlim_max) {
+    limit.rlim_cur = limit.rlim_max;
+    if (setrlimit(RLIMIT_NOFILE, &limit) != 0) {
+      return ConfigError{"RLIMIT_NOFILE", "setrlimit(RLIMIT_NOFILE) failed"};
+    }
+  }
+  return static_cast<std::uint64_t>(limit.rlim_cur);
+}
+
+std::optional<ConfigError> ServerOptions::Validate() const {
+  if (!SplitListen(listen)) {
+    return ConfigError{"listen", fmt::format("listen must be HOST:PORT with PORT in [0, 65535], "
+                                             "got '{}'",
+                                             listen)};
+  }
+  if (auto e = faults.Validate()) {
+    return e;
+  }
+  for (const Phase& phase : schedule.phases) {
+    if (auto e = phase.spec.Validate()) {
+      return e;
+    }
+  }
+  if (reference_year < 1981 || reference_year > 2100) {
+    return ConfigError{
+        "reference_year",
+        fmt::format("reference_year must be in [1981, 2100], got {}", reference_year)};
+  }
+  if (tls && (tls->cert_path.empty() || tls->key_path.empty())) {
+    return ConfigError{tls->cert_path.empty() ? "tls-cert" : "tls-key",
+                       "TLS needs both a certificate and a key file"};
+  }
+  return std::nullopt;
+}
+
+Result<std::unique_ptr<Server>, ConfigError> Server::Create(ServerOptions options) {
+  if (auto e = options.Validate()) {
+    return *e;
+  }
+  const std::optional<HostPort> split = SplitListen(options.listen);
+  if (!split) {
+    return ConfigError{"listen", "listen must be HOST:PORT"};  // Validate() said so already
+  }
+  const HostPort& hp = *split;
+  auto recordings = Recordings::Load(EmbeddedFiles());
+  if (!recordings) {
+    return recordings.error();
+  }
+  std::unique_ptr<Server> server(new Server(std::move(options), std::move(*recordings)));
+
+  boost::system::error_code ec;
+  asio::ip::address address =
+      asio::ip::make_address(hp.bare == "localhost" ? "127.0.0.1" : hp.bare, ec);
+  if (ec) {
+    tcp::resolver resolver(server->ioc_);
+    auto results = resolver.resolve(hp.bare, "", ec);
+    if (ec || results.empty()) {
+      return ConfigError{"listen", fmt::format("cannot resolve host '{}'", hp.bare)};
+    }
+    address = results.begin()->endpoint().address();
+  }
+  const tcp::endpoint endpoint(address, hp.port);
+  tcp::acceptor& acceptor = server->acceptor_;
+  if (acceptor.open(endpoint.protocol(), ec);
+      !ec && (acceptor.set_option(asio::socket_base::reuse_address(true), ec), !ec) &&
+      (acceptor.bind(endpoint, ec), !ec) &&
+      (acceptor.listen(asio::socket_base::max_listen_connections, ec), !ec)) {
+    server->port_ = acceptor.local_endpoint(ec).port();
+  }
+  if (ec) {
+    return ConfigError{
+        "listen", fmt::format("cannot listen on {}: {}", server->options_.listen, ec.message())};
+  }
+  server->host_ = hp.host;
+
+  if (const std::optional<TlsFiles>& tls_files = server->options_.tls; tls_files.has_value()) {
+    const TlsFiles& tls = *tls_files;
+    auto ctx = std::make_unique<asio::ssl::context>(asio::ssl::context::tls_server);
+    ctx->set_options(asio::ssl::context::default_workarounds | asio::ssl::context::no_sslv2 |
+                         asio::ssl::context::no_sslv3 | asio::ssl::context::no_tlsv1 |
+                         asio::ssl::context::no_tlsv1_1,
+                     ec);
+    ctx->use_certificate_chain_file(tls.cert_path, ec);
+    if (ec) {
+      return ConfigError{"tls-cert", fmt::format("cannot load the certificate '{}': {}",
+                                                 tls.cert_path, ec.message())};
+    }
+    ctx->use_private_key_file(tls.key_path, asio::ssl::context::pem, ec);
+    if (ec) {
+      return ConfigError{"tls-key", fmt::format("cannot load the private key '{}': {}",
+                                                tls.key_path, ec.message())};
+    }
+    server->ssl_ = std::move(ctx);
+  }
+  asio::co_spawn(server->ioc_, server->AcceptLoop(), LogException);
+  return server;
+}
+
+Server::Server(ServerOptions options, Recordings recordings)
+    : options_(std::move(options)),
+      clock_(options_.clock != nullptr ? options_.clock : &DefaultClock()),
+      start_(clock_->Now()),
+      recordings_(std::move(recordings)),
+      api_(recordings_, ApiOptions{.reference_year = options_.reference_year}),
+      engine_(options_.faults, options_.schedule, options_.seed),
+      acceptor_(ioc_) {}
+
+Server::~Server() {
+  Stop();
+  boost::system::error_code ec;
+  acceptor_.close(ec);
+}
+
+std::string Server::url() const {
+  return fmt::format("{}://{}:{}", ssl_ ? "https" : "http", host_, port_);
+}
+
+void Server::Run() { ioc_.run(); }
+
+void Server::Start() {
+  thread_ = std::thread([this] { ioc_.run(); });
+}
+
+void Server::Stop() {
+  ioc_.stop();
+  if (thread_.joinable() && thread_.get_id() != std::this_thread::get_id()) {
+    thread_.join();
+  }
+}
+
+Micros Server::Now() const {
+  return std::chrono::duration_cast<std::chrono::microseconds>(clock_->Now() - start_).count();
+}
+
+asio::awaitable<void> Server::AcceptLoop() {
+  for (;;) {
+    auto [ec, socket] = co_await acceptor_.async_accept(kUseTuple);
+    if (ec == asio::error::operation_aborted || !acceptor_.is_open()) {
+      co_return;
+    }
+    if (ec) {
+      // Out of descriptors (or a connection that died before accept): back off briefly rather
+      // than spin, and keep serving the connections already open.
+      asio::steady_timer pause(co_await asio::this_coro::executor, std::chrono::milliseconds(50));
+      co_await pause.async_wait(kUseTuple);
+      continue;
+    }
+    socket.set_option(tcp::no_delay(true), ec);
+    if (ssl_) {
+      asio::co_spawn(ioc_, ServeTls(std::move(socket)), LogException);
+    } else {
+      asio::co_spawn(ioc_, ServePlain(std::move(socket)), LogException);
+    }
+  }
+}
+
+asio::awaitable<void> Server::ServePlain(tcp::socket socket) {
+  beast::tcp_stream stream(std::move(socket));
+  co_await ServeHttp(stream);
+}
+
+asio::awaitable<void> Server::ServeTls(tcp::socket socket) {
+  beast::ssl_stream<beast::tcp_stream> stream(std::move(socket), *ssl_);
+  beast::get_lowest_layer(stream).expires_after(std::chrono::seconds(10));
+  auto [ec] = co_await stream.async_handshake(asio::ssl::stream_base::server, kUseTuple);
+  beast::get_lowest_layer(stream).expires_never();
+  if (ec) {
+    co_return;
+  }
+  co_await ServeHttp(stream);
+}
+
+template <class Stream>
+asio::awaitable<void> Server::ServeHttp(Stream& stream) {
+  beast::flat_buffer buffer;
+  for (;;) {
+    http::request_parser<http::string_body> parser;
+    parser.header_limit(kHeaderLimit);
+    parser.body_limit(kBodyLimit);
+    auto [ec, bytes] = co_await http::async_read_header(stream, buffer, parser, kUseTuple);
+    if (!ec && !parser.is_done()) {
+      // curl and others wait for "100 Continue" before sending a large body.
+      const auto expect = parser.get()[http::field::expect];
+      if (beast::iequals(expect, "100-continue")) {
+        static constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
+        std::tie(ec, bytes) =
+            co_await asio::async_write(stream, asio::buffer(kContinue), kUseTuple);
+      }
+      if (!ec) {
+        std::tie(ec, bytes) = co_await http::async_read(stream, buffer, parser, kUseTuple);
+      }
+    }
+    if (ec) {
+      if (ec.category() == http::make_error_code(http::error::bad_target).category() &&
+          ec != http::error::end_of_stream && ec != http::error::partial_message) {
+        boost::json::object body;
+        body["message"] = "The request is invalid.";
+        body["messageDetail"] = ec.message();
+        auto res = JsonResponse(400, body, false, 11);
+        co_await http::async_write(stream, res, kUseTuple);
+      }
+      co_return;
+    }
+    const Request& request = parser.get();
+    bool keep_alive = request.keep_alive();
+    if (ToLower(PathOf(request.target())).starts_with(kControlPrefix)) {
+      Response res = HandleControl(request);
+      auto [wec, written] = co_await http::async_write(stream, res, kUseTuple);
+      if (wec) {
+        co_return;
+      }
+    } else {
+      keep_alive = co_await ServeDecode(stream, request) && keep_alive;
+    }
+    if (!keep_alive) {
+      boost::system::error_code ignored;
+      beast::get_lowest_layer(stream).socket().shutdown(tcp::socket::shutdown_send, ignored);
+      co_return;
+    }
+  }
+}
+
+template <class Stream>
+asio::awaitable<bool> Server::ServeDecode(Stream& stream, const Request& request) {
+  const std::string_view target(request.target().data(), request.target().size());
+  const std::optional<Endpoint> endpoint = RouteOf(target);
+  stats_.CountRequest(endpoint ? ToString(*endpoint) : std::string_view("other"));
+  if (endpoint == Endpoint::kDecodeVinValuesBatch) {
+    stats_.CountBatchVins(BatchItems(request.body()));
+  }
+  InFlight in_flight(stats_);
+  const Decision decision = engine_.Admit(Now(), stats_.in_flight());
+  stats_.CountFault(decision.label);
+  const bool keep_alive = request.keep_alive();
+  const unsigned version = request.version();
+
+  if (decision.action == Action::kHang) {
+    // Never answer; the request stays in flight until the client (or Stop) closes the
+    // connection. Reading on is how a closed connection is noticed.
+    std::array<char, 1024> scratch{};
+    for (;;) {
+      auto [ec, n] = co_await stream.async_read_some(asio::buffer(scratch), kUseTuple);
+      if (ec) {
+        co_return false;
+      }
+    }
+  }
+  if (decision.delay > 0) {
+    asio::steady_timer timer(co_await asio::this_coro::executor,
+                             std::chrono::microseconds(decision.delay));
+    co_await timer.async_wait(kUseTuple);
+  }
+
+  auto answer = [&]() {
+    const ApiResponse r = api_.Handle(
+        {.method = std::string_view(request.method_string().data(), request.method_string().size()),
+         .target = target,
+         .body = request.body()});
+    Response res = MakeResponse(r.status, r.body, r.content_type, keep_alive, version);
+    if (!r.allow.empty()) {
+      res.set(http::field::allow, r.allow);
+    }
+    return res;
+  };
+
+  switch (decision.action) {
+    case Action::kAnswer: {
+      Response res = answer();
+      auto [ec, n] = co_await http::async_write(stream, res, kUseTuple);
+      co_return !ec;
+    }
+    case Action::kError:
+    case Action::kReject: {
+      Response res = MakeResponse(static_cast<unsigned>(decision.status),
+                                  ErrorBodyFor(decision.status, decision.retry_after_s), kJson,
+                                  keep_alive, version);
+      if (decision.retry_after_s) {
+        res.set(http::field::retry_after, std::to_string(*decision.retry_after_s));
+      }
+      auto [ec, n] = co_await http::async_write(stream, res, kUseTuple);
+      co_return !ec;
+    }
+    case Action::kGarbage: {
+      Response res = MakeResponse(200, std::string(kGarbageBody), kJson, keep_alive, version);
+      auto [ec, n] = co_await http::async_write(stream, res, kUseTuple);
+      co_return !ec;
+    }
+    case Action::kReset: {
+      auto& socket = beast::get_lowest_layer(stream).socket();
+      boost::system::error_code ignored;
+      socket.set_option(asio::socket_base::linger(true, 0), ignored);
+      socket.close(ignored);
+      co_return false;
+    }
+    case Action::kTruncated: {
+      const Response full = answer();
+      const std::string& body = full.body();
+      std::string wire = RawHead(full.result_int(), kJson, body.size(), false);
+      wire.append(body, 0, body.size() / 2);
+      co_await asio::async_write(stream, asio::buffer(wire), kUseTuple);
+      auto& socket = beast::get_lowest_layer(stream).socket();
+      boost::system::error_code ignored;
+      socket.shutdown(tcp::socket::shutdown_both, ignored);
+      socket.close(ignored);
+      co_return false;
+    }
+    case Action::kDrip: {
+      const Response full = answer();
+      const std::string& body = full.body();
+      const std::string head = RawHead(full.result_int(), kJson, body.size(), keep_alive);
+      auto [hec, hn] = co_await asio::async_write(stream, asio::buffer(head), kUseTuple);
+      if (hec) {
+        co_return false;
+      }
+      asio::steady_timer timer(co_await asio::this_coro::executor);
+      const auto step = static_cast<std::size_t>(decision.drip_bytes);
+      for (std::size_t at = 0; at < body.size(); at += step) {
+        if (at > 0) {
+          timer.expires_after(std::chrono::microseconds(decision.drip_interval));
+          co_await timer.async_wait(kUseTuple);
+        }
+        const std::size_t n = std::min(step, body.size() - at);
+        auto [ec, written] =
+            co_await asio::async_write(stream, asio::buffer(body.data() + at, n), kUseTuple);
+        if (ec) {
+          co_return false;
+        }
+      }
+      co_return true;
+    }
+    case Action::kHang:
+      break;
+  }
+  co_return false;
+}
+
+Server::Response Server::HandleControl(const Request& request) {
+  const bool keep_alive = request.keep_alive();
+  const unsigned version = request.version();
+  const std::string path = ToLower(PathOf(request.target()));
+  const bool get = request.method() == http::verb::get;
+  const bool post = request.method() == http::verb::post;
+  auto method_not_allowed = [&](std::string_view allow) {
+    boost::json::object body;
+    body["error"] = "method_not_allowed";
+    body["message"] = fmt::format("{} accepts {}", path, allow);
+    Response res = JsonResponse(405, body, keep_alive, version);
+    res.set(http::field::allow, allow);
+    return res;
+  };
+  std::string source;
+  const Micros now = Now();
+  if (path == "/__control/stats") {
+    if (!get) {
+      return method_not_allowed("GET");
+    }
+    boost::json::object body = stats_.ToJson();
+    body["uptime_ms"] = now / kMicrosPerMilli;
+    body["fault"] = FaultSpecToJson(engine_.Effective(now, &source));
+    body["fault_source"] = source;
+    return JsonResponse(200, body, keep_alive, version);
+  }
+  if (path == "/__control/faults") {
+    if (get) {
+      boost::json::object body;
+      body["fault"] = FaultSpecToJson(engine_.Effective(now, &source));
+      body["fault_source"] = source;
+      return JsonResponse(200, body, keep_alive, version);
+    }
+    if (!post) {
+      return method_not_allowed("GET, POST");
+    }
+    auto spec = ParseFaultJson(request.body());
+    if (!spec) {
+      boost::json::object body;
+      body["error"] = "invalid_fault";
+      body["field"] = spec.error().field;
+      body["message"] = spec.error().message;
+      return JsonResponse(400, body, keep_alive, version);
+    }
+    engine_.SetOverride(*spec);
+    boost::json::object body;
+    body["ok"] = true;
+    body["fault"] = FaultSpecToJson(*spec);
+    body["fault_source"] = "control";
+    return JsonResponse(200, body, keep_alive, version);
+  }
+  if (path == "/__control/reset") {
+    if (!post) {
+      return method_not_allowed("POST");
+    }
+    engine_.Reset(now);
+    stats_.Reset();
+    boost::json::object body;
+    body["ok"] = true;
+    body["fault"] = FaultSpecToJson(engine_.Effective(now, &source));
+    body["fault_source"] = source;
+    return JsonResponse(200, body, keep_alive, version);
+  }
+  boost::json::object body;
+  body["error"] = "not_found";
+  body["message"] =
+      "control endpoints: GET /__control/stats, GET|POST /__control/faults, "
+      "POST /__control/reset";
+  return JsonResponse(404, body, keep_alive, version);
+}
+
+}  // namespace fusebox::vpic_sim

@@ -1,0 +1,140 @@
+// apps/vpic-sim/server.h
+//
+// The vpic-sim HTTP(S) server: vPIC's decode endpoints (vpic_api.h) behind the fault engine
+// (fault.h), plus the control API that tests and demos drive:
+//
+//   GET  /__control/stats    counters (stats.h), the fault in force and where it comes from
+//   GET  /__control/faults   the fault in force, as POST accepts it
+//   POST /__control/faults   JSON such as {"mode":"error","status":503}: in force until a reset
+//   POST /__control/reset    back to the startup fault, schedule restarted, counters zeroed
+//
+// Control requests are never faulted or counted. Bad control JSON answers 400 with
+// {"error": "invalid_fault", "field": <the field>, "message": ...}.
+//
+// One thread runs one Asio io_context; every connection is a C++20 coroutine (no thread per
+// connection), so thousands of hanging connections cost a few KiB each.
+//
+// Thread safety: Create, port() and url() from one thread; Stop() from any thread (it only asks
+// the io_context to stop, so it returns at once even with hanging connections). Everything
+// else happens on the server's I/O thread. Time: schedule phases and capacity relapses read the
+// injected Clock (default fusebox::DefaultClock()); latencies and drips wait on Asio
+// steady_timers (real time).
+//
+// Example:
+//   auto server = Server::Create({.listen = "127.0.0.1:0"});
+//   if (!server) { return Fail(server.error()); }
+//   (*server)->Start();                    // serves on a background thread
+//   Get((*server)->url() + "/api/vehicles/DecodeVinValues/1FTMW1T88MFA00001?format=json");
+//   (*server)->Stop();
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl/context.hpp>
+#include <boost/beast/http/message.hpp>
+#include <boost/beast/http/string_body.hpp>
+
+#include "fault.h"
+#include "fusebox/clock.h"
+#include "fusebox/status.h"
+#include "recordings.h"
+#include "stats.h"
+#include "vpic_api.h"
+
+namespace fusebox::vpic_sim {
+
+struct TlsFiles {
+  std::string cert_path;  // PEM certificate chain
+  std::string key_path;   // PEM private key
+};
+
+struct ServerOptions {
+  // "HOST:PORT" (IPv6 as "[::1]:8080"); port 0 picks a free port. Default "127.0.0.1:0".
+  std::string listen = "127.0.0.1:0";
+  // Serve HTTPS with these files. Default: plain HTTP.
+  std::optional<TlsFiles> tls;
+  // The startup fault. Default: ok.
+  FaultSpec faults;
+  // Phases relative to the server's start. Default: none.
+  Schedule schedule;
+  // Seeds latency draws. Default 1; any value.
+  std::uint64_t seed = 1;
+  // See DecodeOptions::reference_year. Default 2026; range [1981, 2100].
+  int reference_year = 2026;
+  // Time for schedule phases and relapses; must outlive the server. Default: DefaultClock().
+  const Clock* clock = nullptr;
+
+  // The first bad field (listen syntax, faults, phases, reference_year, TLS paths), or nullopt.
+  // Whether the address can be bound and the files loaded is only known at Create().
+  std::optional<ConfigError> Validate() const;
+};
+
+// Raises the open-file soft limit to the hard limit; returns the new soft limit (or the error).
+Result<std::uint64_t, ConfigError> RaiseOpenFileLimit();
+
+class Server {
+ public:
+  // Validates the options, loads the recordings, binds and listens (so port() is known), and
+  // queues the accept loop; nothing is served until Run() or Start().
+  static Result<std::unique_ptr<Server>, ConfigError> Create(ServerOptions options);
+
+  ~Server();
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  std::uint16_t port() const { return port_; }
+  // "http://HOST:PORT" or "https://HOST:PORT", HOST as given in `listen`.
+  std::string url() const;
+
+  // Serves on the calling thread until Stop().
+  void Run();
+  // Serves on a background thread (joined by Stop() or the destructor).
+  void Start();
+  // Stops serving: pending requests and hanging connections are dropped. Idempotent.
+  void Stop();
+
+  boost::asio::any_io_executor executor() { return ioc_.get_executor(); }
+
+ private:
+  using Response = boost::beast::http::response<boost::beast::http::string_body>;
+  using Request = boost::beast::http::request<boost::beast::http::string_body>;
+
+  explicit Server(ServerOptions options, Recordings recordings);
+
+  boost::asio::awaitable<void> AcceptLoop();
+  boost::asio::awaitable<void> ServePlain(boost::asio::ip::tcp::socket socket);
+  boost::asio::awaitable<void> ServeTls(boost::asio::ip::tcp::socket socket);
+  template <class Stream>
+  boost::asio::awaitable<void> ServeHttp(Stream& stream);
+  // Answers one decode request; returns whether the connection may carry another.
+  template <class Stream>
+  boost::asio::awaitable<bool> ServeDecode(Stream& stream, const Request& request);
+
+  Response HandleControl(const Request& request);
+  Micros Now() const;
+
+  ServerOptions options_;
+  const Clock* clock_;
+  TimePoint start_;
+  Recordings recordings_;
+  VpicApi api_;
+  FaultEngine engine_;
+  Stats stats_;
+  std::string host_;
+  std::uint16_t port_ = 0;
+  // Declared before ioc_: coroutine frames that the io_context destroys refer to these.
+  std::unique_ptr<boost::asio::ssl::context> ssl_;
+  boost::asio::io_context ioc_{1};
+  boost::asio::ip::tcp::acceptor acceptor_;
+  std::thread thread_;
+};
+
+}  // namespace fusebox::vpic_sim

@@ -1,0 +1,158 @@
+// Both cache backends: get/put, LRU bound, and for SQLite: created with its directory on first
+// run, WAL mode, survives a reopen, and a broken file is reported, not fatal.
+#include "cache.h"
+
+#include <sqlite3.h>
+
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "decode.h"
+
+namespace {
+
+using vin_gateway::CacheEntry;
+using vin_gateway::WallTime;
+
+std::filesystem::path TempDir(const std::string& name) {
+  const auto dir = std::filesystem::temp_directory_path() / ("vin_gateway_" + name);
+  std::filesystem::remove_all(dir);
+  return dir;
+}
+
+CacheEntry Entry(const std::string& payload, int seconds = 0) {
+  return {payload, WallTime(std::chrono::seconds(1'700'000'000 + seconds))};
+}
+
+class CacheBackendTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  std::unique_ptr<vin_gateway::Cache> Make(std::uint64_t max_entries) {
+    if (GetParam() == "memory") {
+      return vin_gateway::MakeMemoryCache(max_entries);
+    }
+    dir_ = TempDir("cache_backend");
+    return vin_gateway::MakeSqliteCache((dir_ / "c.sqlite").string(), max_entries);
+  }
+  void TearDown() override {
+    if (!dir_.empty()) {
+      std::filesystem::remove_all(dir_);
+    }
+  }
+  std::filesystem::path dir_;
+};
+
+TEST_P(CacheBackendTest, ReturnsWhatWasPutWithItsFetchTime) {
+  auto cache = Make(10);
+  EXPECT_FALSE(cache->Get("A").has_value());
+  cache->Put("A", Entry("{\"a\":1}", 5));
+  auto got = cache->Get("A");
+  ASSERT_TRUE(got.has_value());
+  EXPECT_EQ(got->payload, "{\"a\":1}");
+  EXPECT_EQ(got->fetched_at, Entry("", 5).fetched_at);
+  EXPECT_TRUE(cache->Stats().healthy);
+}
+
+TEST_P(CacheBackendTest, PutReplacesAnEntry) {
+  auto cache = Make(10);
+  cache->Put("A", Entry("old"));
+  cache->Put("A", Entry("new", 9));
+  EXPECT_EQ(cache->Get("A")->payload, "new");
+  EXPECT_EQ(cache->Stats().entries, 1U);
+}
+
+TEST_P(CacheBackendTest, EvictsTheLeastRecentlyUsedBeyondMaxEntries) {
+  auto cache = Make(2);
+  cache->Put("A", Entry("a"));
+  cache->Put("B", Entry("b"));
+  ASSERT_TRUE(cache->Get("A").has_value());  // A is now more recent than B
+  cache->Put("C", Entry("c"));
+  EXPECT_TRUE(cache->Get("A").has_value());
+  EXPECT_FALSE(cache->Get("B").has_value());
+  EXPECT_TRUE(cache->Get("C").has_value());
+  EXPECT_EQ(cache->Stats().entries, 2U);
+  EXPECT_EQ(cache->Stats().evictions, 1U);
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, CacheBackendTest, ::testing::Values("memory", "sqlite"));
+
+TEST(SqliteCacheTest, CreatesItsDirectoryAndFileInWalMode) {
+  const auto dir = TempDir("sqlite_create");
+  const auto file = dir / "var" / "vin-cache.sqlite";
+  {
+    auto cache = vin_gateway::MakeSqliteCache(file.string(), 100);
+    EXPECT_TRUE(cache->Stats().healthy) << cache->Stats().error;
+    cache->Put("A", Entry("a"));
+  }
+  ASSERT_TRUE(std::filesystem::exists(file));
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(file.string().c_str(), &db), SQLITE_OK);
+  sqlite3_stmt* stmt = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(db, "PRAGMA journal_mode", -1, &stmt, nullptr), SQLITE_OK);
+  ASSERT_EQ(sqlite3_step(stmt), SQLITE_ROW);
+  EXPECT_STREQ(reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0)), "wal");
+  sqlite3_finalize(stmt);
+  sqlite3_close(db);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(SqliteCacheTest, EntriesSurviveAReopen) {
+  const auto dir = TempDir("sqlite_reopen");
+  const auto file = (dir / "c.sqlite").string();
+  vin_gateway::MakeSqliteCache(file, 100)->Put("A", Entry("a", 3));
+  auto reopened = vin_gateway::MakeSqliteCache(file, 100);
+  EXPECT_EQ(reopened->Stats().entries, 1U);
+  ASSERT_TRUE(reopened->Get("A").has_value());
+  EXPECT_EQ(reopened->Get("A")->payload, "a");
+  std::filesystem::remove_all(dir);
+}
+
+TEST(SqliteCacheTest, BrokenFileIsReportedAndBehavesAsAnEmptyCache) {
+  const auto dir = TempDir("sqlite_broken");
+  std::filesystem::create_directories(dir);
+  const auto file = dir / "c.sqlite";
+  std::ofstream(file, std::ios::binary) << std::string(4096, '\x7f');
+  auto cache = vin_gateway::MakeSqliteCache(file.string(), 100);
+  const vin_gateway::CacheStats stats = cache->Stats();
+  EXPECT_FALSE(stats.healthy);
+  EXPECT_FALSE(stats.error.empty());
+  cache->Put("A", Entry("a"));
+  EXPECT_FALSE(cache->Get("A").has_value());
+  std::filesystem::remove_all(dir);
+}
+
+TEST(DecodeSerializationTest, RoundTrips) {
+  vin_gateway::Decode d;
+  d.vin = "1FTMW1T88MFA00001";
+  d.model_year = 2021;
+  d.vehicle = {{"make", "FORD"}, {"plant_city", "DEARBORN"}};
+  d.upstream_codes = {1, 400};
+  d.fetched_at = WallTime(std::chrono::milliseconds(1'700'000'000'123));
+  auto back = vin_gateway::DeserializeDecode(vin_gateway::SerializeDecode(d));
+  ASSERT_TRUE(back.has_value());
+  EXPECT_EQ(back->vin, d.vin);
+  EXPECT_EQ(back->model_year, 2021);
+  EXPECT_EQ(back->vehicle, d.vehicle);
+  EXPECT_EQ(back->upstream_codes, d.upstream_codes);
+  EXPECT_EQ(back->fetched_at, d.fetched_at);
+  EXPECT_FALSE(vin_gateway::DeserializeDecode("{\"v\":2}").has_value());
+}
+
+TEST(DecodeSerializationTest, FormatsRfc3339InUtc) {
+  EXPECT_EQ(vin_gateway::FormatRfc3339(WallTime(std::chrono::seconds(1'714'521'600))),
+            "2024-05-01T00:00:00Z");
+}
+
+TEST(SanitizeUtf8Test, ReplacesInvalidSequences) {
+  EXPECT_EQ(vin_gateway::SanitizeUtf8("a\xC3\xA9"), "a\xC3\xA9");
+  EXPECT_EQ(vin_gateway::SanitizeUtf8("a\xFF"
+                                      "b"),
+            "a\xEF\xBF\xBD"
+            "b");
+  EXPECT_EQ(vin_gateway::SanitizeUtf8("\xC3"), "\xEF\xBF\xBD");
+}
+
+}  // namespace

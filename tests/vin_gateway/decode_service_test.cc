@@ -1,0 +1,509 @@
+// The decode path against a fake upstream: order of work, classification, breaker, budget,
+// cache and stale serving, single-flight, bulkhead, rate limit, batch, and 429 handling.
+// Budgets are Asio timers (real time), so they are short; the breaker, the rate limiter and the
+// cache TTL run on manual clocks.
+#include "decode_service.h"
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+
+#include "cache.h"
+#include "fusebox/bulkhead.h"
+#include "fusebox/circuit_breaker.h"
+#include "fusebox/testing/manual_clock.h"
+#include "gateway_metrics.h"
+#include "rate_limiter.h"
+#include "vin_gateway/fake_vpic_client.h"
+#include "vin_gateway/manual_wall_clock.h"
+
+namespace {
+
+namespace net = boost::asio;
+using namespace std::chrono_literals;
+using vin_gateway::DecodeAnswer;
+using vin_gateway::GatewayStatus;
+using vin_gateway::Source;
+using vin_gateway::testing::FakeVpicClient;
+using Mode = FakeVpicClient::Mode;
+
+constexpr char kVin[] = "1FTMW1T88MFA00001";
+// Valid VINs (tests/data/vin-vectors.tsv), distinct from kVin.
+const std::vector<std::string> kOthers = {
+    "137ZA903X1E412677", "19XFC1F7XGE028370", "1C4RJEAG2EC476429", "1D7RB1CP8BS798034",
+    "1D7RB1CT1BS488952", "1GB0C4EGXGZ280783", "1GNKRHKD2GJ223195", "1N4BL3AP5DN508203",
+    "19UUA65694A043249", "19XFB4F24DE547421", "1FAHP3FN8AW139719", "1GKEV13728J123735",
+    "1GT020CG4EF828544", "1GYFC56299R410242", "1YVHZ8DH0C5M33844", "1ZVBP8CF4E5242560",
+    "19VDE2E5XEE644230", "2A4GM684X6R632476", "2B3KA43G27H825762", "2C3CDYAGXDH825982"};
+
+struct Options {
+  fusebox::Duration call_timeout = 2s;
+  fusebox::Duration cooldown = 20s;
+  std::uint32_t failure_threshold = 3;
+  std::uint32_t max_in_flight = 16;
+  double rate = 0;
+  double burst = 40;
+  std::unique_ptr<vin_gateway::Cache> cache = nullptr;
+};
+
+class Harness {
+ public:
+  explicit Harness(Options options = {}) {
+    fusebox::CircuitBreakerConfig config;
+    config.failure_threshold = options.failure_threshold;
+    config.call_timeout = options.call_timeout;
+    config.cooldown = options.cooldown;
+    config.half_open_successes = 1;
+    breaker = std::move(fusebox::CircuitBreaker::Create("vpic", config, {.clock = &clock}).value());
+    bulkhead = std::move(
+        fusebox::Bulkhead::Create("vpic", {.max_concurrent = options.max_in_flight}).value());
+    cache = options.cache ? std::move(options.cache) : vin_gateway::MakeMemoryCache(1000);
+    limiter = std::make_unique<vin_gateway::RateLimiter>(options.rate, options.burst, clock);
+    service = std::make_unique<vin_gateway::DecodeService>(
+        vin_gateway::DecodeServiceDeps{*cache, client, *breaker, *bulkhead, *limiter, clock, wall,
+                                       metrics},
+        vin_gateway::DecodeServiceOptions{.cache_ttl = 24h});
+  }
+
+  // Starts a decode; its answer lands in the returned slot once the io_context runs it.
+  std::shared_ptr<std::optional<DecodeAnswer>> Start(std::string vin, int year = 0,
+                                                     std::string client_address = "10.0.0.1") {
+    auto slot = std::make_shared<std::optional<DecodeAnswer>>();
+    net::co_spawn(io, service->Decode(std::move(vin), year, std::move(client_address)),
+                  [slot](std::exception_ptr error, DecodeAnswer answer) {
+                    if (!error) {
+                      *slot = std::move(answer);
+                    }
+                  });
+    return slot;
+  }
+
+  DecodeAnswer Decode(std::string vin, int year = 0, std::string client_address = "10.0.0.1") {
+    auto slot = Start(std::move(vin), year, std::move(client_address));
+    io.restart();
+    io.run();
+    EXPECT_TRUE(slot->has_value());
+    return slot->value_or(DecodeAnswer{});
+  }
+
+  std::vector<DecodeAnswer> Batch(std::vector<std::string> vins, int year = 0,
+                                  std::string client_address = "10.0.0.1") {
+    std::vector<DecodeAnswer> out;
+    net::co_spawn(io, service->DecodeBatch(std::move(vins), year, std::move(client_address)),
+                  [&out](std::exception_ptr error, std::vector<DecodeAnswer> answers) {
+                    if (!error) {
+                      out = std::move(answers);
+                    }
+                  });
+    io.restart();
+    io.run();
+    return out;
+  }
+
+  // Runs ready work without waiting for timers (requests pile up on held calls).
+  void Poll() {
+    io.restart();
+    io.poll();
+  }
+
+  void Trip() {
+    client.mode = Mode::kStatus;
+    client.status = 503;
+    for (std::uint32_t i = 0; i < breaker->config().failure_threshold; ++i) {
+      Decode(kOthers.at(i));
+    }
+    ASSERT_EQ(breaker->state(), fusebox::State::kOpen);
+  }
+
+  fusebox::testing::ManualClock clock;
+  vin_gateway::testing::ManualWallClock wall;
+  FakeVpicClient client;
+  std::unique_ptr<fusebox::CircuitBreaker> breaker;
+  std::unique_ptr<fusebox::Bulkhead> bulkhead;
+  std::unique_ptr<vin_gateway::Cache> cache;
+  std::unique_ptr<vin_gateway::RateLimiter> limiter;
+  vin_gateway::GatewayMetrics metrics;
+  net::io_context io;
+  std::unique_ptr<vin_gateway::DecodeService> service;  // last: uses everything above
+};
+
+TEST(DecodeServiceTest, InvalidVinNeverReachesUpstreamOrBreaker) {
+  Harness h;
+  const DecodeAnswer answer = h.Decode("1FTMW1T88MFA0000O");
+  EXPECT_EQ(answer.status, GatewayStatus::kVinInvalid);
+  EXPECT_EQ(answer.http_status(), 422U);
+  ASSERT_EQ(answer.problems.size(), 1U);
+  EXPECT_EQ(answer.problems[0].position, 17);
+  EXPECT_EQ(h.client.calls, 0);
+  EXPECT_EQ(h.breaker->Snapshot().calls, 0U);
+}
+
+TEST(DecodeServiceTest, LiveDecodeIsServedAndCached) {
+  Harness h;
+  const DecodeAnswer answer = h.Decode(" 1ftmw1t88-mfa00001 ");
+  EXPECT_EQ(answer.status, GatewayStatus::kOk);
+  EXPECT_EQ(answer.source, Source::kLive);
+  EXPECT_EQ(answer.vin, kVin);
+  ASSERT_TRUE(answer.decode);
+  EXPECT_EQ(answer.decode->vehicle.at("make"), "FORD");
+  EXPECT_EQ(answer.decode->vehicle.at("vehicle_type"), "TRUCK");
+  EXPECT_EQ(answer.decode->upstream_codes, std::vector<int>{0});
+  EXPECT_EQ(answer.check_digit, vin_gateway::CheckDigit::kValid);
+  EXPECT_EQ(h.cache->Stats().entries, 1U);
+}
+
+TEST(DecodeServiceTest, FreshCacheHitMakesNoUpstreamCall) {
+  Harness h;
+  h.Decode(kVin);
+  const DecodeAnswer again = h.Decode(kVin);
+  EXPECT_EQ(again.status, GatewayStatus::kOk);
+  EXPECT_EQ(again.source, Source::kCache);
+  EXPECT_FALSE(again.stale);
+  EXPECT_EQ(h.client.calls, 1);
+}
+
+TEST(DecodeServiceTest, EntryOlderThanTtlIsDecodedLiveAgain) {
+  Harness h;
+  h.Decode(kVin);
+  h.wall.Advance(25h);
+  const DecodeAnswer again = h.Decode(kVin);
+  EXPECT_EQ(again.source, Source::kLive);
+  EXPECT_EQ(h.client.calls, 2);
+}
+
+TEST(DecodeServiceTest, ModelYearIsPartOfTheCacheKey) {
+  Harness h;
+  h.Decode(kVin);
+  const DecodeAnswer with_year = h.Decode(kVin, 2021);
+  EXPECT_EQ(with_year.source, Source::kLive);
+  EXPECT_EQ(h.client.calls, 2);
+}
+
+TEST(DecodeServiceTest, CheckDigitMismatchStillDecodes) {
+  Harness h;
+  const DecodeAnswer answer = h.Decode("WBA3A5C51CF256987");
+  EXPECT_EQ(answer.status, GatewayStatus::kOk);
+  EXPECT_EQ(answer.check_digit, vin_gateway::CheckDigit::kMismatch);
+  EXPECT_EQ(h.client.calls, 1);
+}
+
+TEST(DecodeServiceTest, SparseAnswerIsASuccess) {
+  Harness h;
+  h.client.mode = Mode::kSparse;
+  const DecodeAnswer answer = h.Decode(kVin);
+  EXPECT_EQ(answer.status, GatewayStatus::kOk);
+  EXPECT_EQ(answer.decode->upstream_codes, std::vector<int>{6});
+  EXPECT_EQ(h.breaker->Snapshot().succeeded, 1U);
+}
+
+TEST(DecodeServiceTest, ServerErrorIsUpstreamErrorNeverInvalid) {
+  Harness h;
+  h.client.mode = Mode::kStatus;
+  h.client.status = 500;
+  const DecodeAnswer answer = h.Decode(kVin);
+  EXPECT_EQ(answer.status, GatewayStatus::kUpstreamError);
+  EXPECT_EQ(answer.http_status(), 502U);
+  EXPECT_TRUE(answer.problems.empty());
+  EXPECT_EQ(h.breaker->Snapshot().failed, 1U);
+}
+
+TEST(DecodeServiceTest, BodyThatIsNotVpicJsonIsAFailure) {
+  Harness h;
+  h.client.mode = Mode::kGarbage;
+  EXPECT_EQ(h.Decode(kVin).status, GatewayStatus::kUpstreamError);
+  EXPECT_EQ(h.breaker->Snapshot().failed, 1U);
+  EXPECT_EQ(h.metrics.upstream_calls(vin_gateway::UpstreamResult::kBadBody), 1U);
+}
+
+TEST(DecodeServiceTest, ResetIsAFailure) {
+  Harness h;
+  h.client.mode = Mode::kReset;
+  EXPECT_EQ(h.Decode(kVin).status, GatewayStatus::kUpstreamError);
+  EXPECT_EQ(h.metrics.upstream_calls(vin_gateway::UpstreamResult::kTransport), 1U);
+}
+
+TEST(DecodeServiceTest, AnswerForAnotherVinIsAFailureAndIsNotCached) {
+  Harness h;
+  h.client.mode = Mode::kWrongVin;
+  EXPECT_EQ(h.Decode(kVin).status, GatewayStatus::kUpstreamError);
+  EXPECT_EQ(h.cache->Stats().entries, 0U);
+}
+
+TEST(DecodeServiceTest, HungUpstreamAnswersUpstreamSlowAtTheBudget) {
+  Harness h({.call_timeout = 60ms});
+  h.client.mode = Mode::kHang;
+  const DecodeAnswer answer = h.Decode(kVin);
+  EXPECT_EQ(answer.status, GatewayStatus::kUpstreamSlow);
+  EXPECT_EQ(answer.http_status(), 504U);
+  EXPECT_EQ(h.breaker->Snapshot().timeouts, 1U);
+  EXPECT_EQ(h.client.cancelled, 1);  // the call was aborted, not abandoned
+}
+
+TEST(DecodeServiceTest, ThreeFailuresOpenTheBreakerAndTheNextCallFailsFast) {
+  Harness h;
+  h.Trip();
+  const DecodeAnswer answer = h.Decode(kVin);
+  EXPECT_EQ(answer.status, GatewayStatus::kCircuitOpen);
+  EXPECT_EQ(answer.http_status(), 503U);
+  EXPECT_EQ(vin_gateway::RetryAfterSeconds(answer.retry_after), 20);
+  EXPECT_EQ(h.client.calls, 3);
+}
+
+TEST(DecodeServiceTest, LastGoodDecodeIsServedStaleWhenTheBreakerIsOpen) {
+  Harness h;
+  h.Decode(kVin);
+  h.wall.Advance(25h);  // past the TTL: a live decode is needed
+  h.Trip();
+  const DecodeAnswer answer = h.Decode(kVin);
+  EXPECT_EQ(answer.status, GatewayStatus::kCircuitOpen);
+  EXPECT_TRUE(answer.stale);
+  EXPECT_EQ(answer.source, Source::kCache);
+  EXPECT_EQ(answer.http_status(), 200U);
+  EXPECT_EQ(answer.message, vin_gateway::kStaleMessage);
+  ASSERT_TRUE(answer.decode);
+  EXPECT_EQ(answer.decode->vehicle.at("model"), "F-150");
+}
+
+TEST(DecodeServiceTest, LastGoodDecodeIsServedStaleWhenTheUpstreamIsSlow) {
+  Harness h({.call_timeout = 60ms});
+  h.Decode(kVin);
+  h.wall.Advance(25h);
+  h.client.mode = Mode::kHang;
+  const DecodeAnswer answer = h.Decode(kVin);
+  EXPECT_EQ(answer.status, GatewayStatus::kUpstreamSlow);
+  EXPECT_TRUE(answer.stale);
+  EXPECT_EQ(answer.http_status(), 200U);
+}
+
+TEST(DecodeServiceTest, ConcurrentRequestsAtCooldownExpiryMakeExactlyOneUpstreamCall) {
+  Harness h;
+  h.Trip();
+  const int before = h.client.calls;
+  h.clock.Advance(20s);
+  h.client.mode = Mode::kOk;
+  h.client.hold = true;
+  std::vector<std::shared_ptr<std::optional<DecodeAnswer>>> answers;
+  for (int i = 0; i < 20; ++i) {
+    answers.push_back(h.Start(kOthers.at(static_cast<std::size_t>(i))));
+  }
+  h.Poll();
+  EXPECT_EQ(h.client.calls, before + 1);
+  h.client.Release();
+  h.io.restart();
+  h.io.run();
+  int ok = 0;
+  int half_open = 0;
+  for (const auto& answer : answers) {
+    ASSERT_TRUE(answer->has_value());
+    ok += (*answer)->status == GatewayStatus::kOk ? 1 : 0;
+    half_open += (*answer)->status == GatewayStatus::kCircuitHalfOpen ? 1 : 0;
+  }
+  EXPECT_EQ(ok, 1);
+  EXPECT_EQ(half_open, 19);
+  EXPECT_EQ(h.client.calls, before + 1);
+  EXPECT_EQ(h.breaker->state(), fusebox::State::kClosed);
+}
+
+TEST(DecodeServiceTest, HalfOpenRejectionCarriesRetryAfterOfAtLeastOneSecond) {
+  Harness h;
+  h.Trip();
+  h.clock.Advance(20s);
+  h.client.mode = Mode::kOk;
+  h.client.hold = true;
+  auto probe = h.Start(kOthers.at(5));
+  h.Poll();
+  const DecodeAnswer extra = [&] {
+    auto slot = h.Start(kOthers.at(6));
+    h.Poll();
+    return slot->value_or(DecodeAnswer{});
+  }();
+  EXPECT_EQ(extra.status, GatewayStatus::kCircuitHalfOpen);
+  EXPECT_GE(vin_gateway::RetryAfterSeconds(extra.retry_after), 1);
+  h.client.Release();
+  h.io.restart();
+  h.io.run();
+  EXPECT_EQ(probe->value_or(DecodeAnswer{}).status, GatewayStatus::kOk);
+}
+
+TEST(DecodeServiceTest, BatchNeverTakesTheProbe) {
+  Harness h;
+  h.Trip();
+  h.clock.Advance(20s);
+  h.client.mode = Mode::kOk;
+  const int before = h.client.calls;
+  const std::vector<DecodeAnswer> batch = h.Batch({kOthers.at(7), kOthers.at(8)});
+  ASSERT_EQ(batch.size(), 2U);
+  EXPECT_EQ(batch[0].status, GatewayStatus::kCircuitHalfOpen);
+  EXPECT_EQ(batch[1].status, GatewayStatus::kCircuitHalfOpen);
+  EXPECT_EQ(h.client.calls, before);
+  // The probe slot is still there for an interactive request.
+  EXPECT_EQ(h.Decode(kOthers.at(9)).status, GatewayStatus::kOk);
+  EXPECT_EQ(h.breaker->state(), fusebox::State::kClosed);
+}
+
+TEST(DecodeServiceTest, ThirtyIdenticalRequestsMakeOneUpstreamCall) {
+  Harness h;
+  h.client.hold = true;
+  std::vector<std::shared_ptr<std::optional<DecodeAnswer>>> answers;
+  for (int i = 0; i < 30; ++i) {
+    answers.push_back(h.Start(kVin));
+  }
+  h.Poll();
+  h.client.Release();
+  h.io.restart();
+  h.io.run();
+  EXPECT_EQ(h.client.calls, 1);
+  int joined = 0;
+  for (const auto& answer : answers) {
+    ASSERT_TRUE(answer->has_value());
+    EXPECT_EQ((*answer)->status, GatewayStatus::kOk);
+    joined += (*answer)->joined ? 1 : 0;
+  }
+  EXPECT_EQ(joined, 29);
+  EXPECT_EQ(h.metrics.joins(), 29U);
+}
+
+TEST(DecodeServiceTest, FollowersShareAFailureWithoutCallingAgain) {
+  Harness h({.call_timeout = 60ms});
+  h.client.mode = Mode::kHang;
+  auto first = h.Start(kVin);
+  auto second = h.Start(kVin);
+  h.io.run();
+  EXPECT_EQ(first->value_or(DecodeAnswer{}).status, GatewayStatus::kUpstreamSlow);
+  EXPECT_EQ(second->value_or(DecodeAnswer{}).status, GatewayStatus::kUpstreamSlow);
+  EXPECT_EQ(h.client.calls, 1);
+}
+
+TEST(DecodeServiceTest, FullBulkheadIsOverloadedBeforeTheBreakerIsAsked) {
+  Harness h({.max_in_flight = 1});
+  h.client.hold = true;
+  auto first = h.Start(kOthers.at(0));
+  h.Poll();
+  auto second = h.Start(kOthers.at(1));
+  h.Poll();
+  ASSERT_TRUE(second->has_value());
+  EXPECT_EQ((*second)->status, GatewayStatus::kOverloaded);
+  EXPECT_EQ((*second)->http_status(), 503U);
+  EXPECT_GE(vin_gateway::RetryAfterSeconds((*second)->retry_after), 1);
+  EXPECT_EQ(h.breaker->Snapshot().calls, 1U);  // only the first asked the breaker
+  h.client.Release();
+  h.io.restart();
+  h.io.run();
+  EXPECT_EQ(first->value_or(DecodeAnswer{}).status, GatewayStatus::kOk);
+}
+
+TEST(DecodeServiceTest, EmptyBucketIsRateLimitedWithoutAnUpstreamCall) {
+  Harness h({.rate = 1, .burst = 1});
+  EXPECT_EQ(h.Decode(kOthers.at(0)).status, GatewayStatus::kOk);
+  const DecodeAnswer limited = h.Decode(kOthers.at(1));
+  EXPECT_EQ(limited.status, GatewayStatus::kRateLimited);
+  EXPECT_EQ(limited.http_status(), 429U);
+  EXPECT_EQ(vin_gateway::RetryAfterSeconds(limited.retry_after), 1);
+  EXPECT_EQ(h.client.calls, 1);
+  // Another client has its own bucket.
+  EXPECT_EQ(h.Decode(kOthers.at(1), 0, "10.0.0.2").status, GatewayStatus::kOk);
+}
+
+TEST(DecodeServiceTest, CacheHitsTakeNoRateToken) {
+  Harness h({.rate = 1, .burst = 1});
+  h.Decode(kVin);
+  EXPECT_EQ(h.Decode(kVin).status, GatewayStatus::kOk);
+  EXPECT_EQ(h.Decode(kVin).status, GatewayStatus::kOk);
+}
+
+TEST(DecodeServiceTest, TooManyRequestsMeansRetryAfterFromThe429AsMinimumCooldown) {
+  Harness h({.cooldown = 1s, .failure_threshold = 1});
+  h.client.mode = Mode::kStatus;
+  h.client.status = 429;
+  h.client.retry_after = 30s;
+  EXPECT_EQ(h.Decode(kOthers.at(0)).status, GatewayStatus::kUpstreamError);
+  ASSERT_EQ(h.breaker->state(), fusebox::State::kOpen);
+  h.clock.Advance(2s);  // past the breaker's own cooldown, not past the 429's
+  h.client.mode = Mode::kOk;
+  const DecodeAnswer answer = h.Decode(kOthers.at(1));
+  EXPECT_EQ(answer.status, GatewayStatus::kCircuitOpen);
+  EXPECT_EQ(vin_gateway::RetryAfterSeconds(answer.retry_after), 28);
+  EXPECT_EQ(h.client.calls, 1);
+  h.clock.Advance(28s);
+  EXPECT_EQ(h.Decode(kOthers.at(1)).status, GatewayStatus::kOk);
+  EXPECT_EQ(h.client.calls, 2);
+}
+
+TEST(DecodeServiceTest, ClientThatGoesAwayDoesNotCancelTheUpstreamCall) {
+  Harness h;
+  h.client.hold = true;
+  net::cancellation_signal cancel;
+  bool finished = false;
+  net::co_spawn(
+      h.io, h.service->Decode(kVin, 0, "10.0.0.1"),
+      net::bind_cancellation_slot(
+          cancel.slot(), [&finished](std::exception_ptr, DecodeAnswer) { finished = true; }));
+  h.Poll();
+  ASSERT_EQ(h.client.waiting(), 1U);
+  cancel.emit(net::cancellation_type::terminal);
+  h.Poll();
+  EXPECT_TRUE(finished);
+  h.client.Release();
+  h.io.restart();
+  h.io.run();
+  EXPECT_EQ(h.breaker->Snapshot().succeeded, 1U);
+  EXPECT_EQ(h.cache->Stats().entries, 1U);
+}
+
+TEST(DecodeServiceTest, BrokenCacheFileStillServesLiveDecodes) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / "vin_gateway_broken_cache_test";
+  std::filesystem::create_directories(dir);
+  const std::filesystem::path file = dir / "cache.sqlite";
+  {
+    std::ofstream out(file, std::ios::binary | std::ios::trunc);
+    out << std::string(8192, 'x');
+  }
+  Harness h({.cache = vin_gateway::MakeSqliteCache(file.string(), 100)});
+  EXPECT_FALSE(h.cache->Stats().healthy);
+  EXPECT_EQ(h.Decode(kVin).status, GatewayStatus::kOk);
+  EXPECT_EQ(h.Decode(kVin).source, Source::kLive);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(DecodeServiceTest, BatchAnswersInvalidLocallyHitsFromCacheAndTheRestInOneCall) {
+  Harness h;
+  h.Decode(kVin);
+  const int before = h.client.calls;
+  const std::vector<DecodeAnswer> batch =
+      h.Batch({kOthers.at(0), "NOT-A-VIN", kVin, kOthers.at(1), kOthers.at(0)});
+  ASSERT_EQ(batch.size(), 5U);
+  EXPECT_EQ(batch[0].status, GatewayStatus::kOk);
+  EXPECT_EQ(batch[0].source, Source::kLive);
+  EXPECT_EQ(batch[1].status, GatewayStatus::kVinInvalid);
+  EXPECT_EQ(batch[2].source, Source::kCache);
+  EXPECT_EQ(batch[3].vin, kOthers.at(1));
+  EXPECT_EQ(batch[3].decode->vin, kOthers.at(1));
+  EXPECT_EQ(batch[4].status, GatewayStatus::kOk);
+  EXPECT_EQ(h.client.calls, before + 1);
+  EXPECT_EQ(h.client.batch_calls, 1);
+  EXPECT_EQ(h.client.asked.size(), static_cast<std::size_t>(before) + 2U);  // deduplicated
+  EXPECT_EQ(h.breaker->Snapshot().allowed, static_cast<std::uint64_t>(before) + 1U);
+}
+
+TEST(DecodeServiceTest, BatchTakesOneTokenPerCacheMiss) {
+  Harness h({.rate = 1, .burst = 3});
+  const std::vector<DecodeAnswer> batch =
+      h.Batch({kOthers.at(0), kOthers.at(1), kOthers.at(2), kOthers.at(3)});
+  // 4 misses, bucket of 3 (the cap is the bucket size): a full bucket admits one maximal batch.
+  EXPECT_EQ(batch.at(0).status, GatewayStatus::kOk);
+  const std::vector<DecodeAnswer> again = h.Batch({kOthers.at(4)});
+  EXPECT_EQ(again.at(0).status, GatewayStatus::kRateLimited);
+}
+
+}  // namespace

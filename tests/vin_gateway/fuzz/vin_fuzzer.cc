@@ -1,0 +1,6 @@
+// libFuzzer target: the VIN normalizer and validator.
+#include "vin_gateway/fuzz/fuzz_targets.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  return vin_gateway::fuzz::VinNormalizer(data, size);
+}

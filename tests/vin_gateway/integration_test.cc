@@ -1,0 +1,578 @@
+// The gateway's promises, end to end: vpic-sim and vin-gateway run as processes on loopback
+// ports, and every assertion is made over HTTP. Upstream calls are counted by vpic-sim
+// (/__control/stats), never guessed. Time is real here (processes), so budgets and cooldowns are
+// short and waits poll for a condition with a deadline.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <boost/json/parse.hpp>
+#include <boost/json/value.hpp>
+
+#include "vin_gateway/process_harness.h"
+
+namespace {
+
+namespace json = boost::json;
+using vin_gateway::testing::ChildProcess;
+using vin_gateway::testing::Http;
+using vin_gateway::testing::HttpResult;
+
+const std::string kData = FUSEBOX_SOURCE_DIR "/tests/vin_gateway/data/";
+constexpr char kVin[] = "1FTMW1T88MFA00001";
+const std::vector<std::string> kVins = {
+    "137ZA903X1E412677", "19XFC1F7XGE028370", "1C4RJEAG2EC476429", "1D7RB1CP8BS798034",
+    "1D7RB1CT1BS488952", "1GB0C4EGXGZ280783", "1GNKRHKD2GJ223195", "1N4BL3AP5DN508203",
+    "19UUA65694A043249", "19XFB4F24DE547421", "1FAHP3FN8AW139719", "1GKEV13728J123735",
+    "1GT020CG4EF828544", "1GYFC56299R410242", "1YVHZ8DH0C5M33844", "1ZVBP8CF4E5242560",
+    "19VDE2E5XEE644230", "2A4GM684X6R632476", "2B3KA43G27H825762", "2C3CDYAGXDH825982",
+    "2C4RDGBG4FR987134", "2D4RN6DX5AR939562"};
+
+json::value Json(const HttpResult& r) {
+  boost::system::error_code ec;
+  json::value v = json::parse(r.body, ec);
+  EXPECT_FALSE(ec) << "not JSON: " << r.body;
+  return v;
+}
+
+std::string Field(const HttpResult& r, const char* name) {
+  const json::value v = Json(r);
+  if (!v.is_object() || !v.as_object().contains(name) || !v.at(name).is_string()) {
+    return "";
+  }
+  return std::string(v.at(name).as_string());
+}
+
+bool WaitUntil(const std::function<bool()>& condition, double timeout_s = 10) {
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                            std::chrono::duration<double>(timeout_s));
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (condition()) {
+      return true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return condition();
+}
+
+// Runs `n` requests at once (one thread each) and returns their results in order.
+std::vector<HttpResult> Concurrently(int n, const std::function<HttpResult(int)>& request) {
+  std::vector<HttpResult> results(static_cast<std::size_t>(n));
+  std::vector<std::thread> threads;
+  std::atomic<int> ready{0};
+  for (int i = 0; i < n; ++i) {
+    threads.emplace_back([&, i] {
+      ready.fetch_add(1);
+      while (ready.load() < n) {
+        std::this_thread::yield();
+      }
+      results[static_cast<std::size_t>(i)] = request(i);
+    });
+  }
+  for (std::thread& t : threads) {
+    t.join();
+  }
+  return results;
+}
+
+class GatewayIntegrationTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("vin_gateway_it_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override {
+    if (HasFailure()) {
+      if (gateway_) {
+        std::cerr << "---- gateway log ----\n" << gateway_->Log();
+      }
+      if (sim_) {
+        std::cerr << "---- vpic-sim log ----\n" << sim_->Log();
+      }
+    }
+    gateway_.reset();
+    sim_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+
+  void StartSim(std::vector<std::string> args = {}) {
+    std::vector<std::string> argv = {VPIC_SIM_BINARY, "--listen", "127.0.0.1:0"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    sim_ = std::make_unique<ChildProcess>(argv, std::vector<std::string>{},
+                                          (dir_ / "vpic-sim.log").string());
+    ASSERT_TRUE(sim_->started()) << sim_->Log();
+  }
+
+  // Starts the gateway in front of the sim (or `upstream`), with test-friendly defaults that
+  // `args` may override (later flags win in CLI11).
+  void StartGateway(std::vector<std::string> args = {}, std::vector<std::string> env = {},
+                    std::string upstream = "") {
+    std::vector<std::string> argv = {VIN_GATEWAY_BINARY,
+                                     "--listen",
+                                     "127.0.0.1:0",
+                                     "--upstream-url",
+                                     upstream.empty() ? sim_->url() : upstream,
+                                     "--cache",
+                                     "memory",
+                                     "--client-rate",
+                                     "0",
+                                     "--call-timeout",
+                                     "2s",
+                                     "--cooldown",
+                                     "1s"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    gateway_ = std::make_unique<ChildProcess>(argv, env, (dir_ / "gateway.log").string());
+    ASSERT_TRUE(gateway_->started()) << gateway_->Log();
+  }
+
+  HttpResult Get(const std::string& target) { return Http(gateway_->port(), "GET", target); }
+  HttpResult Decode(const std::string& vin) { return Get("/api/v1/vin/" + vin); }
+
+  void Fault(const std::string& body) {
+    ASSERT_EQ(Http(sim_->port(), "POST", "/__control/faults", body).status, 200) << body;
+  }
+  json::value SimStats() { return Json(Http(sim_->port(), "GET", "/__control/stats")); }
+  std::int64_t UpstreamCalls() { return SimStats().at("requests_total").to_number<std::int64_t>(); }
+
+  json::value Breaker() {
+    const json::value status = Json(Get("/status"));
+    return status.at("breakers").as_array().at(0);
+  }
+
+  void TripBreaker(int threshold = 3) {
+    Fault(R"({"mode":"error","status":503})");
+    for (int i = 0; i < threshold; ++i) {
+      EXPECT_EQ(Decode(kVins.at(static_cast<std::size_t>(i))).status, 502);
+    }
+    ASSERT_EQ(Breaker().at("state"), "OPEN");
+  }
+
+  void WaitForCooldown() {
+    ASSERT_TRUE(WaitUntil([&] { return Breaker().at("retry_after_s").to_number<int>() == 0; }));
+  }
+
+  std::filesystem::path dir_;
+  std::unique_ptr<ChildProcess> sim_;
+  std::unique_ptr<ChildProcess> gateway_;
+};
+
+TEST_F(GatewayIntegrationTest, DecodesThroughTheSimulatorAndServesTheCacheAfterwards) {
+  StartSim();
+  StartGateway();
+  const HttpResult live = Decode(kVin);
+  ASSERT_EQ(live.status, 200) << live.body;
+  const json::value body = Json(live);
+  EXPECT_EQ(body.at("status"), "OK");
+  EXPECT_EQ(body.at("source"), "live");
+  EXPECT_EQ(body.at("vehicle").at("make"), "FORD");
+  EXPECT_EQ(body.at("vehicle").at("model"), "F-150");
+  EXPECT_EQ(body.at("vehicle").at("vehicle_type"), "TRUCK");
+  EXPECT_FALSE(live.headers.at("x-request-id").empty());
+  const HttpResult cached = Decode(kVin);
+  EXPECT_EQ(Field(cached, "source"), "cache");
+  EXPECT_EQ(UpstreamCalls(), 1);
+}
+
+TEST_F(GatewayIntegrationTest, InvalidVinIs422AndNeverReachesTheUpstream) {
+  StartSim();
+  StartGateway();
+  const HttpResult r = Decode("1FTMW1T88MFA0000O");
+  EXPECT_EQ(r.status, 422);
+  EXPECT_EQ(Field(r, "status"), "VIN_INVALID");
+  EXPECT_EQ(Decode(std::string(70, '1')).status, 422);
+  EXPECT_EQ(UpstreamCalls(), 0);
+  EXPECT_EQ(Breaker().at("calls"), 0);
+}
+
+TEST_F(GatewayIntegrationTest, UpstreamErrorsAre502AndGarbageIsNeverInvalid) {
+  StartSim();
+  StartGateway({"--failure-threshold", "10"});
+  Fault(R"({"mode":"error","status":500})");
+  EXPECT_EQ(Field(Decode(kVins[0]), "status"), "UPSTREAM_ERROR");
+  Fault(R"({"mode":"garbage"})");
+  const HttpResult garbage = Decode(kVins[1]);
+  EXPECT_EQ(garbage.status, 502);
+  EXPECT_EQ(Field(garbage, "status"), "UPSTREAM_ERROR");
+  Fault(R"({"mode":"reset"})");
+  EXPECT_EQ(Decode(kVins[2]).status, 502);
+  Fault(R"({"mode":"truncated"})");
+  EXPECT_EQ(Decode(kVins[3]).status, 502);
+  EXPECT_EQ(Breaker().at("failed"), 4);
+}
+
+TEST_F(GatewayIntegrationTest, BadRequestsAre400) {
+  StartSim();
+  StartGateway();
+  EXPECT_EQ(Get("/api/v1/vin/" + std::string(kVin) + "?modelyear=abc").status, 400);
+  const HttpResult empty = Http(gateway_->port(), "POST", "/api/v1/vin/batch", R"({"vins":[]})");
+  EXPECT_EQ(empty.status, 400);
+  EXPECT_EQ(Field(empty, "status"), "BAD_REQUEST");
+  EXPECT_EQ(Http(gateway_->port(), "POST", "/api/v1/vin/batch", "{nope").status, 400);
+}
+
+TEST_F(GatewayIntegrationTest, HungUpstreamIsSlowAtTheBudgetWhileCachedVinsAndHealthzStayFast) {
+  StartSim();
+  StartGateway({"--call-timeout", "800ms", "--failure-threshold", "10"});
+  ASSERT_EQ(Decode(kVin).status, 200);  // cached now
+  Fault(R"({"mode":"hang"})");
+  std::thread hung_request([&] {
+    const HttpResult slow = Decode(kVins[0]);
+    EXPECT_EQ(slow.status, 504);
+    EXPECT_EQ(Field(slow, "status"), "UPSTREAM_SLOW");
+    EXPECT_GE(slow.seconds, 0.75);
+    EXPECT_LT(slow.seconds, 2.0);
+  });
+  ASSERT_TRUE(WaitUntil([&] { return SimStats().at("in_flight").to_number<int>() == 1; }));
+  for (int i = 0; i < 5; ++i) {
+    const HttpResult cached = Decode(kVin);
+    EXPECT_EQ(cached.status, 200);
+    EXPECT_LT(cached.seconds, 0.2);
+    const HttpResult health = Get("/healthz");
+    EXPECT_EQ(health.status, 200);
+    EXPECT_LT(health.seconds, 0.2);
+  }
+  hung_request.join();
+  EXPECT_EQ(Breaker().at("timeouts"), 1);
+  // The connection whose call timed out was closed, not reused: the next call opens another.
+  Fault(R"({"mode":"ok"})");
+  EXPECT_EQ(Decode(kVins[1]).status, 200);
+  const json::value status = Json(Get("/status"));
+  EXPECT_EQ(status.at("upstream").at("connections_opened"), 2);
+}
+
+TEST_F(GatewayIntegrationTest, ThreeFailuresOpenTheBreakerAndTheNextCallFailsFast) {
+  StartSim();
+  StartGateway({"--cooldown", "30s"});
+  TripBreaker();
+  const std::int64_t calls = UpstreamCalls();
+  const HttpResult r = Decode(kVins[5]);
+  EXPECT_EQ(r.status, 503);
+  EXPECT_EQ(Field(r, "status"), "CIRCUIT_OPEN");
+  ASSERT_TRUE(r.headers.contains("retry-after"));
+  const int retry_after = std::stoi(r.headers.at("retry-after"));
+  EXPECT_GE(retry_after, 29);
+  EXPECT_LE(retry_after, 30);
+  EXPECT_LT(r.seconds, 0.2);
+  EXPECT_EQ(UpstreamCalls(), calls);
+}
+
+TEST_F(GatewayIntegrationTest, TwentyConcurrentRequestsAtCooldownExpiryMakeOneUpstreamCall) {
+  StartSim();
+  StartGateway();
+  TripBreaker();
+  Fault(R"({"mode":"slow","latency_ms":400})");
+  WaitForCooldown();
+  const std::int64_t calls = UpstreamCalls();
+  const std::vector<HttpResult> results =
+      Concurrently(20, [&](int i) { return Decode(kVins.at(static_cast<std::size_t>(i))); });
+  int ok = 0;
+  int half_open = 0;
+  for (const HttpResult& r : results) {
+    ok += r.status == 200 ? 1 : 0;
+    if (Field(r, "status") == "CIRCUIT_HALF_OPEN") {
+      ++half_open;
+      EXPECT_EQ(r.status, 503);
+      EXPECT_GE(std::stoi(r.headers.at("retry-after")), 1);
+    }
+  }
+  EXPECT_EQ(ok, 1);
+  EXPECT_EQ(half_open, 19);
+  EXPECT_EQ(UpstreamCalls(), calls + 1);
+  EXPECT_EQ(Breaker().at("state"), "CLOSED");
+}
+
+TEST_F(GatewayIntegrationTest, BatchNeverTakesTheProbe) {
+  StartSim();
+  StartGateway();
+  TripBreaker();
+  Fault(R"({"mode":"ok"})");
+  WaitForCooldown();
+  const std::int64_t calls = UpstreamCalls();
+  const HttpResult batch = Http(gateway_->port(), "POST", "/api/v1/vin/batch",
+                                "{\"vins\": [\"" + kVins[10] + "\", \"" + kVins[11] + "\"]}");
+  ASSERT_EQ(batch.status, 200);
+  const json::value body = Json(batch);
+  for (const json::value& result : body.at("results").as_array()) {
+    EXPECT_EQ(result.at("status"), "CIRCUIT_HALF_OPEN");
+  }
+  EXPECT_EQ(UpstreamCalls(), calls);
+  EXPECT_EQ(Decode(kVins[12]).status, 200);  // the probe was still free
+  EXPECT_EQ(Breaker().at("state"), "CLOSED");
+}
+
+TEST_F(GatewayIntegrationTest, BatchGoesUpstreamInOneCall) {
+  StartSim();
+  StartGateway();
+  ASSERT_EQ(Decode(kVin).status, 200);
+  const HttpResult batch = Http(gateway_->port(), "POST", "/api/v1/vin/batch",
+                                "{\"vins\": [\"" + kVins[0] + "\", \"I-AM-BAD\", \"" +
+                                    std::string(kVin) + "\", \"" + kVins[1] + "\"]}");
+  ASSERT_EQ(batch.status, 200) << batch.body;
+  const json::value body = Json(batch);
+  const json::array& results = body.at("results").as_array();
+  ASSERT_EQ(results.size(), 4U);
+  EXPECT_EQ(results[0].at("status"), "OK");
+  EXPECT_EQ(results[1].at("status"), "VIN_INVALID");
+  EXPECT_EQ(results[2].at("source"), "cache");
+  EXPECT_EQ(std::string(results[3].at("vin").as_string()), kVins[1]);
+  const json::value stats = SimStats();
+  EXPECT_EQ(stats.at("requests").at("DecodeVINValuesBatch"), 1);
+  EXPECT_EQ(stats.at("batch_vins"), 2);
+}
+
+TEST_F(GatewayIntegrationTest, ThirtyIdenticalRequestsMakeOneUpstreamCall) {
+  StartSim();
+  StartGateway();
+  Fault(R"({"mode":"slow","latency_ms":400})");
+  const std::vector<HttpResult> results = Concurrently(30, [&](int) { return Decode(kVin); });
+  for (const HttpResult& r : results) {
+    EXPECT_EQ(r.status, 200);
+  }
+  EXPECT_EQ(UpstreamCalls(), 1);
+  const HttpResult metrics = Get("/metrics");
+  EXPECT_NE(metrics.body.find("vin_gateway_single_flight_joins_total 29"), std::string::npos);
+}
+
+TEST_F(GatewayIntegrationTest, LastGoodDecodeIsServedStaleWhenTheLiveDecodeIsImpossible) {
+  StartSim();
+  StartGateway({"--cache-ttl", "1s", "--cooldown", "30s"});
+  ASSERT_EQ(Decode(kVin).status, 200);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));  // let the TTL pass (wall time)
+  Fault(R"({"mode":"error","status":503})");
+  const HttpResult stale = Decode(kVin);
+  EXPECT_EQ(stale.status, 200);
+  const json::value body = Json(stale);
+  EXPECT_EQ(body.at("status"), "UPSTREAM_ERROR");
+  EXPECT_EQ(body.at("stale"), true);
+  EXPECT_EQ(body.at("source"), "cache");
+  EXPECT_EQ(body.at("message"), "Cached earlier; live refresh paused.");
+  EXPECT_EQ(body.at("vehicle").at("make"), "FORD");
+  EXPECT_EQ(Decode(kVins[0]).status, 502);
+  EXPECT_EQ(Decode(kVins[1]).status, 502);  // third failure: open
+  const HttpResult open = Decode(kVin);
+  EXPECT_EQ(open.status, 200);
+  EXPECT_EQ(Field(open, "status"), "CIRCUIT_OPEN");
+  EXPECT_EQ(Json(open).at("stale"), true);
+}
+
+TEST_F(GatewayIntegrationTest, TooManyRequestsFromVpicHoldTheBreakerOpenForItsRetryAfter) {
+  StartSim();
+  StartGateway({"--failure-threshold", "1", "--cooldown", "1s"});
+  Fault(R"({"mode":"error","status":429,"retry_after_s":30})");
+  EXPECT_EQ(Decode(kVins[0]).status, 502);
+  const HttpResult r = Decode(kVins[1]);
+  EXPECT_EQ(Field(r, "status"), "CIRCUIT_OPEN");
+  EXPECT_GE(std::stoi(r.headers.at("retry-after")), 29);
+  EXPECT_EQ(UpstreamCalls(), 1);
+}
+
+TEST_F(GatewayIntegrationTest, FullBulkheadIsOverloaded) {
+  StartSim();
+  StartGateway({"--max-in-flight", "1", "--call-timeout", "3s"});
+  Fault(R"({"mode":"slow","latency_ms":800})");
+  std::thread first([&] { EXPECT_EQ(Decode(kVins[0]).status, 200); });
+  ASSERT_TRUE(WaitUntil([&] { return SimStats().at("in_flight").to_number<int>() == 1; }));
+  const HttpResult r = Decode(kVins[1]);
+  EXPECT_EQ(r.status, 503);
+  EXPECT_EQ(Field(r, "status"), "OVERLOADED");
+  EXPECT_TRUE(r.headers.contains("retry-after"));
+  first.join();
+  EXPECT_EQ(UpstreamCalls(), 1);
+}
+
+TEST_F(GatewayIntegrationTest, ClientRateLimitAnswers429) {
+  StartSim();
+  StartGateway({"--client-rate", "0.5", "--client-burst", "2"});
+  EXPECT_EQ(Decode(kVins[0]).status, 200);
+  EXPECT_EQ(Decode(kVins[1]).status, 200);
+  const HttpResult limited = Decode(kVins[2]);
+  EXPECT_EQ(limited.status, 429);
+  EXPECT_EQ(Field(limited, "status"), "RATE_LIMITED");
+  EXPECT_GE(std::stoi(limited.headers.at("retry-after")), 1);
+  EXPECT_EQ(Decode(kVins[0]).status, 200);  // a cache hit takes no token
+  EXPECT_EQ(UpstreamCalls(), 2);
+}
+
+TEST_F(GatewayIntegrationTest, VerifiesTheUpstreamCertificate) {
+  StartSim({"--tls-cert", kData + "server.pem", "--tls-key", kData + "server.key"});
+  ASSERT_EQ(sim_->url().rfind("https://", 0), 0U) << sim_->url();
+  StartGateway({"--upstream-ca", kData + "ca.pem"});
+  const HttpResult good = Decode(kVin);
+  EXPECT_EQ(good.status, 200) << good.body;
+  EXPECT_EQ(Field(good, "source"), "live");
+  gateway_.reset();
+
+  StartGateway({"--upstream-ca", kData + "wrong-ca.pem"});
+  const HttpResult wrong_ca = Decode(kVins[0]);
+  EXPECT_EQ(wrong_ca.status, 502);
+  EXPECT_EQ(Field(wrong_ca, "status"), "UPSTREAM_ERROR");
+  // The handshake failed, so no request was written (vpic-sim's control API speaks TLS here, so
+  // the proof is the gateway's own log line).
+  EXPECT_NE(gateway_->Log().find("upstream_error=\"tls: TLS handshake"), std::string::npos)
+      << gateway_->Log();
+}
+
+TEST_F(GatewayIntegrationTest, RefusesAValidChainForTheWrongHostName) {
+  StartSim({"--tls-cert", kData + "other-name.pem", "--tls-key", kData + "other.key"});
+  StartGateway({"--upstream-ca", kData + "ca.pem"});
+  const HttpResult r = Decode(kVin);
+  EXPECT_EQ(r.status, 502);
+  EXPECT_EQ(Field(r, "status"), "UPSTREAM_ERROR");
+  EXPECT_NE(gateway_->Log().find("upstream_error=\"tls: TLS handshake"), std::string::npos)
+      << gateway_->Log();
+}
+
+TEST_F(GatewayIntegrationTest, AdminRoutesNeedTheBearerToken) {
+  StartSim();
+  StartGateway({}, {"FUSEBOX_ADMIN_TOKEN=t0ken"});
+  const std::string route = "/admin/breakers/vpic/force-open";
+  EXPECT_EQ(Http(gateway_->port(), "POST", route).status, 401);
+  EXPECT_EQ(Http(gateway_->port(), "POST", route, "", "Authorization: Bearer nope\r\n").status,
+            401);
+  EXPECT_EQ(Breaker().at("state"), "CLOSED");
+  const HttpResult ok =
+      Http(gateway_->port(), "POST", route, "", "Authorization: Bearer t0ken\r\n");
+  EXPECT_EQ(ok.status, 200);
+  EXPECT_EQ(Breaker().at("state"), "FORCED_OPEN");
+  EXPECT_EQ(Field(Decode(kVin), "status"), "CIRCUIT_OPEN");
+  EXPECT_EQ(Http(gateway_->port(), "POST", "/admin/breakers/vpic/reset", "",
+                 "Authorization: Bearer t0ken\r\n")
+                .status,
+            200);
+  EXPECT_EQ(Decode(kVin).status, 200);
+}
+
+TEST_F(GatewayIntegrationTest, AdminRoutesAre404WithoutTheEnvironmentVariable) {
+  StartSim();
+  StartGateway();
+  EXPECT_EQ(Http(gateway_->port(), "POST", "/admin/breakers/vpic/force-open", "",
+                 "Authorization: Bearer anything\r\n")
+                .status,
+            404);
+}
+
+TEST_F(GatewayIntegrationTest, RequestsAreBoundedAndErrorsAreJson) {
+  StartSim();
+  StartGateway({"--client-timeout", "300ms"});
+  const HttpResult big_headers =
+      Http(gateway_->port(), "GET", "/healthz", "", "X-Filler: " + std::string(9000, 'x') + "\r\n");
+  EXPECT_EQ(big_headers.status, 431);
+  EXPECT_EQ(Field(big_headers, "status"), "HEADERS_TOO_LARGE");
+  const HttpResult big_body =
+      Http(gateway_->port(), "POST", "/api/v1/vin/batch", std::string(70 * 1024, ' '));
+  EXPECT_EQ(big_body.status, 413);
+  EXPECT_EQ(Field(big_body, "status"), "PAYLOAD_TOO_LARGE");
+  const HttpResult missing = Get("/no/such/thing");
+  EXPECT_EQ(missing.status, 404);
+  EXPECT_EQ(Field(missing, "status"), "NOT_FOUND");
+  EXPECT_EQ(Get("/healthz").status, 200);  // the gateway serves on
+}
+
+TEST_F(GatewayIntegrationTest, SlowClientIsCutOff) {
+  StartSim();
+  StartGateway({"--client-timeout", "300ms"});
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<std::uint16_t>(gateway_->port()));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  const std::string partial = "GET /healthz HTTP/1.1\r\nHost: x\r\n";
+  ASSERT_EQ(::send(fd, partial.data(), partial.size(), MSG_NOSIGNAL),
+            static_cast<ssize_t>(partial.size()));
+  timeval tv{3, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  const auto start = std::chrono::steady_clock::now();
+  char byte = 0;
+  const ssize_t n = ::recv(fd, &byte, 1, 0);  // 0: the gateway closed the connection
+  const double waited =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ::close(fd);
+  EXPECT_LE(n, 0);
+  EXPECT_LT(waited, 2.5);
+}
+
+TEST_F(GatewayIntegrationTest, BrokenCacheFileIsReportedAndLiveDecodesContinue) {
+  StartSim();
+  const std::filesystem::path file = dir_ / "broken.sqlite";
+  std::ofstream(file, std::ios::binary) << std::string(4096, '\x01');
+  StartGateway({"--cache", "sqlite:" + file.string()});
+  const HttpResult ready = Get("/readyz");
+  EXPECT_EQ(ready.status, 200);
+  EXPECT_EQ(Json(ready).at("cache").at("healthy"), false);
+  EXPECT_EQ(Decode(kVin).status, 200);
+}
+
+TEST_F(GatewayIntegrationTest, SqliteCacheIsCreatedOnFirstRunAndSurvivesARestart) {
+  StartSim();
+  const std::filesystem::path file = dir_ / "var" / "vin-cache.sqlite";
+  StartGateway({"--cache", "sqlite:" + file.string()});
+  ASSERT_EQ(Decode(kVin).status, 200);
+  EXPECT_TRUE(std::filesystem::exists(file));
+  EXPECT_EQ(gateway_->Terminate(), 0);
+  StartGateway({"--cache", "sqlite:" + file.string()});
+  EXPECT_EQ(Field(Decode(kVin), "source"), "cache");
+  EXPECT_EQ(UpstreamCalls(), 1);
+}
+
+TEST_F(GatewayIntegrationTest, SigtermLetsInFlightRequestsFinish) {
+  StartSim();
+  StartGateway({"--shutdown-grace", "5s"});
+  Fault(R"({"mode":"slow","latency_ms":700})");
+  HttpResult in_flight;
+  std::thread request([&] { in_flight = Decode(kVin); });
+  ASSERT_TRUE(WaitUntil([&] { return SimStats().at("in_flight").to_number<int>() == 1; }));
+  const int port = gateway_->port();
+  ::kill(gateway_->pid(), SIGTERM);
+  request.join();
+  EXPECT_EQ(in_flight.status, 200);
+  EXPECT_EQ(gateway_->Terminate(5), 0);
+  EXPECT_EQ(Http(port, "GET", "/healthz").status, 0);  // no longer listening
+}
+
+TEST_F(GatewayIntegrationTest, StatusAndMetricsDescribeTheBreaker) {
+  StartSim();
+  StartGateway();
+  ASSERT_EQ(Decode(kVin).status, 200);
+  const json::value status = Json(Get("/status"));
+  EXPECT_EQ(status.at("breakers").at(0).at("name"), "vpic");
+  EXPECT_EQ(status.at("breakers").at(0).at("succeeded"), 1);
+  EXPECT_EQ(status.at("cache").at("entries"), 1);
+  const HttpResult metrics = Get("/metrics");
+  EXPECT_NE(metrics.body.find("fusebox_state{breaker=\"vpic\",state=\"CLOSED\"} 1"),
+            std::string::npos);
+  EXPECT_NE(metrics.body.find("vin_gateway_upstream_latency_seconds_count 1"), std::string::npos);
+  EXPECT_NE(gateway_->Log().find("status=OK vin=1FTMW1T88MFA00001 source=live"), std::string::npos);
+}
+
+TEST_F(GatewayIntegrationTest, UpstreamConnectionsAreKeptAlive) {
+  StartSim();
+  StartGateway();
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_EQ(Decode(kVins.at(static_cast<std::size_t>(i))).status, 200);
+  }
+  const json::value status = Json(Get("/status"));
+  EXPECT_EQ(status.at("upstream").at("connections_opened"), 1);
+  EXPECT_EQ(status.at("upstream").at("connections_reused"), 2);
+  EXPECT_EQ(UpstreamCalls(), 3);
+}
+
+}  // namespace

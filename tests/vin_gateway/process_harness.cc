@@ -1,0 +1,212 @@
+#include "vin_gateway/process_harness.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+extern char** environ;
+
+namespace vin_gateway::testing {
+namespace {
+
+double Now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+std::string Lower(std::string s) {
+  for (char& c : s) {
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  return s;
+}
+
+}  // namespace
+
+HttpResult Http(int port, const std::string& method, const std::string& target,
+                const std::string& body, const std::string& raw_extra_headers, double timeout_s) {
+  HttpResult result;
+  const double start = Now();
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) {
+    return result;
+  }
+  timeval tv{};
+  tv.tv_sec = static_cast<time_t>(timeout_s);
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<std::uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    ::close(fd);
+    result.seconds = Now() - start;
+    return result;
+  }
+  std::string request = method + " " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\n";
+  request += raw_extra_headers;
+  if (!body.empty() || method == "POST") {
+    request +=
+        "Content-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) + "\r\n";
+  }
+  request += "Connection: close\r\n\r\n" + body;
+  std::size_t sent = 0;
+  while (sent < request.size()) {
+    const ssize_t n = ::send(fd, request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
+    if (n <= 0) {
+      break;
+    }
+    sent += static_cast<std::size_t>(n);
+  }
+  std::string raw;
+  char buffer[16384];
+  for (;;) {
+    const ssize_t n = ::recv(fd, buffer, sizeof(buffer), 0);
+    if (n <= 0) {
+      break;
+    }
+    raw.append(buffer, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  result.seconds = Now() - start;
+  const std::size_t header_end = raw.find("\r\n\r\n");
+  if (raw.rfind("HTTP/1.1 ", 0) != 0 || header_end == std::string::npos) {
+    return result;
+  }
+  result.status = std::atoi(raw.c_str() + 9);
+  std::istringstream headers(raw.substr(0, header_end));
+  std::string line;
+  std::getline(headers, line);
+  while (std::getline(headers, line)) {
+    if (!line.empty() && line.back() == '\r') {
+      line.pop_back();
+    }
+    const std::size_t colon = line.find(':');
+    if (colon != std::string::npos) {
+      std::string value = line.substr(colon + 1);
+      while (!value.empty() && value.front() == ' ') {
+        value.erase(0, 1);
+      }
+      result.headers[Lower(line.substr(0, colon))] = value;
+    }
+  }
+  result.body = raw.substr(header_end + 4);
+  return result;
+}
+
+ChildProcess::ChildProcess(std::vector<std::string> argv, std::vector<std::string> env,
+                           const std::string& log_path)
+    : log_path_(log_path) {
+  int out[2];
+  if (::pipe(out) != 0) {
+    return;
+  }
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
+  posix_spawn_file_actions_addclose(&actions, out[0]);
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, log_path.c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  std::vector<char*> args;
+  for (std::string& a : argv) {
+    args.push_back(a.data());
+  }
+  args.push_back(nullptr);
+  std::vector<std::string> environment;
+  for (char** e = environ; *e != nullptr; ++e) {
+    if (std::strncmp(*e, "FUSEBOX_ADMIN_TOKEN=", 20) != 0) {
+      environment.emplace_back(*e);
+    }
+  }
+  for (std::string& e : env) {
+    environment.push_back(e);
+  }
+  std::vector<char*> envp;
+  for (std::string& e : environment) {
+    envp.push_back(e.data());
+  }
+  envp.push_back(nullptr);
+  const int rc = posix_spawn(&pid_, args[0], &actions, nullptr, args.data(), envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  ::close(out[1]);
+  stdout_fd_ = out[0];
+  if (rc != 0) {
+    pid_ = -1;
+    return;
+  }
+  // The first line: "listening on http(s)://HOST:PORT".
+  std::string line;
+  const double deadline = Now() + 20;
+  while (Now() < deadline && line.find('\n') == std::string::npos) {
+    pollfd p{stdout_fd_, POLLIN, 0};
+    if (::poll(&p, 1, 100) <= 0) {
+      continue;
+    }
+    char c = 0;
+    if (::read(stdout_fd_, &c, 1) != 1) {
+      break;
+    }
+    line += c;
+  }
+  const std::string prefix = "listening on ";
+  if (line.rfind(prefix, 0) == 0) {
+    url_ = line.substr(prefix.size());
+    while (!url_.empty() && (url_.back() == '\n' || url_.back() == '\r')) {
+      url_.pop_back();
+    }
+    port_ = std::atoi(url_.c_str() + url_.rfind(':') + 1);
+  }
+}
+
+ChildProcess::~ChildProcess() {
+  if (pid_ > 0 && !reaped_) {
+    Terminate(5);
+  }
+  if (stdout_fd_ >= 0) {
+    ::close(stdout_fd_);
+  }
+}
+
+int ChildProcess::Terminate(double timeout_s) {
+  if (pid_ <= 0 || reaped_) {
+    return -1;
+  }
+  ::kill(pid_, SIGTERM);
+  const double deadline = Now() + timeout_s;
+  int status = 0;
+  while (Now() < deadline) {
+    const pid_t done = ::waitpid(pid_, &status, WNOHANG);
+    if (done == pid_) {
+      reaped_ = true;
+      return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ::kill(pid_, SIGKILL);
+  ::waitpid(pid_, &status, 0);
+  reaped_ = true;
+  return -1;
+}
+
+std::string ChildProcess::Log() const {
+  std::ifstream in(log_path_);
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+}  // namespace vin_gateway::testing

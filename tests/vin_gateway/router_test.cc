@@ -1,0 +1,389 @@
+// The HTTP surface without sockets: routes, JSON bodies, status codes and headers, batch request
+// validation, operations endpoints, admin auth; plus the status mapping table and the log line.
+#include "router.h"
+
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/json/parse.hpp>
+
+#include "access_log.h"
+#include "decode_service.h"
+#include "fusebox/bulkhead.h"
+#include "fusebox/registry.h"
+#include "fusebox/testing/manual_clock.h"
+#include "gateway_status.h"
+#include "vin_gateway/fake_vpic_client.h"
+#include "vin_gateway/manual_wall_clock.h"
+
+namespace {
+
+namespace net = boost::asio;
+namespace json = boost::json;
+using namespace std::chrono_literals;
+using vin_gateway::GatewayStatus;
+using vin_gateway::HttpRequest;
+using vin_gateway::HttpResponse;
+
+class RouterHarness {
+ public:
+  explicit RouterHarness(std::optional<std::string> token = std::nullopt)
+      : registry(fusebox::CircuitBreakerConfig{}, {.clock = &clock}) {
+    fusebox::CircuitBreakerConfig config;
+    config.failure_threshold = 1;
+    config.cooldown = 20s;
+    (void)registry.Configure("vpic", config);
+    breaker = registry.Get("vpic").value();
+    bulkhead = std::move(fusebox::Bulkhead::Create("vpic", {.max_concurrent = 4}).value());
+    service = std::make_unique<vin_gateway::DecodeService>(
+        vin_gateway::DecodeServiceDeps{*cache, client, *breaker, *bulkhead, limiter, clock, wall,
+                                       metrics},
+        vin_gateway::DecodeServiceOptions{});
+    router = std::make_unique<vin_gateway::Router>(
+        vin_gateway::RouterDeps{*service, registry, *cache, *bulkhead, metrics, limiter, client,
+                                std::move(token), [this] { return draining; }});
+  }
+
+  HttpResponse Call(std::string method, std::string target, std::string body = "",
+                    std::string authorization = "") {
+    HttpRequest request;
+    request.method = std::move(method);
+    request.target = std::move(target);
+    request.body = std::move(body);
+    request.authorization = std::move(authorization);
+    request.client = "10.0.0.1";
+    std::optional<HttpResponse> out;
+    net::co_spawn(io, router->Handle(std::move(request)),
+                  [&out](std::exception_ptr error, HttpResponse response) {
+                    if (!error) {
+                      out = std::move(response);
+                    }
+                  });
+    io.restart();
+    io.run();
+    EXPECT_TRUE(out.has_value());
+    return out.value_or(HttpResponse{});
+  }
+
+  static json::object Body(const HttpResponse& response) {
+    boost::system::error_code ec;
+    json::value v = json::parse(response.body, ec);
+    EXPECT_FALSE(ec) << response.body;
+    return v.is_object() ? v.get_object() : json::object{};
+  }
+
+  static std::string Header(const HttpResponse& response, const std::string& name) {
+    for (const auto& [key, value] : response.headers) {
+      if (key == name) {
+        return value;
+      }
+    }
+    return "";
+  }
+
+  fusebox::testing::ManualClock clock;
+  vin_gateway::testing::ManualWallClock wall;
+  vin_gateway::testing::FakeVpicClient client;
+  fusebox::Registry registry;
+  std::shared_ptr<fusebox::CircuitBreaker> breaker;
+  std::unique_ptr<fusebox::Bulkhead> bulkhead;
+  std::unique_ptr<vin_gateway::Cache> cache = vin_gateway::MakeMemoryCache(100);
+  vin_gateway::RateLimiter limiter{0, 1, clock};
+  vin_gateway::GatewayMetrics metrics;
+  bool draining = false;
+  net::io_context io;
+  std::unique_ptr<vin_gateway::DecodeService> service;
+  std::unique_ptr<vin_gateway::Router> router;
+};
+
+TEST(StatusMappingTest, EveryStatusHasItsHttpCode) {
+  EXPECT_EQ(vin_gateway::HttpStatus(GatewayStatus::kOk), 200U);
+  EXPECT_EQ(vin_gateway::HttpStatus(GatewayStatus::kVinInvalid), 422U);
+  EXPECT_EQ(vin_gateway::HttpStatus(GatewayStatus::kCircuitOpen), 503U);
+  EXPECT_EQ(vin_gateway::HttpStatus(GatewayStatus::kCircuitHalfOpen), 503U);
+  EXPECT_EQ(vin_gateway::HttpStatus(GatewayStatus::kUpstreamSlow), 504U);
+  EXPECT_EQ(vin_gateway::HttpStatus(GatewayStatus::kUpstreamError), 502U);
+  EXPECT_EQ(vin_gateway::HttpStatus(GatewayStatus::kOverloaded), 503U);
+  EXPECT_EQ(vin_gateway::HttpStatus(GatewayStatus::kRateLimited), 429U);
+  EXPECT_EQ(vin_gateway::HttpStatus(GatewayStatus::kBadRequest), 400U);
+}
+
+TEST(StatusMappingTest, RetryAfterGoesWithTheStatusesThatPromiseIt) {
+  for (GatewayStatus s : {GatewayStatus::kCircuitOpen, GatewayStatus::kCircuitHalfOpen,
+                          GatewayStatus::kOverloaded, GatewayStatus::kRateLimited}) {
+    EXPECT_TRUE(vin_gateway::HasRetryAfter(s)) << vin_gateway::ToString(s);
+  }
+  for (GatewayStatus s : {GatewayStatus::kOk, GatewayStatus::kVinInvalid,
+                          GatewayStatus::kUpstreamSlow, GatewayStatus::kUpstreamError}) {
+    EXPECT_FALSE(vin_gateway::HasRetryAfter(s)) << vin_gateway::ToString(s);
+  }
+}
+
+TEST(StatusMappingTest, StaleStandsInOnlyForImpossibleLiveDecodes) {
+  int stale = 0;
+  for (GatewayStatus s : vin_gateway::kAllStatuses) {
+    stale += vin_gateway::AllowsStale(s) ? 1 : 0;
+  }
+  EXPECT_EQ(stale, 5);
+  EXPECT_FALSE(vin_gateway::AllowsStale(GatewayStatus::kRateLimited));
+  EXPECT_FALSE(vin_gateway::AllowsStale(GatewayStatus::kVinInvalid));
+}
+
+TEST(StatusMappingTest, UpstreamReasonsNeverReadAsInvalidInput) {
+  for (fusebox::ReasonCode code :
+       {fusebox::ReasonCode::kCircuitOpen, fusebox::ReasonCode::kCircuitHalfOpen,
+        fusebox::ReasonCode::kUpstreamSlow, fusebox::ReasonCode::kUpstreamError,
+        fusebox::ReasonCode::kOverloaded, fusebox::ReasonCode::kCancelled}) {
+    const GatewayStatus s = vin_gateway::FromReason(code);
+    EXPECT_NE(s, GatewayStatus::kVinInvalid);
+    const std::string message(vin_gateway::DefaultMessage(s));
+    EXPECT_EQ(message.find("invalid"), std::string::npos) << message;
+  }
+}
+
+TEST(StatusMappingTest, NamesAndMessagesAreDistinct) {
+  std::set<std::string> names;
+  std::set<std::string> messages;
+  for (GatewayStatus s : vin_gateway::kAllStatuses) {
+    names.emplace(vin_gateway::ToString(s));
+    messages.emplace(vin_gateway::DefaultMessage(s));
+  }
+  EXPECT_EQ(names.size(), std::size(vin_gateway::kAllStatuses));
+  EXPECT_EQ(messages.size(), std::size(vin_gateway::kAllStatuses));
+}
+
+TEST(RouterTest, DecodeAnswersTheContractFields) {
+  RouterHarness h;
+  const HttpResponse r = h.Call("GET", "/api/v1/vin/1FTMW1T88MFA00001");
+  EXPECT_EQ(r.status, 200U);
+  const json::object body = RouterHarness::Body(r);
+  EXPECT_EQ(body.at("status"), "OK");
+  EXPECT_EQ(body.at("vin"), "1FTMW1T88MFA00001");
+  EXPECT_EQ(body.at("source"), "live");
+  EXPECT_EQ(body.at("stale"), false);
+  EXPECT_EQ(body.at("check_digit"), "valid");
+  EXPECT_EQ(body.at("fetched_at"), "2024-05-01T00:00:00Z");
+  EXPECT_EQ(body.at("upstream_codes").as_array().size(), 1U);
+  const json::object& vehicle = body.at("vehicle").as_object();
+  for (const char* key :
+       {"make", "model", "model_year", "manufacturer", "vehicle_type", "body_class"}) {
+    EXPECT_TRUE(vehicle.contains(key)) << key;
+  }
+  EXPECT_EQ(vehicle.at("plant_city"), "DEARBORN");
+  EXPECT_FALSE(vehicle.contains("abs"));
+  EXPECT_FALSE(body.at("message").as_string().empty());
+}
+
+TEST(RouterTest, PathSegmentIsPercentDecodedThenNormalized) {
+  RouterHarness h;
+  const HttpResponse r = h.Call("GET", "/api/v1/vin/%201ftmw1t88-MFA%2000001%20");
+  EXPECT_EQ(r.status, 200U);
+  EXPECT_EQ(RouterHarness::Body(r).at("vin"), "1FTMW1T88MFA00001");
+}
+
+TEST(RouterTest, InvalidVinIs422WithProblems) {
+  RouterHarness h;
+  const HttpResponse r = h.Call("GET", "/api/v1/vin/1FTMW1T88MFA0000I");
+  EXPECT_EQ(r.status, 422U);
+  const json::object body = RouterHarness::Body(r);
+  EXPECT_EQ(body.at("status"), "VIN_INVALID");
+  const json::object& problem = body.at("problems").as_array().at(0).as_object();
+  EXPECT_EQ(problem.at("position"), 17);
+  EXPECT_EQ(problem.at("rule"), "charset");
+  EXPECT_EQ(h.client.calls, 0);
+}
+
+TEST(RouterTest, OverlongSegmentIs422LengthWithoutAVin) {
+  RouterHarness h;
+  const HttpResponse r = h.Call("GET", "/api/v1/vin/" + std::string(80, 'A'));
+  EXPECT_EQ(r.status, 422U);
+  const json::object body = RouterHarness::Body(r);
+  EXPECT_EQ(body.at("problems").as_array().at(0).as_object().at("rule"), "length");
+  EXPECT_FALSE(body.contains("vin"));
+}
+
+TEST(RouterTest, BadModelYearIs400) {
+  RouterHarness h;
+  const HttpResponse r = h.Call("GET", "/api/v1/vin/1FTMW1T88MFA00001?modelyear=20x1");
+  EXPECT_EQ(r.status, 400U);
+  EXPECT_EQ(RouterHarness::Body(r).at("status"), "BAD_REQUEST");
+}
+
+TEST(RouterTest, ModelYearReachesTheDecode) {
+  RouterHarness h;
+  const HttpResponse r = h.Call("GET", "/api/v1/vin/1FTMW1T88MFA00001?modelyear=2021");
+  EXPECT_EQ(RouterHarness::Body(r).at("modelyear"), 2021);
+}
+
+TEST(RouterTest, OpenBreakerIs503WithRetryAfter) {
+  RouterHarness h;
+  h.client.mode = vin_gateway::testing::FakeVpicClient::Mode::kStatus;
+  EXPECT_EQ(h.Call("GET", "/api/v1/vin/1FTMW1T88MFA00001").status, 502U);
+  const HttpResponse r = h.Call("GET", "/api/v1/vin/19XFC1F7XGE028370");
+  EXPECT_EQ(r.status, 503U);
+  EXPECT_EQ(RouterHarness::Header(r, "Retry-After"), "20");
+  EXPECT_EQ(RouterHarness::Body(r).at("status"), "CIRCUIT_OPEN");
+}
+
+TEST(RouterTest, BatchAnswersEachVinInOrder) {
+  RouterHarness h;
+  const HttpResponse r =
+      h.Call("POST", "/api/v1/vin/batch",
+             R"({"vins": ["1FTMW1T88MFA00001", "bad", "19XFC1F7XGE028370"], "modelyear": 2011})");
+  EXPECT_EQ(r.status, 200U);
+  const json::object body = RouterHarness::Body(r);
+  const json::array& results = body.at("results").as_array();
+  ASSERT_EQ(results.size(), 3U);
+  EXPECT_EQ(results[0].as_object().at("status"), "OK");
+  EXPECT_EQ(results[1].as_object().at("status"), "VIN_INVALID");
+  EXPECT_EQ(results[2].as_object().at("vin"), "19XFC1F7XGE028370");
+  EXPECT_EQ(h.client.batch_calls, 1);
+}
+
+TEST(RouterTest, BatchRequestErrorsAre400) {
+  RouterHarness h;
+  std::string fifty_one = R"({"vins": [)";
+  for (int i = 0; i < 51; ++i) {
+    fifty_one += (i == 0 ? "" : ",") + std::string("\"1FTMW1T88MFA00001\"");
+  }
+  fifty_one += "]}";
+  for (const std::string& body :
+       {std::string("not json"), std::string(R"({"vins": []})"), std::string(R"({"vin": []})"),
+        std::string(R"({"vins": [1]})"), std::string(R"({"vins": ["1FTMW1T88MFA00001"],
+        "modelyear": "soon"})"),
+        fifty_one}) {
+    const HttpResponse r = h.Call("POST", "/api/v1/vin/batch", body);
+    EXPECT_EQ(r.status, 400U) << body;
+    EXPECT_EQ(RouterHarness::Body(r).at("status"), "BAD_REQUEST");
+  }
+  EXPECT_EQ(h.client.calls, 0);
+}
+
+TEST(RouterTest, OperationsEndpoints) {
+  RouterHarness h;
+  EXPECT_EQ(h.Call("GET", "/healthz").status, 200U);
+  const HttpResponse ready = h.Call("GET", "/readyz");
+  EXPECT_EQ(ready.status, 200U);
+  const json::object ready_body = RouterHarness::Body(ready);
+  EXPECT_EQ(ready_body.at("cache").as_object().at("healthy"), true);
+  const json::object status = RouterHarness::Body(h.Call("GET", "/status"));
+  const json::object& breaker = status.at("breakers").as_array().at(0).as_object();
+  EXPECT_EQ(breaker.at("name"), "vpic");
+  EXPECT_EQ(breaker.at("state"), "CLOSED");
+  EXPECT_FALSE(breaker.contains("retry_after_s"));
+  const HttpResponse metrics = h.Call("GET", "/metrics");
+  EXPECT_EQ(metrics.content_type.rfind("text/plain", 0), 0U);
+  EXPECT_NE(metrics.body.find("fusebox_state{breaker=\"vpic\",state=\"CLOSED\"} 1"),
+            std::string::npos);
+  EXPECT_NE(metrics.body.find("vin_gateway_cache_hits_total"), std::string::npos);
+  EXPECT_NE(metrics.body.find("vin_gateway_upstream_latency_seconds_bucket"), std::string::npos);
+  EXPECT_NE(metrics.body.find("vin_gateway_single_flight_joins_total"), std::string::npos);
+}
+
+TEST(RouterTest, StatusShowsRetryAfterWhileOpen) {
+  RouterHarness h;
+  h.breaker->ForceOpen();
+  const json::object status = RouterHarness::Body(h.Call("GET", "/status"));
+  const json::object& breaker = status.at("breakers").as_array().at(0).as_object();
+  EXPECT_EQ(breaker.at("state"), "FORCED_OPEN");
+  EXPECT_EQ(breaker.at("retry_after_s"), 20);
+}
+
+TEST(RouterTest, ReadyzIs503WhileDraining) {
+  RouterHarness h;
+  h.draining = true;
+  EXPECT_EQ(h.Call("GET", "/readyz").status, 503U);
+  EXPECT_EQ(h.Call("GET", "/healthz").status, 200U);
+}
+
+TEST(RouterTest, UnknownRoutesAndMethodsAreJsonErrors) {
+  RouterHarness h;
+  const HttpResponse missing = h.Call("GET", "/nope");
+  EXPECT_EQ(missing.status, 404U);
+  EXPECT_EQ(RouterHarness::Body(missing).at("status"), "NOT_FOUND");
+  const HttpResponse method = h.Call("DELETE", "/api/v1/vin/1FTMW1T88MFA00001");
+  EXPECT_EQ(method.status, 405U);
+  EXPECT_EQ(RouterHarness::Body(method).at("status"), "METHOD_NOT_ALLOWED");
+  EXPECT_EQ(h.Call("GET", "/api/v1/vin/batch").status, 405U);
+}
+
+TEST(RouterTest, AdminRoutesAre404WithoutAToken) {
+  RouterHarness h;
+  EXPECT_EQ(h.Call("POST", "/admin/breakers/vpic/force-open", "", "Bearer x").status, 404U);
+  EXPECT_EQ(h.breaker->state(), fusebox::State::kClosed);
+}
+
+TEST(RouterTest, AdminRoutesNeedTheBearerToken) {
+  RouterHarness h("s3cret");
+  EXPECT_EQ(h.Call("POST", "/admin/breakers/vpic/force-open").status, 401U);
+  EXPECT_EQ(h.Call("POST", "/admin/breakers/vpic/force-open", "", "Bearer wrong").status, 401U);
+  EXPECT_EQ(h.Call("POST", "/admin/breakers/vpic/force-open", "", "s3cret").status, 401U);
+  EXPECT_EQ(h.breaker->state(), fusebox::State::kClosed);
+  const HttpResponse ok = h.Call("POST", "/admin/breakers/vpic/force-open", "", "Bearer s3cret");
+  EXPECT_EQ(ok.status, 200U);
+  EXPECT_EQ(h.breaker->state(), fusebox::State::kForcedOpen);
+  EXPECT_EQ(h.Call("GET", "/api/v1/vin/1FTMW1T88MFA00001").status, 503U);
+  EXPECT_EQ(h.client.calls, 0);
+}
+
+TEST(RouterTest, AdminCommandsReachTheBreaker) {
+  RouterHarness h("t");
+  const std::string auth = "Bearer t";
+  EXPECT_EQ(h.Call("POST", "/admin/breakers/vpic/disable", "", auth).status, 200U);
+  EXPECT_EQ(h.breaker->state(), fusebox::State::kDisabled);
+  EXPECT_EQ(h.Call("POST", "/admin/breakers/vpic/metrics-only", "", auth).status, 200U);
+  EXPECT_EQ(h.breaker->state(), fusebox::State::kMetricsOnly);
+  EXPECT_EQ(h.Call("POST", "/admin/breakers/vpic/force-close", "", auth).status, 200U);
+  EXPECT_EQ(h.breaker->state(), fusebox::State::kClosed);
+  EXPECT_EQ(h.Call("POST", "/admin/breakers/vpic/reset", "", auth).status, 200U);
+  EXPECT_EQ(h.Call("POST", "/admin/breakers/vpic/explode", "", auth).status, 404U);
+  EXPECT_EQ(h.Call("POST", "/admin/breakers/other/reset", "", auth).status, 404U);
+  EXPECT_EQ(h.Call("GET", "/admin/breakers/vpic/reset", "", auth).status, 405U);
+}
+
+TEST(BearerMatchesTest, ComparesTheWholeToken) {
+  EXPECT_TRUE(vin_gateway::BearerMatches("Bearer abc", "abc"));
+  EXPECT_FALSE(vin_gateway::BearerMatches("Bearer abcd", "abc"));
+  EXPECT_FALSE(vin_gateway::BearerMatches("Bearer ab", "abc"));
+  EXPECT_FALSE(vin_gateway::BearerMatches("bearer abc", "abc"));
+  EXPECT_FALSE(vin_gateway::BearerMatches("Bearer ", ""));
+}
+
+TEST(AccessLogTest, TextLineHasTheRequestFields) {
+  vin_gateway::AccessRecord r;
+  r.request_id = "abc-1";
+  r.method = "GET";
+  r.target = "/api/v1/vin/1FTMW1T88MFA00001";
+  r.client = "10.0.0.1";
+  r.http_status = 504;
+  r.status = "UPSTREAM_SLOW";
+  r.vin = "1FTMW1T88MFA00001";
+  r.upstream_latency = 7s;
+  const std::string line = vin_gateway::FormatAccessRecord(
+      r, vin_gateway::LogFormat::kText, vin_gateway::WallTime(std::chrono::seconds(1'714'521'600)));
+  EXPECT_EQ(line.rfind("2024-05-01T00:00:00.000Z info request id=abc-1", 0), 0U) << line;
+  EXPECT_NE(line.find("status=UPSTREAM_SLOW"), std::string::npos);
+  EXPECT_NE(line.find("vin=1FTMW1T88MFA00001"), std::string::npos);
+  EXPECT_NE(line.find("upstream_ms=7000.0"), std::string::npos);
+}
+
+TEST(AccessLogTest, JsonLineIsOneObject) {
+  vin_gateway::AccessRecord r;
+  r.request_id = "abc-2";
+  r.status = "OK";
+  r.source = "cache";
+  const std::string line =
+      vin_gateway::FormatAccessRecord(r, vin_gateway::LogFormat::kJson, vin_gateway::WallTime{});
+  EXPECT_EQ(line.find('\n'), std::string::npos);
+  const json::value v = json::parse(line);
+  EXPECT_EQ(v.at("request_id"), "abc-2");
+  EXPECT_EQ(v.at("source"), "cache");
+  EXPECT_TRUE(v.at("upstream_ms").is_null());
+}
+
+}  // namespace

@@ -1,0 +1,176 @@
+// VIN normalization and validation, against every row of tests/data/vin-vectors.tsv and against
+// the contract's rules one by one.
+#include "vin.h"
+
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+namespace {
+
+using vin_gateway::CheckDigit;
+using vin_gateway::ComputeCheckDigit;
+using vin_gateway::NormalizeVin;
+using vin_gateway::ValidateVin;
+using vin_gateway::VinCheck;
+
+struct VectorRow {
+  std::string vin;          // unescaped
+  std::string check_digit;  // yes, no, na
+  int line = 0;
+};
+
+// The vin column escapes control characters as \n (check_vin_vectors.py).
+std::string Unescape(const std::string& s) {
+  std::string out;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '\\' && i + 1 < s.size()) {
+      const char next = s[++i];
+      out += next == 'n' ? '\n' : next == 't' ? '\t' : next == 'r' ? '\r' : next;
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
+}
+
+std::vector<VectorRow> LoadVectors() {
+  std::ifstream in(FUSEBOX_SOURCE_DIR "/tests/data/vin-vectors.tsv");
+  std::vector<VectorRow> rows;
+  std::string line;
+  int number = 0;
+  while (std::getline(in, line)) {
+    ++number;
+    if (number == 1) {
+      continue;  // header
+    }
+    std::istringstream fields(line);
+    VectorRow row;
+    std::string vin;
+    std::getline(fields, vin, '\t');
+    std::getline(fields, row.check_digit, '\t');
+    row.vin = Unescape(vin);
+    row.line = number;
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+TEST(VinVectorsTest, EveryRowGetsTheVerdictOfItsCheckDigitColumn) {
+  const std::vector<VectorRow> rows = LoadVectors();
+  ASSERT_GE(rows.size(), 280U) << "tests/data/vin-vectors.tsv is missing or short";
+  int yes = 0;
+  int no = 0;
+  int na = 0;
+  for (const VectorRow& row : rows) {
+    const VinCheck check = ValidateVin(row.vin);
+    SCOPED_TRACE(testing::Message() << "line " << row.line << ": '" << row.vin << "'");
+    if (row.check_digit == "yes") {
+      ++yes;
+      EXPECT_TRUE(check.ok());
+      EXPECT_EQ(check.check_digit, CheckDigit::kValid);
+    } else if (row.check_digit == "no") {
+      ++no;
+      // A check digit that does not compute is never a local rejection.
+      EXPECT_TRUE(check.ok());
+      EXPECT_EQ(check.check_digit, CheckDigit::kMismatch);
+    } else {
+      ASSERT_EQ(row.check_digit, "na");
+      ++na;
+      EXPECT_FALSE(check.ok());
+      for (const auto& problem : check.problems) {
+        EXPECT_TRUE(problem.rule == "length" || problem.rule == "charset") << problem.rule;
+      }
+    }
+  }
+  EXPECT_GT(yes, 0);
+  EXPECT_GT(no, 0);
+  EXPECT_GT(na, 0);
+}
+
+TEST(VinVectorsTest, ValidRowsNormalizeToSeventeenUpperCaseCharacters) {
+  for (const VectorRow& row : LoadVectors()) {
+    if (row.check_digit == "na") {
+      continue;
+    }
+    const std::string vin = NormalizeVin(row.vin);
+    EXPECT_EQ(vin.size(), 17U) << row.vin;
+    for (char c : vin) {
+      EXPECT_TRUE(vin_gateway::IsVinChar(c)) << row.vin;
+    }
+  }
+}
+
+TEST(NormalizeVinTest, TrimsRemovesSpacesAndDashesAndUpperCases) {
+  EXPECT_EQ(NormalizeVin("  1ftmw1t88-mfa 00001\t\n"), "1FTMW1T88MFA00001");
+}
+
+TEST(NormalizeVinTest, KeepsInnerControlCharacters) { EXPECT_EQ(NormalizeVin("1\n1"), "1\n1"); }
+
+TEST(ComputeCheckDigitTest, ComputesTheIsoCheckDigit) {
+  EXPECT_EQ(ComputeCheckDigit("1FTMW1T88MFA00001"), '8');
+  EXPECT_EQ(ComputeCheckDigit("19XFC1F7XGE028370"), 'X');
+}
+
+TEST(ComputeCheckDigitTest, RefusesWrongLengthAndForeignCharacters) {
+  EXPECT_EQ(ComputeCheckDigit("1FTMW1T88MFA0000"), std::nullopt);
+  EXPECT_EQ(ComputeCheckDigit("1FTMW1T88MFA0000O"), std::nullopt);
+}
+
+TEST(ValidateVinTest, WrongCheckDigitDecodesWithMismatch) {
+  const VinCheck check = ValidateVin("WBA3A5C51CF256987");
+  EXPECT_TRUE(check.ok());
+  EXPECT_EQ(check.check_digit, CheckDigit::kMismatch);
+}
+
+TEST(ValidateVinTest, ShortVinHasOneLengthProblemAtPositionZero) {
+  const VinCheck check = ValidateVin("1J4GZB8S2T");
+  ASSERT_EQ(check.problems.size(), 1U);
+  EXPECT_EQ(check.problems[0].rule, "length");
+  EXPECT_EQ(check.problems[0].position, 0);
+  EXPECT_NE(check.problems[0].message.find("10"), std::string::npos);
+}
+
+TEST(ValidateVinTest, LetterOGetsTheOneOrZeroHintAtItsPosition) {
+  const VinCheck check = ValidateVin("1FToX186XWKA10140");
+  ASSERT_EQ(check.problems.size(), 1U);
+  EXPECT_EQ(check.problems[0].rule, "charset");
+  EXPECT_EQ(check.problems[0].position, 4);
+  EXPECT_NE(
+      check.problems[0].message.find("I, O and Q are never used in VINs; did you mean 1 or 0?"),
+      std::string::npos);
+}
+
+TEST(ValidateVinTest, PunctuationIsACharsetProblem) {
+  const VinCheck check = ValidateVin("WDBUH87J46#202412");
+  ASSERT_EQ(check.problems.size(), 1U);
+  EXPECT_EQ(check.problems[0].position, 11);
+  EXPECT_NE(check.problems[0].message.find("'#'"), std::string::npos);
+}
+
+TEST(ValidateVinTest, PositionsCountCharactersNotBytes) {
+  const VinCheck check = ValidateVin(
+      "\xC3\xA9"
+      "FTMW1T88MFA00001");  // é + 16
+  ASSERT_EQ(check.problems.size(), 1U);
+  EXPECT_EQ(check.problems[0].position, 1);
+  EXPECT_NE(check.problems[0].message.find("U+00E9"), std::string::npos);
+}
+
+TEST(ValidateVinTest, EmptyInputIsALengthProblem) {
+  const VinCheck check = ValidateVin("   ");
+  ASSERT_EQ(check.problems.size(), 1U);
+  EXPECT_EQ(check.problems[0].rule, "length");
+}
+
+TEST(ValidateVinTest, SegmentLongerThan64IsRefusedUnread) {
+  const VinCheck check = ValidateVin(std::string(65, 'A'));
+  ASSERT_EQ(check.problems.size(), 1U);
+  EXPECT_EQ(check.problems[0].rule, "length");
+  EXPECT_TRUE(check.vin.empty());
+}
+
+}  // namespace

@@ -1,0 +1,339 @@
+#include "fault.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include <boost/json/serialize.hpp>
+
+namespace fusebox::vpic_sim {
+namespace {
+
+FaultSpec MustParse(std::string_view json) {
+  auto spec = ParseFaultJson(json);
+  EXPECT_TRUE(spec.has_value()) << (spec ? "" : spec.error().message);
+  return spec ? *spec : FaultSpec{};
+}
+
+std::string ErrorField(std::string_view json) {
+  auto spec = ParseFaultJson(json);
+  return spec ? std::string("<no error>") : spec.error().field;
+}
+
+Schedule MustSchedule(std::string_view toml) {
+  auto schedule = ParseSchedule(toml, "test.toml");
+  EXPECT_TRUE(schedule.has_value()) << (schedule ? "" : schedule.error().message);
+  return schedule ? *schedule : Schedule{};
+}
+
+// ---- control JSON ----
+
+TEST(FaultJsonTest, ParsesErrorWithStatus) {
+  const FaultSpec spec = MustParse(R"({"mode":"error","status":502})");
+  EXPECT_EQ(spec.mode, FaultMode::kError);
+  EXPECT_EQ(spec.status, 502);
+  EXPECT_EQ(spec.retry_after_s, std::nullopt);
+}
+
+TEST(FaultJsonTest, ParsesSlowWithLatencyInMilliseconds) {
+  const FaultSpec spec = MustParse(R"({"mode":"slow","latency_ms":8000})");
+  EXPECT_EQ(spec.mode, FaultMode::kSlow);
+  EXPECT_EQ(spec.latency.value, 8 * kMicrosPerSecond);
+}
+
+TEST(FaultJsonTest, SlowDefaultsToFiveSeconds) {
+  EXPECT_EQ(MustParse(R"({"mode":"slow"})").latency.value, 5 * kMicrosPerSecond);
+}
+
+TEST(FaultJsonTest, TooManyRequestsDefaultsRetryAfterToOneSecond) {
+  EXPECT_EQ(MustParse(R"({"mode":"error","status":429})").retry_after_s, 1);
+  EXPECT_EQ(MustParse(R"({"mode":"error","status":429,"retry_after_s":30})").retry_after_s, 30);
+}
+
+TEST(FaultJsonTest, FragileIsCapacityWithRelapse) {
+  const FaultSpec spec = MustParse(R"({"mode":"fragile","capacity":2})");
+  EXPECT_EQ(spec.mode, FaultMode::kCapacity);
+  EXPECT_EQ(spec.capacity, 2);
+  EXPECT_EQ(spec.relapse, 5 * kMicrosPerSecond);
+}
+
+TEST(FaultJsonTest, MinAndMaxAloneMeanUniform) {
+  const FaultSpec spec = MustParse(R"({"mode":"slow","latency_min_ms":10,"latency_max_ms":20})");
+  EXPECT_EQ(spec.latency.dist, LatencyDist::kUniform);
+  EXPECT_EQ(spec.latency.min, 10 * kMicrosPerMilli);
+  EXPECT_EQ(spec.latency.max, 20 * kMicrosPerMilli);
+}
+
+TEST(FaultJsonTest, BadJsonNamesTheBody) { EXPECT_EQ(ErrorField("{\"mode\":"), "body"); }
+
+TEST(FaultJsonTest, NonObjectNamesTheBody) { EXPECT_EQ(ErrorField("[1]"), "body"); }
+
+TEST(FaultJsonTest, MissingModeNamesMode) { EXPECT_EQ(ErrorField(R"({"status":503})"), "mode"); }
+
+TEST(FaultJsonTest, UnknownModeNamesMode) {
+  EXPECT_EQ(ErrorField(R"({"mode":"explode"})"), "mode");
+}
+
+TEST(FaultJsonTest, UnknownFieldIsNamed) {
+  EXPECT_EQ(ErrorField(R"({"mode":"error","statsu":503})"), "statsu");
+}
+
+TEST(FaultJsonTest, WrongTypeNamesTheField) {
+  EXPECT_EQ(ErrorField(R"({"mode":"error","status":"503"})"), "status");
+  EXPECT_EQ(ErrorField(R"({"mode":"slow","latency_ms":"8s"})"), "latency_ms");
+  EXPECT_EQ(ErrorField(R"({"mode":7})"), "mode");
+}
+
+TEST(FaultJsonTest, OutOfRangeNamesTheField) {
+  EXPECT_EQ(ErrorField(R"({"mode":"error","status":418})"), "status");
+  EXPECT_EQ(ErrorField(R"({"mode":"flap","every":0})"), "every");
+  EXPECT_EQ(ErrorField(R"({"mode":"capacity","capacity":0})"), "capacity");
+  EXPECT_EQ(ErrorField(R"({"mode":"slow","latency_ms":-1})"), "latency_ms");
+  EXPECT_EQ(ErrorField(R"({"mode":"drip","drip_interval_ms":0})"), "drip_interval_ms");
+  EXPECT_EQ(ErrorField(R"({"mode":"slow","latency_dist":"uniform","latency_min_ms":9,)"
+                       R"("latency_max_ms":5})"),
+            "latency_max_ms");
+}
+
+TEST(FaultJsonTest, ErrorMessageNamesFieldAndRange) {
+  auto spec = ParseFaultJson(R"({"mode":"error","status":418})");
+  ASSERT_FALSE(spec.has_value());
+  EXPECT_EQ(spec.error().message, "status must be one of 429, 500, 502, 503, 504, got 418");
+}
+
+TEST(FaultJsonTest, ToJsonReadsBack) {
+  const FaultSpec spec = MustParse(
+      R"({"mode":"slow","latency_dist":"lognormal","latency_ms":250.5,"latency_sigma":0.25,)"
+      R"("latency_max_ms":4000,"status":429,"retry_after_s":7,"every":3,"capacity":9,)"
+      R"("relapse_ms":1500,"drip_bytes":2,"drip_interval_ms":100})");
+  const std::string json = boost::json::serialize(FaultSpecToJson(spec));
+  EXPECT_EQ(MustParse(json), spec) << json;
+}
+
+// ---- durations ----
+
+TEST(DurationTest, ParsesUnitsAndPlainSeconds) {
+  EXPECT_EQ(ParseDuration("250ms"), 250'000);
+  EXPECT_EQ(ParseDuration("23.3s"), 23'300'000);
+  EXPECT_EQ(ParseDuration("2m"), 120'000'000);
+  EXPECT_EQ(ParseDuration("300us"), 300);
+  EXPECT_EQ(ParseDuration("1.5"), 1'500'000);
+}
+
+TEST(DurationTest, RejectsMalformedAndNegative) {
+  EXPECT_EQ(ParseDuration(""), std::nullopt);
+  EXPECT_EQ(ParseDuration("ms"), std::nullopt);
+  EXPECT_EQ(ParseDuration("-1s"), std::nullopt);
+  EXPECT_EQ(ParseDuration("5h"), std::nullopt);
+  EXPECT_EQ(ParseDuration("1e400"), std::nullopt);
+}
+
+// ---- schedules ----
+
+TEST(ScheduleTest, ParsesPhasesInTimeOrder) {
+  const Schedule s = MustSchedule(R"(
+[[upstream.phase]]
+from = "20s"
+to = "30s"
+mode = "slow"
+latency = "8s"
+
+[[upstream.phase]]
+from = 10
+to = "20s"
+mode = "error"
+status = 502
+)");
+  ASSERT_EQ(s.phases.size(), 2U);
+  EXPECT_EQ(s.phases[0].from, 10 * kMicrosPerSecond);
+  EXPECT_EQ(s.phases[0].spec.mode, FaultMode::kError);
+  EXPECT_EQ(s.phases[0].spec.status, 502);
+  EXPECT_EQ(s.phases[1].spec.latency.value, 8 * kMicrosPerSecond);
+}
+
+TEST(ScheduleTest, AcceptsAWholeSimulatorScenario) {
+  const Schedule s = MustSchedule(R"(
+seed = 42
+duration = "90s"
+[breaker]
+trip = "consecutive"
+[traffic]
+rate = 1.0
+[upstream]
+latency = "20ms"
+[[upstream.phase]]
+from = "10s"
+to = "60s"
+mode = "fragile"
+capacity = 1
+relapse = "5s"
+)");
+  ASSERT_EQ(s.phases.size(), 1U);
+  EXPECT_EQ(s.healthy_latency, 20'000);
+  EXPECT_EQ(s.phases[0].spec.mode, FaultMode::kCapacity);
+  EXPECT_EQ(s.phases[0].spec.relapse, 5 * kMicrosPerSecond);
+}
+
+TEST(ScheduleTest, PhaseAtCoversFromButNotTo) {
+  const Schedule s = MustSchedule("[[upstream.phase]]\nfrom = 1\nto = 2\nmode = \"hang\"\n");
+  EXPECT_EQ(s.PhaseAt(999'999), nullptr);
+  EXPECT_NE(s.PhaseAt(1'000'000), nullptr);
+  EXPECT_EQ(s.PhaseAt(2'000'000), nullptr);
+}
+
+TEST(ScheduleTest, UnknownPhaseKeyIsNamedWithItsLine) {
+  auto s =
+      ParseSchedule("[[upstream.phase]]\nfrom = 1\nto = 2\nmode = \"ok\"\nlatnecy = 3\n", "f.toml");
+  ASSERT_FALSE(s.has_value());
+  EXPECT_EQ(s.error().field, "upstream.phase[1].latnecy");
+  EXPECT_NE(s.error().message.find("f.toml:5:"), std::string::npos) << s.error().message;
+}
+
+TEST(ScheduleTest, BadValueIsNamed) {
+  auto s = ParseSchedule("[[upstream.phase]]\nfrom = 1\nto = 2\nmode = \"error\"\nstatus = 200\n",
+                         "f.toml");
+  ASSERT_FALSE(s.has_value());
+  EXPECT_EQ(s.error().field, "upstream.phase[1].status");
+}
+
+TEST(ScheduleTest, OverlappingPhasesAreRefused) {
+  auto s = ParseSchedule(
+      "[[upstream.phase]]\nfrom = 1\nto = 3\nmode = \"hang\"\n"
+      "[[upstream.phase]]\nfrom = 2\nto = 4\nmode = \"ok\"\n",
+      "f.toml");
+  ASSERT_FALSE(s.has_value());
+  EXPECT_NE(s.error().message.find("overlap"), std::string::npos);
+}
+
+TEST(ScheduleTest, EmptyPhaseIsRefused) {
+  auto s = ParseSchedule("[[upstream.phase]]\nfrom = 2\nto = 2\nmode = \"hang\"\n", "f.toml");
+  ASSERT_FALSE(s.has_value());
+  EXPECT_EQ(s.error().field, "upstream.phase[1].to");
+}
+
+TEST(ScheduleTest, UnknownTopLevelKeyIsRefused) {
+  auto s = ParseSchedule("[[phase]]\nfrom = 1\nto = 2\nmode = \"ok\"\n", "f.toml");
+  ASSERT_FALSE(s.has_value());
+  EXPECT_EQ(s.error().field, "phase");
+}
+
+TEST(ScheduleTest, TomlSyntaxErrorNamesTheLine) {
+  auto s = ParseSchedule("[[upstream.phase]]\nfrom = \n", "f.toml");
+  ASSERT_FALSE(s.has_value());
+  EXPECT_NE(s.error().message.find("f.toml:2:"), std::string::npos) << s.error().message;
+}
+
+// ---- the engine ----
+
+TEST(FaultEngineTest, StartupFaultAppliesOutsidePhases) {
+  FaultEngine engine(MustParse(R"({"mode":"garbage"})"), {}, 1);
+  EXPECT_EQ(engine.Admit(0, 1).action, Action::kGarbage);
+}
+
+TEST(FaultEngineTest, SchedulePhasesFollowTime) {
+  FaultEngine engine({}, MustSchedule("[[upstream.phase]]\nfrom = 10\nto = 20\nmode = \"error\"\n"),
+                     1);
+  EXPECT_EQ(engine.Admit(9'999'999, 1).action, Action::kAnswer);
+  EXPECT_EQ(engine.Admit(10'000'000, 1).action, Action::kError);
+  EXPECT_EQ(engine.Admit(20'000'000, 1).action, Action::kAnswer);
+}
+
+TEST(FaultEngineTest, OverrideWinsOverTheScheduleUntilReset) {
+  FaultEngine engine({}, MustSchedule("[[upstream.phase]]\nfrom = 0\nto = 20\nmode = \"error\"\n"),
+                     1);
+  engine.SetOverride(MustParse(R"({"mode":"hang"})"));
+  std::string source;
+  EXPECT_EQ(engine.Effective(0, &source).mode, FaultMode::kHang);
+  EXPECT_EQ(source, "control");
+  engine.Reset(0);
+  EXPECT_EQ(engine.Effective(0, &source).mode, FaultMode::kError);
+  EXPECT_EQ(source, "schedule phase 1");
+}
+
+TEST(FaultEngineTest, ResetRestartsTheSchedule) {
+  FaultEngine engine({}, MustSchedule("[[upstream.phase]]\nfrom = 0\nto = 10\nmode = \"error\"\n"),
+                     1);
+  EXPECT_EQ(engine.Admit(15'000'000, 1).action, Action::kAnswer);
+  engine.Reset(15'000'000);
+  EXPECT_EQ(engine.Admit(15'000'000, 1).action, Action::kError);
+  EXPECT_EQ(engine.Admit(25'000'000, 1).action, Action::kAnswer);
+}
+
+TEST(FaultEngineTest, FlapAlternatesEveryNRequests) {
+  FaultEngine engine(MustParse(R"({"mode":"flap","every":2,"status":502})"), {}, 1);
+  std::vector<int> statuses;
+  for (int i = 0; i < 8; ++i) {
+    const Decision d = engine.Admit(0, 1);
+    statuses.push_back(d.action == Action::kAnswer ? 200 : d.status);
+  }
+  EXPECT_EQ(statuses, (std::vector<int>{200, 200, 502, 502, 200, 200, 502, 502}));
+}
+
+TEST(FaultEngineTest, CapacityRejectsOnlyBeyondCapacity) {
+  FaultEngine engine(MustParse(R"({"mode":"capacity","capacity":2})"), {}, 1);
+  EXPECT_EQ(engine.Admit(0, 2).action, Action::kAnswer);
+  const Decision over = engine.Admit(0, 3);
+  EXPECT_EQ(over.action, Action::kReject);
+  EXPECT_EQ(over.status, 503);
+  EXPECT_EQ(over.label, "capacity_rejected");
+  EXPECT_EQ(engine.Admit(0, 1).action, Action::kAnswer);
+}
+
+TEST(FaultEngineTest, CapacityRelapseFailsEverythingForTheRelapse) {
+  FaultEngine engine(MustParse(R"({"mode":"capacity","capacity":1,"relapse_ms":5000})"), {}, 1);
+  EXPECT_EQ(engine.Admit(0, 2).action, Action::kError);
+  EXPECT_EQ(engine.Admit(4'999'999, 1).action, Action::kError);
+  EXPECT_EQ(engine.Admit(5'000'000, 1).action, Action::kAnswer);
+}
+
+TEST(FaultEngineTest, TooManyRequestsCarriesRetryAfter) {
+  FaultEngine engine(MustParse(R"({"mode":"error","status":429,"retry_after_s":12})"), {}, 1);
+  const Decision d = engine.Admit(0, 1);
+  EXPECT_EQ(d.status, 429);
+  EXPECT_EQ(d.retry_after_s, 12);
+}
+
+std::vector<Micros> Draws(const FaultSpec& spec, std::uint64_t seed, int n) {
+  FaultEngine engine(spec, {}, seed);
+  std::vector<Micros> out;
+  for (int i = 0; i < n; ++i) {
+    out.push_back(engine.Admit(0, 1).delay);
+  }
+  return out;
+}
+
+TEST(FaultEngineTest, LatencyDrawsAreSeeded) {
+  const FaultSpec spec =
+      MustParse(R"({"mode":"slow","latency_dist":"lognormal","latency_ms":100})");
+  EXPECT_EQ(Draws(spec, 7, 50), Draws(spec, 7, 50));
+  EXPECT_NE(Draws(spec, 7, 50), Draws(spec, 8, 50));
+}
+
+TEST(FaultEngineTest, UniformLatencyStaysInRange) {
+  const std::vector<Micros> draws =
+      Draws(MustParse(R"({"mode":"slow","latency_min_ms":10,"latency_max_ms":20})"), 3, 2000);
+  EXPECT_GE(*std::min_element(draws.begin(), draws.end()), 10'000);
+  EXPECT_LE(*std::max_element(draws.begin(), draws.end()), 20'000);
+  EXPECT_LT(*std::min_element(draws.begin(), draws.end()), 11'000);
+  EXPECT_GT(*std::max_element(draws.begin(), draws.end()), 19'000);
+}
+
+TEST(FaultEngineTest, LognormalLatencyHasTheGivenMedianAndCap) {
+  std::vector<Micros> draws =
+      Draws(MustParse(R"({"mode":"slow","latency_dist":"lognormal","latency_ms":100,)"
+                      R"("latency_sigma":0.5,"latency_max_ms":300})"),
+            11, 4001);
+  std::nth_element(draws.begin(), draws.begin() + 2000, draws.end());
+  EXPECT_NEAR(static_cast<double>(draws[2000]), 100'000.0, 8'000.0);
+  EXPECT_LE(*std::max_element(draws.begin(), draws.end()), 300'000);
+}
+
+TEST(FaultEngineTest, FixedLatencyIsExact) {
+  EXPECT_EQ(Draws(MustParse(R"({"mode":"slow","latency_ms":8000})"), 1, 3),
+            (std::vector<Micros>{8'000'000, 8'000'000, 8'000'000}));
+}
+
+}  // namespace
+}  // namespace fusebox::vpic_sim

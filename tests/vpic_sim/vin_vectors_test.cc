@@ -1,0 +1,201 @@
+// The error-code rules against every row of tests/data/vin-vectors.tsv. The columns that say
+// what vPIC would answer are the check-digit verdict (on the normalized VIN) and the model year:
+//   valid_check_digit  yes -> no code 1, 6 or 400;  no -> code 1;  na -> code 6 or 400
+//   expected_model_year  Y -> ModelYear Y when the WMI is registered (an unregistered WMI gets
+//                             code 7 and nothing decoded, as vPIC does);  0 -> code 11
+// The make column is a library's label, not vPIC's, so only the upper-case (vPIC-recorded)
+// makes are compared exactly; every other named WMI must merely be known.
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <boost/json/parse.hpp>
+
+#include "embedded_files.h"
+#include "recordings.h"
+#include "vin_decoder.h"
+#include "vpic_api.h"
+#include "vpic_sim/test_client.h"
+
+namespace fusebox::vpic_sim {
+namespace {
+
+constexpr DecodeOptions kOptions{.model_year = std::nullopt, .reference_year = 2026};
+
+struct VectorRow {
+  int line = 0;
+  std::string vin;  // unescaped, not normalized
+  std::string check_digit;
+  std::string model_year;
+  std::string make;
+  std::string source;
+};
+
+std::string Unescape(const std::string& text) {
+  std::string out;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '\\' && i + 1 < text.size()) {
+      const char next = text[++i];
+      out += next == 'n' ? '\n' : next == 't' ? '\t' : next == 'r' ? '\r' : next;
+    } else {
+      out += text[i];
+    }
+  }
+  return out;
+}
+
+std::vector<VectorRow> LoadRows() {
+  std::vector<VectorRow> rows;
+  std::ifstream in(VPIC_SIM_VECTORS);
+  std::string line;
+  int number = 0;
+  while (std::getline(in, line)) {
+    ++number;
+    if (number == 1) {
+      continue;  // header
+    }
+    std::vector<std::string> cells;
+    std::stringstream split(line);
+    std::string cell;
+    while (std::getline(split, cell, '\t')) {
+      cells.push_back(cell);
+    }
+    cells.resize(5);
+    rows.push_back({number, Unescape(cells[0]), cells[1], cells[2], cells[3], cells[4]});
+  }
+  return rows;
+}
+
+const std::vector<VectorRow>& Rows() {
+  static const std::vector<VectorRow> kRows = LoadRows();
+  return kRows;
+}
+
+bool Has(const VinDecode& d, int code) {
+  return std::find(d.error_codes.begin(), d.error_codes.end(), code) != d.error_codes.end();
+}
+
+TEST(VinVectorsTest, FileHasEveryRow) { EXPECT_EQ(Rows().size(), 282U); }
+
+TEST(VinVectorsTest, CheckDigitColumnDecidesCodesOneSixAnd400) {
+  for (const VectorRow& row : Rows()) {
+    const VinDecode d = DecodeVin(row.vin, kOptions);
+    SCOPED_TRACE("line " + std::to_string(row.line) + " ErrorCode " + d.ErrorCode());
+    if (row.check_digit == "yes") {
+      EXPECT_FALSE(Has(d, 1));
+      EXPECT_FALSE(Has(d, 6));
+      EXPECT_FALSE(Has(d, 400));
+    } else if (row.check_digit == "no") {
+      EXPECT_TRUE(Has(d, 1));
+      EXPECT_FALSE(Has(d, 6));
+      EXPECT_FALSE(Has(d, 400));
+    } else {
+      ASSERT_EQ(row.check_digit, "na");
+      EXPECT_TRUE(Has(d, 6) || Has(d, 400));
+    }
+  }
+}
+
+TEST(VinVectorsTest, ModelYearColumnDecidesModelYearOrCodeEleven) {
+  int checked = 0;
+  for (const VectorRow& row : Rows()) {
+    if (row.model_year.empty()) {
+      continue;
+    }
+    ++checked;
+    const VinDecode d = DecodeVin(row.vin, kOptions);
+    SCOPED_TRACE("line " + std::to_string(row.line) + " ErrorCode " + d.ErrorCode());
+    if (row.model_year == "0") {
+      EXPECT_TRUE(Has(d, 11));
+      EXPECT_EQ(d.model_year, std::nullopt);
+    } else if (d.wmi == nullptr) {
+      EXPECT_TRUE(Has(d, 7));
+      EXPECT_EQ(d.model_year, std::nullopt);
+    } else {
+      EXPECT_EQ(d.model_year, std::stoi(row.model_year));
+    }
+  }
+  EXPECT_GT(checked, 150);
+}
+
+TEST(VinVectorsTest, NamedManufacturersAreKnown) {
+  int checked = 0;
+  for (const VectorRow& row : Rows()) {
+    const std::string& make = row.make;
+    if (make.empty() || make.starts_with("country") || make.starts_with("region") ||
+        make.starts_with("small manufacturer") || make.starts_with("Dafra")) {
+      // Dafra (95V) sells no vehicles in the U.S.: vPIC answers 7 for it.
+      continue;
+    }
+    ++checked;
+    const VinDecode d = DecodeVin(row.vin, kOptions);
+    SCOPED_TRACE("line " + std::to_string(row.line) + ": " + make);
+    ASSERT_NE(d.wmi, nullptr);
+    const bool from_vpic =
+        make.find('(') == std::string::npos &&
+        std::none_of(make.begin(), make.end(), [](char c) { return c >= 'a' && c <= 'z'; });
+    if (from_vpic) {
+      EXPECT_EQ(d.wmi->make, make);
+    }
+  }
+  EXPECT_GT(checked, 150);
+}
+
+// The same check-digit rule on what the API serves (recorded answers included), for every row
+// that names a VIN (an empty path segment is a 404, as on vPIC).
+TEST(VinVectorsTest, ServedAnswersFollowTheCheckDigitColumn) {
+  auto recordings = Recordings::Load(EmbeddedFiles());
+  ASSERT_TRUE(recordings.has_value());
+  const VpicApi api(*recordings, {.reference_year = 2026});
+  for (const VectorRow& row : Rows()) {
+    if (NormalizeVin(row.vin).empty()) {
+      continue;
+    }
+    SCOPED_TRACE("line " + std::to_string(row.line));
+    const std::string target =
+        "/api/vehicles/DecodeVinValues/" + test_client::PercentEncode(row.vin) + "?format=json";
+    const ApiResponse r = api.Handle({.method = "GET", .target = target, .body = ""});
+    ASSERT_EQ(r.status, 200U);
+    std::error_code ec;
+    const boost::json::value body = boost::json::parse(r.body, ec);
+    ASSERT_FALSE(ec);
+    // Built with append: gcc 12 at -O3 misreports `"," + std::string(...)` (-Wrestrict).
+    std::string codes = ",";
+    codes.append(body.at("Results").at(0).at("ErrorCode").as_string().c_str());
+    codes.append(",");
+    const bool has1 = codes.find(",1,") != std::string::npos;
+    const bool has6or400 =
+        codes.find(",6,") != std::string::npos || codes.find(",400,") != std::string::npos;
+    if (row.check_digit == "yes") {
+      EXPECT_FALSE(has1 || has6or400) << codes;
+    } else if (row.check_digit == "no") {
+      EXPECT_TRUE(has1 && !has6or400) << codes;
+    } else {
+      EXPECT_TRUE(has6or400) << codes;
+    }
+  }
+}
+
+TEST(VinVectorsTest, ErrorTextHasOneTextPerCode) {
+  for (const VectorRow& row : Rows()) {
+    const VinDecode d = DecodeVin(row.vin, kOptions);
+    SCOPED_TRACE("line " + std::to_string(row.line));
+    ASSERT_FALSE(d.error_codes.empty());
+    EXPECT_TRUE(std::is_sorted(d.error_codes.begin(), d.error_codes.end()));
+    const std::string text = d.ErrorText();
+    std::size_t texts = 1;
+    for (std::size_t at = text.find("; "); at != std::string::npos; at = text.find("; ", at + 1)) {
+      ++texts;
+    }
+    // Code 7's own text holds one "; ".
+    EXPECT_EQ(texts, d.error_codes.size() + (Has(d, 7) ? 1 : 0)) << text;
+  }
+}
+
+}  // namespace
+}  // namespace fusebox::vpic_sim
