@@ -11,12 +11,10 @@ if(FUSEBOX_SANITIZE)
   if("undefined" IN_LIST FUSEBOX_SANITIZE)
     add_compile_options(-fno-sanitize-recover=undefined)
   endif()
-  if("address" IN_LIST FUSEBOX_SANITIZE)
-    # With ASan, gcc 12 inlines Boost.Asio's coroutine frame allocator (aligned_alloc) next to
-    # the frame's own operator delete (which frees it correctly) and misreports the pair as
-    # mismatched. The warning stays on in every other build.
-    add_compile_options(-Wno-mismatched-new-delete)
-  endif()
+  # With sanitizers, gcc 12 inlines Boost.Asio's coroutine frame allocator (aligned_alloc) next to
+  # the frame's own operator delete (which frees it correctly) and misreports the pair as
+  # mismatched. The warning stays on in the dev and release builds.
+  add_compile_options(-Wno-mismatched-new-delete)
   if("thread" IN_LIST FUSEBOX_SANITIZE)
     # gcc warns that atomic_thread_fence is not supported by TSan; Asio uses it.
     add_compile_options(-Wno-tsan)
