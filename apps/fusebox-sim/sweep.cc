@@ -181,71 +181,45 @@ Result<std::vector<ParamValue>, std::string> RangeValues(KeyKind kind, std::stri
   if (parts.size() != 3) {
     return fmt::format("\"{}\": expected FROM:TO:STEP", range);
   }
-  std::vector<ParamValue> values;
-  auto too_many = [&](std::int64_t steps) -> std::optional<std::string> {
-    if (steps >= kMaxValuesPerParam) {
+  // One range kind: parse FROM, TO and STEP with `parse`, then make each grid value with `make`.
+  auto expand = [&](auto parse, auto make,
+                    std::string_view expected) -> Result<std::vector<ParamValue>, std::string> {
+    const auto from = parse(parts[0]);
+    const auto to = parse(parts[1]);
+    const auto step = parse(parts[2]);
+    if (!from || !to || !step) {
+      return fmt::format("\"{}\": FROM, TO and STEP must be {}", range, expected);
+    }
+    auto steps = Steps(*from, *to, *step, range);
+    if (!steps) {
+      return steps.error();
+    }
+    if (*steps >= kMaxValuesPerParam) {
       return fmt::format("\"{}\": more than {} values", range, kMaxValuesPerParam);
     }
-    return std::nullopt;
+    std::vector<ParamValue> values;
+    for (std::int64_t i = 0; i <= *steps; ++i) {
+      values.push_back(make(*from, i, *step));
+    }
+    return values;
   };
   switch (kind) {
-    case KeyKind::kDuration: {
-      const auto from = ToMicros(parts[0]);
-      const auto to = ToMicros(parts[1]);
-      const auto step = ToMicros(parts[2]);
-      if (!from || !to || !step) {
-        return fmt::format("\"{}\": FROM, TO and STEP must be durations (e.g. 1s:30s:1s)", range);
-      }
-      auto steps = Steps(*from, *to, *step, range);
-      if (!steps) {
-        return steps.error();
-      }
-      if (auto error = too_many(*steps)) {
-        return *error;
-      }
-      for (std::int64_t i = 0; i <= *steps; ++i) {
-        values.push_back(DurationValue(*from + i * *step));
-      }
-      return values;
-    }
-    case KeyKind::kInteger: {
-      const auto from = ToInt(parts[0]);
-      const auto to = ToInt(parts[1]);
-      const auto step = ToInt(parts[2]);
-      if (!from || !to || !step) {
-        return fmt::format("\"{}\": FROM, TO and STEP must be integers", range);
-      }
-      auto steps = Steps(*from, *to, *step, range);
-      if (!steps) {
-        return steps.error();
-      }
-      if (auto error = too_many(*steps)) {
-        return *error;
-      }
-      for (std::int64_t i = 0; i <= *steps; ++i) {
-        values.push_back(IntegerValue(*from + i * *step));
-      }
-      return values;
-    }
-    case KeyKind::kNumber: {
-      const auto from = ToDouble(parts[0]);
-      const auto to = ToDouble(parts[1]);
-      const auto step = ToDouble(parts[2]);
-      if (!from || !to || !step) {
-        return fmt::format("\"{}\": FROM, TO and STEP must be numbers", range);
-      }
-      auto steps = Steps(*from, *to, *step, range);
-      if (!steps) {
-        return steps.error();
-      }
-      if (auto error = too_many(*steps)) {
-        return *error;
-      }
-      for (std::int64_t i = 0; i <= *steps; ++i) {
-        values.push_back(NumberValue(*from + static_cast<double>(i) * *step));
-      }
-      return values;
-    }
+    case KeyKind::kDuration:
+      return expand(
+          [](std::string_view t) { return ToMicros(t); },
+          [](auto from, std::int64_t i, auto step) { return DurationValue(from + i * step); },
+          "durations (e.g. 1s:30s:1s)");
+    case KeyKind::kInteger:
+      return expand(
+          [](std::string_view t) { return ToInt(t); },
+          [](auto from, std::int64_t i, auto step) { return IntegerValue(from + i * step); },
+          "integers");
+    case KeyKind::kNumber:
+      return expand([](std::string_view t) { return ToDouble(t); },
+                    [](double from, std::int64_t i, double step) {
+                      return NumberValue(from + static_cast<double>(i) * step);
+                    },
+                    "numbers");
     case KeyKind::kBool:
     case KeyKind::kString:
       break;
