@@ -9,12 +9,20 @@ packages=(
   build-essential cmake ninja-build pkg-config git
   # lint and sanitizer toolchain (clang-14 cannot parse libstdc++ 12's <ranges>)
   clang-16 clang-format-16 clang-tidy-16 libclang-rt-16-dev
+  # fuzzing (scripts/fuzz.sh, the `fuzz` preset)
+  libfuzzer-16-dev
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev librapidcheck-dev
   # libraries
   libboost1.81-dev libboost-json1.81-dev libboost-url1.81-dev
   libsqlite3-dev libssl-dev libcli11-dev libtomlplusplus-dev libfmt-dev libspdlog-dev
+  # the main command's demo decode, and the web form's browser tests (tests/web, Playwright)
+  curl chromium
 )
+# Node.js and npm for the browser tests: Debian's, unless the machine already has both.
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+  packages+=(nodejs npm)
+fi
 
 missing=()
 for p in "${packages[@]}"; do

@@ -1,18 +1,37 @@
 #!/usr/bin/env bash
-# The README's first command: sets up a fresh clone and runs fusebox's main job.
+# The README's first command: sets up a fresh clone and runs fusebox's main job, the VIN-decode
+# gateway in front of a local vPIC stand-in (no machine here reaches NHTSA).
 #
-#   scripts/run.sh [args for the main job...]
+#   scripts/run.sh [--smoke] [vin-gateway flags...]
 #
 # 1. installs the Debian packages fusebox needs (scripts/install-deps.sh; instant when present),
 # 2. configures and builds the `release` preset into build/release,
-# 3. runs the main job: the simulator on the lesson scenario
-#    (build/release/bin/fusebox-sim run scenarios/lesson5.toml). Extra arguments are passed on,
-#    e.g. `scripts/run.sh --format json`.
-# Exits non-zero on the first failure.
+# 3. starts build/release/bin/vpic-sim on a free loopback port,
+# 4. starts build/release/bin/vin-gateway in front of it (default http://127.0.0.1:8080, last-good
+#    cache in var/vin-cache.sqlite), prints the URL and decodes one VIN with curl to show it works,
+# 5. serves until Ctrl-C (or SIGTERM), then stops both servers.
+#
+# Flags after the options are passed to vin-gateway, e.g. `scripts/run.sh --listen 127.0.0.1:9000`
+# or `scripts/run.sh --cache memory`. `--smoke` stops after the demo decode (CI uses it to prove
+# this command works). Exits non-zero on the first failure.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
+
+smoke=false
+gateway_args=()
+cache_given=false
+for arg in "$@"; do
+  case "$arg" in
+    --smoke) smoke=true ;;
+    --cache | --cache=*) cache_given=true; gateway_args+=("$arg") ;;
+    *) gateway_args+=("$arg") ;;
+  esac
+done
+if [ "$cache_given" = false ]; then
+  gateway_args+=(--cache sqlite:var/vin-cache.sqlite)
+fi
 
 echo "==> run: installing dependencies"
 bash scripts/install-deps.sh
@@ -21,16 +40,74 @@ echo "==> run: configuring and building the release preset (build/release)"
 cmake --preset release
 cmake --build --preset release
 
-sim="build/release/bin/fusebox-sim"
-scenario="scenarios/lesson5.toml"
-if [ ! -x "$sim" ]; then
-  echo "run: error: $sim was not built (is apps/fusebox-sim part of the build?)" >&2
-  exit 1
-fi
-if [ ! -f "$scenario" ]; then
-  echo "run: error: scenario $scenario is missing" >&2
-  exit 1
-fi
+bin="build/release/bin"
+for program in vpic-sim vin-gateway; do
+  if [ ! -x "$bin/$program" ]; then
+    echo "run: error: $bin/$program was not built" >&2
+    exit 1
+  fi
+done
 
-echo "==> run: $sim run $scenario $*"
-exec "$sim" run "$scenario" "$@"
+logs="build/run"
+mkdir -p "$logs" var
+pids=()
+stop_all() {
+  for pid in "${pids[@]}"; do
+    kill -TERM "$pid" 2>/dev/null || true
+  done
+  for pid in "${pids[@]}"; do
+    wait "$pid" 2>/dev/null || true
+  done
+}
+trap stop_all EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# Starts "$@" in the background (stdout in $logs/NAME.out, stderr in $logs/NAME.log), waits for
+# its first stdout line ("listening on http://HOST:PORT") and sets $started_url.
+started_url=""
+start_server() {
+  local name="$1"
+  shift
+  "$@" >"$logs/$name.out" 2>"$logs/$name.log" &
+  local pid="$!"
+  pids+=("$pid")
+  for _ in $(seq 1 200); do
+    started_url="$(sed -n 's/^listening on //p' "$logs/$name.out" | head -n 1)"
+    if [ -n "$started_url" ]; then
+      return 0
+    fi
+    if ! kill -0 "$pid" 2>/dev/null; then
+      break
+    fi
+    sleep 0.05
+  done
+  echo "run: error: $name did not start; its log ($logs/$name.log):" >&2
+  cat "$logs/$name.log" >&2
+  return 1
+}
+
+start_server vpic-sim "$bin/vpic-sim" --listen 127.0.0.1:0
+upstream_url="$started_url"
+echo "==> run: vpic-sim (local stand-in for NHTSA vPIC) at $upstream_url"
+start_server vin-gateway "$bin/vin-gateway" --upstream-url "$upstream_url" "${gateway_args[@]}"
+gateway_url="$started_url"
+
+vin="1FTMW1T88MFA00001"
+echo
+echo "vin-gateway is serving at $gateway_url (logs: $logs/vin-gateway.log)"
+echo "  web form:  $gateway_url/"
+echo "  decode:    curl -s $gateway_url/api/v1/vin/$vin"
+echo "  status:    curl -s $gateway_url/status"
+echo "  faults:    curl -s -X POST $upstream_url/__control/faults -d '{\"mode\":\"hang\"}'"
+echo
+echo "\$ curl -s $gateway_url/api/v1/vin/$vin"
+curl -sS --fail-with-body --max-time 15 "$gateway_url/api/v1/vin/$vin"
+echo
+if [ "$smoke" = true ]; then
+  echo "==> run: --smoke: stopping"
+  exit 0
+fi
+echo
+echo "==> run: serving until Ctrl-C"
+wait "${pids[1]}"

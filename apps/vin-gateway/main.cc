@@ -6,8 +6,10 @@
 // The first line on stdout is "listening on http://HOST:PORT". Logs (one line per request) go to
 // stderr. SIGTERM/SIGINT: stop accepting, let in-flight requests finish for up to
 // --shutdown-grace, exit 0.
+#include <pthread.h>
 #include <sys/resource.h>
 
+#include <atomic>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -137,14 +139,23 @@ int Run(const vin_gateway::GatewayConfig& config) {
                           config.failure_threshold, vin_gateway::FormatDuration(config.cooldown),
                           vin_gateway::FormatDuration(config.call_timeout)));
 
-  bool drained = true;
+  std::atomic<bool> drained = true;
   // SIGTERM: stop accepting, let in-flight requests (and leaders' upstream calls) finish for up to
-  // the grace period, then stop.
+  // the grace period, then stop. A second signal during the drain stops at once, as operators
+  // pressing Ctrl-C twice expect.
   net::signal_set signals(io, SIGTERM, SIGINT);
   signals.async_wait([&](const boost::system::error_code& ec, int signal) {
     if (ec) {
       return;
     }
+    signals.async_wait([&](const boost::system::error_code& again, int second) {
+      if (again) {
+        return;
+      }
+      log("info", fmt::format("signal {} during the drain: stopping now", second));
+      drained = false;
+      io.stop();
+    });
     log("info", fmt::format("signal {}: draining for up to {}", signal,
                             vin_gateway::FormatDuration(config.shutdown_grace)));
     server->BeginShutdown();
@@ -158,7 +169,9 @@ int Run(const vin_gateway::GatewayConfig& config) {
             tick.expires_after(std::chrono::milliseconds(20));
             co_await tick.async_wait(net::use_awaitable);
           }
-          drained = server->active_connections() == 0 && service.leaders_running() == 0;
+          if (server->active_connections() > 0 || service.leaders_running() > 0) {
+            drained = false;
+          }
           log("info", fmt::format("stopping ({} connections and {} upstream calls still open)",
                                   server->active_connections(), service.leaders_running()));
           io.stop();
@@ -174,6 +187,18 @@ int Run(const vin_gateway::GatewayConfig& config) {
   for (std::thread& t : threads) {
     t.join();
   }
+  // From here on we are exiting anyway. Destroying the signal_set would restore the default
+  // action, and a late SIGTERM (a supervisor repeating itself) would then kill the process with
+  // the cache half-closed and report a signal instead of a clean exit: block, then ignore.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGINT);
+  ::pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  boost::system::error_code ignored;
+  signals.clear(ignored);
+  std::signal(SIGTERM, SIG_IGN);
+  std::signal(SIGINT, SIG_IGN);
   log("info", "stopped");
   if (!drained) {
     // Work that outlived the grace period is still suspended in the io_context, and its frames

@@ -548,6 +548,21 @@ TEST_F(GatewayIntegrationTest, SigtermLetsInFlightRequestsFinish) {
   EXPECT_EQ(Http(port, "GET", "/healthz").status, 0);  // no longer listening
 }
 
+TEST_F(GatewayIntegrationTest, SecondSigtermStopsTheDrainAtOnceAndStillExitsCleanly) {
+  StartSim();
+  StartGateway({"--shutdown-grace", "60s"});
+  Fault(R"({"mode":"hang"})");
+  std::thread request([&] { Decode(kVin); });
+  ASSERT_TRUE(WaitUntil([&] { return SimStats().at("in_flight").to_number<int>() == 1; }));
+  ::kill(gateway_->pid(), SIGTERM);
+  ASSERT_TRUE(WaitUntil([&] { return gateway_->Log().find("draining") != std::string::npos; }));
+  // The hung call would hold the drain for the whole 60 s grace; the second signal ends it, and
+  // the exit is still a clean 0 (Terminate sends a third SIGTERM while the process is leaving).
+  EXPECT_EQ(gateway_->Terminate(10), 0);
+  EXPECT_NE(gateway_->Log().find("stopping now"), std::string::npos);
+  request.join();
+}
+
 TEST_F(GatewayIntegrationTest, StatusAndMetricsDescribeTheBreaker) {
   StartSim();
   StartGateway();
