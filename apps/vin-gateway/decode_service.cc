@@ -118,7 +118,11 @@ DecodeService::DecodeService(DecodeServiceDeps deps, DecodeServiceOptions option
     : deps_(deps), options_(options) {
   listener_ = deps_.breaker.AddListener([this](const fusebox::Event& event) {
     const auto* transition = std::get_if<fusebox::TransitionEvent>(&event.detail);
-    if (transition != nullptr && transition->to == fusebox::State::kClosed) {
+    if (transition == nullptr) {
+      return;
+    }
+    transitions_.Record(*transition, deps_.wall_clock.Now());
+    if (transition->to == fusebox::State::kClosed) {
       hold_until_ns_.store(0, std::memory_order_relaxed);
     }
   });

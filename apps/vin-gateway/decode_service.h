@@ -23,6 +23,9 @@
 // A 429's Retry-After (capped at 10 minutes) is honoured as the minimum cooldown: while the
 // breaker is not CLOSED, no call is let through before it has passed.
 //
+// The service also keeps the breaker's last few transitions with their wall-clock times
+// (`recent_transitions()`), which `/status` and the web page's status strip show.
+//
 // Thread safety: all members may be called concurrently from coroutines on any executor of one
 // io_context. Time: the breaker, rate limiter and budgets read the injected fusebox::Clock (budget
 // timers are Asio steady timers); cache freshness and `fetched_at` read the injected WallClock.
@@ -56,6 +59,7 @@
 #include "gateway_metrics.h"
 #include "gateway_status.h"
 #include "rate_limiter.h"
+#include "transition_log.h"
 #include "vin.h"
 #include "vpic_client.h"
 
@@ -106,6 +110,11 @@ class DecodeService {
   // The time until the upstream may be called again after a 429 (zero when none is pending).
   fusebox::Duration upstream_hold() const noexcept;
 
+  // The breaker this service calls through, and its last transitions (oldest first, at most
+  // TransitionLog::kDefaultCapacity), stamped with the injected WallClock.
+  const fusebox::CircuitBreaker& breaker() const noexcept { return deps_.breaker; }
+  std::vector<TransitionRecord> recent_transitions() const { return transitions_.Recent(); }
+
   // What one live decode produced; shared by every waiter of a flight. Public for the
   // implementation's helpers.
   struct Live {
@@ -132,6 +141,7 @@ class DecodeService {
   DecodeServiceDeps deps_;
   DecodeServiceOptions options_;
   Flights flights_;
+  TransitionLog transitions_;
   fusebox::ListenerId listener_ = 0;
   // Monotonic ns (deps_.clock) before which no upstream call is made while the breaker is not
   // CLOSED (a 429's Retry-After); 0 when none. Written by leaders, cleared on CLOSED.

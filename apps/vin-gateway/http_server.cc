@@ -296,6 +296,9 @@ net::awaitable<void> HttpServer::Serve(Impl& impl, tcp::socket socket, Session& 
     if (auto it = request.find(http::field::authorization); it != request.end()) {
       in.authorization = std::string(it->value());
     }
+    if (auto it = request.find(http::field::if_none_match); it != request.end()) {
+      in.if_none_match = std::string(it->value());
+    }
     in.body = std::move(request.body());
     in.client = client;
     HttpResponse response;

@@ -17,6 +17,7 @@
 
 #include "fusebox/metrics.h"
 #include "reply_json.h"
+#include "web_assets.h"
 
 namespace vin_gateway {
 namespace {
@@ -24,12 +25,59 @@ namespace {
 namespace json = boost::json;
 namespace net = boost::asio;
 
-constexpr std::string_view kPlaceholderPage =
-    "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-    "<title>VIN decode</title></head>\n<body><h1>VIN decode</h1>\n"
-    "<p>The decode form is coming soon. Meanwhile: <code>GET /api/v1/vin/{vin}</code>, for example "
-    "<a href=\"/api/v1/vin/1FTMW1T88MFA00001\">/api/v1/vin/1FTMW1T88MFA00001</a>.</p>\n"
-    "</body></html>\n";
+// The page may load only what the gateway serves, and runs no inline script or style.
+constexpr std::string_view kPagePolicy =
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; "
+    "connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; "
+    "form-action 'self'; frame-ancestors 'none'";
+
+// One embedded asset. Versioned paths name their content, so browsers may keep them for good;
+// plain paths (and the page, which names the versioned ones) are revalidated every time.
+// RFC 9110 13.1.2: If-None-Match is "*" or a list of entity tags, compared weakly.
+bool EtagListMatches(std::string_view list, std::string_view etag) {
+  const auto opaque = [](std::string_view tag) {
+    return tag.substr(0, 2) == "W/" ? tag.substr(2) : tag;
+  };
+  while (!list.empty()) {
+    const std::size_t comma = list.find(',');
+    std::string_view item = list.substr(0, comma);
+    list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
+    while (!item.empty() && (item.front() == ' ' || item.front() == '\t')) {
+      item.remove_prefix(1);
+    }
+    while (!item.empty() && (item.back() == ' ' || item.back() == '\t')) {
+      item.remove_suffix(1);
+    }
+    if (item == "*" || (!item.empty() && opaque(item) == opaque(etag))) {
+      return true;
+    }
+  }
+  return false;
+}
+
+HttpResponse AssetResponse(const WebAsset& asset, std::string_view requested_path,
+                           std::string_view if_none_match) {
+  HttpResponse response;
+  response.content_type = std::string(asset.content_type);
+  response.log_status = "OK";
+  if (!if_none_match.empty() && EtagListMatches(if_none_match, asset.etag)) {
+    // The browser's copy is current: headers only (a 304 has no body).
+    response.status = 304;
+  } else {
+    response.body = std::string(asset.body);
+  }
+  const bool versioned = requested_path != asset.path;
+  response.headers.emplace_back("Cache-Control",
+                                versioned ? "public, max-age=31536000, immutable" : "no-cache");
+  response.headers.emplace_back("ETag", std::string(asset.etag));
+  response.headers.emplace_back("X-Content-Type-Options", "nosniff");
+  if (asset.path == "/index.html") {
+    response.headers.emplace_back("Content-Security-Policy", std::string(kPagePolicy));
+    response.headers.emplace_back("Referrer-Policy", "no-referrer");
+    response.headers.emplace_back("X-Frame-Options", "DENY");
+  }
+  return response;
+}
 
 HttpResponse JsonResponse(unsigned status, const json::object& body, std::string log_status) {
   HttpResponse response;
@@ -62,7 +110,9 @@ std::int64_t CeilSeconds(fusebox::Duration d) {
   return std::chrono::ceil<std::chrono::seconds>(d).count();
 }
 
-json::object BreakerJson(const fusebox::CircuitBreaker& breaker) {
+// `transitions`: the breaker's recent transitions when they are kept (the decode service's).
+json::object BreakerJson(const fusebox::CircuitBreaker& breaker,
+                         const std::vector<TransitionRecord>* transitions = nullptr) {
   const fusebox::MetricsSnapshot m = breaker.Snapshot();
   json::object b;
   b["name"] = m.name;
@@ -90,6 +140,18 @@ json::object BreakerJson(const fusebox::CircuitBreaker& breaker) {
   if (m.state == fusebox::State::kOpen || m.state == fusebox::State::kForcedOpen) {
     b["retry_after_s"] = CeilSeconds(
         m.state == fusebox::State::kForcedOpen ? breaker.config().cooldown : m.retry_after);
+  }
+  if (transitions != nullptr) {
+    json::array recent;
+    for (const TransitionRecord& t : *transitions) {
+      json::object entry;
+      entry["from"] = fusebox::ToString(t.from);
+      entry["to"] = fusebox::ToString(t.to);
+      entry["cause"] = fusebox::ToString(t.cause);
+      entry["at"] = FormatRfc3339(t.at);
+      recent.push_back(std::move(entry));
+    }
+    b["recent_transitions"] = std::move(recent);
   }
   return b;
 }
@@ -221,15 +283,22 @@ net::awaitable<HttpResponse> Router::Handle(HttpRequest request) {
       co_return Metrics();
     }
   }
-  if (segments.empty() || (segments.size() == 1 && segments[0].empty())) {
+  if (segments.empty() ||
+      (segments.size() == 1 && (segments[0].empty() || segments[0] == "index.html"))) {
     if (auto refused = only(get)) {
       co_return *refused;
     }
-    HttpResponse page;
-    page.content_type = "text/html; charset=utf-8";
-    page.body = std::string(kPlaceholderPage);
-    page.log_status = "OK";
-    co_return page;
+    co_return AssetResponse(*FindWebAsset("/index.html"), "/index.html", request.if_none_match);
+  }
+  if (segments.size() == 2 && segments[0] == "assets") {
+    const std::string path = "/assets/" + segments[1];
+    if (const WebAsset* asset = FindWebAsset(path)) {
+      if (auto refused = only(get)) {
+        co_return *refused;
+      }
+      co_return AssetResponse(*asset, path, request.if_none_match);
+    }
+    co_return Error(GatewayStatus::kNotFound);
   }
   if (segments.size() == 4 && segments[0] == "admin" && segments[1] == "breakers") {
     if (!deps_.admin_token) {
@@ -339,8 +408,10 @@ HttpResponse Router::Ready() const {
 HttpResponse Router::Status() const {
   json::object body = StatusJson(GatewayStatus::kOk, "Gateway status.");
   json::array breakers;
+  const std::vector<TransitionRecord> transitions = deps_.service.recent_transitions();
   for (const auto& breaker : deps_.registry.All()) {
-    breakers.push_back(BreakerJson(*breaker));
+    const bool ours = breaker.get() == &deps_.service.breaker();
+    breakers.push_back(BreakerJson(*breaker, ours ? &transitions : nullptr));
   }
   body["breakers"] = std::move(breakers);
   body["cache"] = CacheJson(deps_.cache.Stats());

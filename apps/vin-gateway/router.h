@@ -8,12 +8,16 @@
 //   GET  /healthz                              200 while the process serves
 //   GET  /readyz                               200 once listening (body: cache health);
 //                                              503 SHUTTING_DOWN while draining
-//   GET  /status                               breakers, cache, bulkhead, single-flight (JSON)
+//   GET  /status                               breakers (with the decode breaker's
+//                                              recent_transitions), cache, bulkhead, single-flight
 //   GET  /metrics                              Prometheus text
 //   POST /admin/breakers/{name}/{command}      force-open, force-close, disable, metrics-only,
 //                                              reset; Bearer FUSEBOX_ADMIN_TOKEN (404 when unset,
 //                                              401 when missing or wrong; constant-time compare)
-//   GET  /                                     a placeholder page (the web page is issue 6)
+//   GET  /  (and /index.html)                  the VIN form (web/, embedded: web_assets.h), with
+//                                              a strict Content-Security-Policy
+//   GET  /assets/{name}                        its script, style sheet and icon; versioned names
+//                                              (app.<hash>.js) are cacheable for good
 // Anything else is a JSON NOT_FOUND (404) or METHOD_NOT_ALLOWED (405). Every error is JSON.
 //
 // Thread safety: Handle may be called concurrently. Time: none of its own.
@@ -49,6 +53,7 @@ struct HttpRequest {
   std::string method;         // "GET", "POST", ...
   std::string target;         // origin form: "/api/v1/vin/1FT...?modelyear=2021"
   std::string authorization;  // the Authorization header, if any
+  std::string if_none_match;  // the If-None-Match header, if any (conditional GET of the page)
   std::string body;
   std::string client;  // the peer's address (the rate limit's key)
 };

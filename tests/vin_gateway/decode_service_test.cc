@@ -24,6 +24,7 @@
 #include "fusebox/testing/manual_clock.h"
 #include "gateway_metrics.h"
 #include "rate_limiter.h"
+#include "transition_log.h"
 #include "vin_gateway/fake_vpic_client.h"
 #include "vin_gateway/manual_wall_clock.h"
 
@@ -504,6 +505,63 @@ TEST(DecodeServiceTest, BatchTakesOneTokenPerCacheMiss) {
   EXPECT_EQ(batch.at(0).status, GatewayStatus::kOk);
   const std::vector<DecodeAnswer> again = h.Batch({kOthers.at(4)});
   EXPECT_EQ(again.at(0).status, GatewayStatus::kRateLimited);
+}
+
+TEST(DecodeServiceTest, TransitionLogKeepsTheLastTransitionsOldestFirst) {
+  vin_gateway::TransitionLog log(3);
+  const vin_gateway::WallTime start{};
+  for (int i = 0; i < 5; ++i) {
+    fusebox::TransitionEvent event;
+    event.from = i % 2 == 0 ? fusebox::State::kClosed : fusebox::State::kOpen;
+    event.to = i % 2 == 0 ? fusebox::State::kOpen : fusebox::State::kClosed;
+    log.Record(event, start + std::chrono::seconds(i));
+  }
+  const std::vector<vin_gateway::TransitionRecord> recent = log.Recent();
+  ASSERT_EQ(recent.size(), 3U);
+  EXPECT_EQ(recent.front().at, start + 2s);
+  EXPECT_EQ(recent.front().to, fusebox::State::kOpen);
+  EXPECT_EQ(recent.back().at, start + 4s);
+  EXPECT_EQ(log.total(), 5U);
+}
+
+TEST(DecodeServiceTest, TransitionLogOfZeroCapacityStillKeepsTheLatest) {
+  vin_gateway::TransitionLog log(0);
+  log.Record(fusebox::TransitionEvent{}, vin_gateway::WallTime{});
+  log.Record(fusebox::TransitionEvent{}, vin_gateway::WallTime{} + 1s);
+  ASSERT_EQ(log.Recent().size(), 1U);
+  EXPECT_EQ(log.Recent().front().at, vin_gateway::WallTime{} + 1s);
+}
+
+TEST(DecodeServiceTest, RecordsTheBreakersTransitionsWithWallClockTimes) {
+  Harness h({.cooldown = 5s});
+  h.wall.Advance(1h);
+  h.Trip();
+  h.clock.Advance(5s);
+  h.wall.Advance(5s);
+  h.client.mode = Mode::kOk;
+  EXPECT_EQ(h.Decode(kVin).status, GatewayStatus::kOk);  // the probe closes the breaker
+  const std::vector<vin_gateway::TransitionRecord> recent = h.service->recent_transitions();
+  ASSERT_EQ(recent.size(), 3U);
+  EXPECT_EQ(recent[0].from, fusebox::State::kClosed);
+  EXPECT_EQ(recent[0].to, fusebox::State::kOpen);
+  EXPECT_EQ(recent[0].cause, fusebox::TransitionCause::kConsecutiveFailures);
+  EXPECT_EQ(vin_gateway::FormatRfc3339(recent[0].at), "2024-05-01T01:00:00Z");
+  EXPECT_EQ(recent[1].to, fusebox::State::kHalfOpen);
+  EXPECT_EQ(recent[2].to, fusebox::State::kClosed);
+  EXPECT_EQ(vin_gateway::FormatRfc3339(recent[2].at), "2024-05-01T01:00:05Z");
+}
+
+TEST(DecodeServiceTest, KeepsAtMostTenTransitions) {
+  Harness h({.cooldown = 1s, .failure_threshold = 1});
+  h.client.mode = Mode::kStatus;
+  h.client.status = 503;
+  for (int i = 0; i < 8; ++i) {  // each round: CLOSED/HALF_OPEN -> OPEN -> HALF_OPEN
+    h.Decode(kOthers.at(static_cast<std::size_t>(i)));
+    h.clock.Advance(1s);
+  }
+  const std::vector<vin_gateway::TransitionRecord> recent = h.service->recent_transitions();
+  EXPECT_EQ(recent.size(), vin_gateway::TransitionLog::kDefaultCapacity);
+  EXPECT_EQ(recent.back().to, fusebox::State::kOpen);
 }
 
 }  // namespace

@@ -2,9 +2,12 @@
 // validation, operations endpoints, admin auth; plus the status mapping table and the log line.
 #include "router.h"
 
+#include <fstream>
 #include <memory>
 #include <optional>
+#include <regex>
 #include <set>
+#include <sstream>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -20,6 +23,7 @@
 #include "gateway_status.h"
 #include "vin_gateway/fake_vpic_client.h"
 #include "vin_gateway/manual_wall_clock.h"
+#include "web_assets.h"
 
 namespace {
 
@@ -50,12 +54,13 @@ class RouterHarness {
   }
 
   HttpResponse Call(std::string method, std::string target, std::string body = "",
-                    std::string authorization = "") {
+                    std::string authorization = "", std::string if_none_match = "") {
     HttpRequest request;
     request.method = std::move(method);
     request.target = std::move(target);
     request.body = std::move(body);
     request.authorization = std::move(authorization);
+    request.if_none_match = std::move(if_none_match);
     request.client = "10.0.0.1";
     std::optional<HttpResponse> out;
     net::co_spawn(io, router->Handle(std::move(request)),
@@ -344,6 +349,140 @@ TEST(RouterTest, AdminCommandsReachTheBreaker) {
   EXPECT_EQ(h.Call("POST", "/admin/breakers/vpic/explode", "", auth).status, 404U);
   EXPECT_EQ(h.Call("POST", "/admin/breakers/other/reset", "", auth).status, 404U);
   EXPECT_EQ(h.Call("GET", "/admin/breakers/vpic/reset", "", auth).status, 405U);
+}
+
+TEST(RouterTest, StatusListsTheDecodeBreakersRecentTransitions) {
+  RouterHarness h;
+  h.wall.Advance(90s);
+  h.breaker->ForceOpen();
+  h.breaker->ForceClose();
+  const json::object status = RouterHarness::Body(h.Call("GET", "/status"));
+  const json::object& breaker = status.at("breakers").as_array().at(0).as_object();
+  const json::array& recent = breaker.at("recent_transitions").as_array();
+  ASSERT_EQ(recent.size(), 2U);
+  const json::object& first = recent.at(0).as_object();
+  EXPECT_EQ(first.at("from"), "CLOSED");
+  EXPECT_EQ(first.at("to"), "FORCED_OPEN");
+  EXPECT_EQ(first.at("cause"), "operator");
+  EXPECT_EQ(first.at("at"), "2024-05-01T00:01:30Z");
+  EXPECT_EQ(recent.at(1).as_object().at("to"), "CLOSED");
+}
+
+// ---- the web page and its assets ----
+
+// The path of the versioned asset the page refers to, e.g. "/assets/app.0123456789ab.js".
+std::string VersionedPath(const std::string& page, const std::string& stem,
+                          const std::string& extension) {
+  std::smatch match;
+  const std::regex pattern("\"(/assets/" + stem + "\\.[0-9a-f]{12}\\." + extension + ")\"");
+  return std::regex_search(page, match, pattern) ? match[1].str() : "";
+}
+
+std::string ReadSource(const std::string& relative) {
+  std::ifstream in(std::string(FUSEBOX_SOURCE_DIR) + "/" + relative, std::ios::binary);
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+TEST(RouterPageTest, RootServesTheFormWithAStrictPolicy) {
+  RouterHarness h;
+  const HttpResponse page = h.Call("GET", "/");
+  EXPECT_EQ(page.status, 200U);
+  EXPECT_EQ(page.content_type, "text/html; charset=utf-8");
+  EXPECT_NE(page.body.find("<form id=\"vin-form\""), std::string::npos);
+  const std::string policy = RouterHarness::Header(page, "Content-Security-Policy");
+  EXPECT_NE(policy.find("default-src 'self'"), std::string::npos);
+  EXPECT_NE(policy.find("script-src 'self'"), std::string::npos);
+  EXPECT_EQ(policy.find("unsafe-inline"), std::string::npos);
+  EXPECT_EQ(policy.find("unsafe-eval"), std::string::npos);
+  EXPECT_EQ(RouterHarness::Header(page, "X-Content-Type-Options"), "nosniff");
+  EXPECT_EQ(RouterHarness::Header(page, "Cache-Control"), "no-cache");
+  EXPECT_FALSE(RouterHarness::Header(page, "ETag").empty());
+  EXPECT_EQ(h.Call("GET", "/index.html").body, page.body);
+}
+
+TEST(RouterPageTest, ConditionalGetWithTheCurrentEtagIsNotModified) {
+  RouterHarness h;
+  const HttpResponse page = h.Call("GET", "/");
+  const std::string etag = RouterHarness::Header(page, "ETag");
+  ASSERT_FALSE(etag.empty());
+  const HttpResponse again = h.Call("GET", "/", "", "", etag);
+  EXPECT_EQ(again.status, 304U);
+  EXPECT_TRUE(again.body.empty());
+  EXPECT_EQ(RouterHarness::Header(again, "ETag"), etag);
+  // Weak comparison, lists and "*" match; another tag does not.
+  EXPECT_EQ(h.Call("GET", "/", "", "", "\"other\", W/" + etag).status, 304U);
+  EXPECT_EQ(h.Call("GET", "/assets/app.js", "", "", "*").status, 304U);
+  const HttpResponse changed = h.Call("GET", "/", "", "", "\"other\"");
+  EXPECT_EQ(changed.status, 200U);
+  EXPECT_EQ(changed.body, page.body);
+}
+
+TEST(RouterPageTest, PageHasNoInlineScriptStyleOrExternalResource) {
+  RouterHarness h;
+  const std::string page = h.Call("GET", "/").body;
+  // Every <script> has a src; no style or on* attributes; nothing loaded from elsewhere.
+  EXPECT_FALSE(std::regex_search(page, std::regex("<script(?![^>]*\\ssrc=)[^>]*>")));
+  EXPECT_FALSE(std::regex_search(page, std::regex("\\sstyle=|\\son[a-z]+=|<style")));
+  EXPECT_FALSE(std::regex_search(page, std::regex("(src|href)=\"(https?:)?//")));
+  for (const vin_gateway::WebAsset& asset : vin_gateway::WebAssets()) {
+    // The SVG namespace is a name, not something loaded.
+    const std::string body = std::regex_replace(
+        std::string(asset.body), std::regex("xmlns=\"http://www.w3.org/2000/svg\""), "");
+    EXPECT_EQ(body.find("http://"), std::string::npos) << asset.path;
+    EXPECT_EQ(body.find("https://"), std::string::npos) << asset.path;
+    EXPECT_EQ(body.find("@import"), std::string::npos) << asset.path;
+  }
+}
+
+TEST(RouterPageTest, PageRefersToVersionedAssetsThatAreCacheableForGood) {
+  RouterHarness h;
+  const std::string page = h.Call("GET", "/").body;
+  const struct {
+    const char* stem;
+    const char* extension;
+    const char* content_type;
+  } kAssets[] = {{"app", "js", "text/javascript; charset=utf-8"},
+                 {"style", "css", "text/css; charset=utf-8"},
+                 {"icon", "svg", "image/svg+xml"}};
+  for (const auto& expected : kAssets) {
+    const std::string versioned = VersionedPath(page, expected.stem, expected.extension);
+    ASSERT_FALSE(versioned.empty()) << expected.stem;
+    const HttpResponse asset = h.Call("GET", versioned);
+    EXPECT_EQ(asset.status, 200U) << versioned;
+    EXPECT_EQ(asset.content_type, expected.content_type);
+    EXPECT_EQ(RouterHarness::Header(asset, "Cache-Control"), "public, max-age=31536000, immutable");
+    EXPECT_EQ(RouterHarness::Header(asset, "X-Content-Type-Options"), "nosniff");
+    const HttpResponse plain =
+        h.Call("GET", std::string("/assets/") + expected.stem + "." + expected.extension);
+    EXPECT_EQ(plain.body, asset.body);
+    EXPECT_EQ(RouterHarness::Header(plain, "Cache-Control"), "no-cache");
+    EXPECT_EQ(RouterHarness::Header(plain, "ETag"), RouterHarness::Header(asset, "ETag"));
+  }
+}
+
+TEST(RouterPageTest, EmbeddedAssetsAreTheSourceFiles) {
+  RouterHarness h;
+  for (const char* name : {"app.js", "style.css", "icon.svg"}) {
+    const std::string source = ReadSource(std::string("apps/vin-gateway/web/") + name);
+    ASSERT_FALSE(source.empty()) << name;
+    EXPECT_EQ(h.Call("GET", std::string("/assets/") + name).body, source) << name;
+  }
+}
+
+TEST(RouterPageTest, UnknownAssetsAndOtherMethodsAreJsonErrors) {
+  RouterHarness h;
+  const HttpResponse missing = h.Call("GET", "/assets/nope.js");
+  EXPECT_EQ(missing.status, 404U);
+  EXPECT_EQ(RouterHarness::Body(missing).at("status"), "NOT_FOUND");
+  EXPECT_EQ(h.Call("GET", "/assets/app.000000000000.js").status, 404U);
+  EXPECT_EQ(h.Call("GET", "/assets/../index.html").status, 404U);
+  const HttpResponse post = h.Call("POST", "/");
+  EXPECT_EQ(post.status, 405U);
+  EXPECT_EQ(RouterHarness::Body(post).at("status"), "METHOD_NOT_ALLOWED");
+  EXPECT_EQ(h.Call("DELETE", "/assets/app.js").status, 405U);
+  EXPECT_EQ(h.Call("PUT", "/index.html").status, 405U);
 }
 
 TEST(BearerMatchesTest, ComparesTheWholeToken) {
