@@ -115,7 +115,7 @@ void AnswerInvalid(DecodeAnswer& answer, const VinCheck& check, std::size_t raw_
 }  // namespace
 
 DecodeService::DecodeService(DecodeServiceDeps deps, DecodeServiceOptions options)
-    : deps_(deps), options_(options) {
+    : deps_(deps), options_(options), hot_(options.hot_entries) {
   listener_ = deps_.breaker.AddListener([this](const fusebox::Event& event) {
     const auto* transition = std::get_if<fusebox::TransitionEvent>(&event.detail);
     if (transition == nullptr) {
@@ -157,19 +157,36 @@ void DecodeService::HoldUpstream(Duration retry_after) noexcept {
 }
 
 std::optional<DecodePtr> DecodeService::FreshFromCache(const std::string& key, DecodePtr* any_age) {
-  std::optional<CacheEntry> entry = deps_.cache.Get(key);
-  if (!entry) {
-    return std::nullopt;
+  const WallTime now = deps_.wall_clock.Now();
+  DecodePtr hot = hot_.Get(key);
+  if (hot != nullptr && now - hot->fetched_at < options_.cache_ttl) {
+    if (any_age != nullptr) {
+      *any_age = hot;
+    }
+    return hot;
   }
-  std::optional<vin_gateway::Decode> decode = DeserializeDecode(entry->payload);
+  // Not in the front, or too old there: the backend may hold a younger copy (another process
+  // sharing it, or a front that evicted and re-read).
+  std::optional<CacheEntry> entry = deps_.cache.Get(key);
+  std::optional<vin_gateway::Decode> decode;
+  if (entry) {
+    decode = DeserializeDecode(entry->payload);
+  }
   if (!decode) {
+    if (any_age != nullptr) {
+      *any_age = hot;
+    }
     return std::nullopt;
   }
   auto shared = std::make_shared<const vin_gateway::Decode>(std::move(*decode));
+  if (hot != nullptr && hot->fetched_at > shared->fetched_at) {
+    shared = hot;
+  }
+  hot_.Put(key, shared);
   if (any_age != nullptr) {
     *any_age = shared;
   }
-  if (deps_.wall_clock.Now() - shared->fetched_at < options_.cache_ttl) {
+  if (now - shared->fetched_at < options_.cache_ttl) {
     return shared;
   }
   return std::nullopt;
@@ -181,9 +198,10 @@ DecodePtr DecodeService::StoredDecode(const std::string& key) {
   return stored;
 }
 
-void DecodeService::Store(const vin_gateway::Decode& decode) {
-  deps_.cache.Put(CacheKey(decode.vin, decode.model_year),
-                  CacheEntry{SerializeDecode(decode), decode.fetched_at});
+void DecodeService::Store(const DecodePtr& decode) {
+  const std::string key = CacheKey(decode->vin, decode->model_year);
+  hot_.Put(key, decode);
+  deps_.cache.Put(key, CacheEntry{SerializeDecode(*decode), decode->fetched_at});
 }
 
 void DecodeService::Finish(DecodeAnswer& answer, const Live& live, const std::string& key) {
@@ -275,7 +293,7 @@ net::awaitable<DecodeService::Live> DecodeService::CallUpstream(std::vector<Batc
     decode->vehicle = row->vehicle;  // Classify checked that every item has a row
     decode->upstream_codes = row->upstream_codes;
     decode->fetched_at = fetched_at;
-    Store(*decode);
+    Store(decode);
     if (decoded != nullptr) {
       decoded->push_back(decode);
     }

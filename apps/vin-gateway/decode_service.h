@@ -58,6 +58,7 @@
 #include "fusebox/status.h"
 #include "gateway_metrics.h"
 #include "gateway_status.h"
+#include "hot_decodes.h"
 #include "rate_limiter.h"
 #include "transition_log.h"
 #include "vin.h"
@@ -72,6 +73,9 @@ struct DecodeServiceOptions {
   fusebox::Duration follower_margin = std::chrono::seconds(1);
   // A 429's Retry-After is capped at this.
   fusebox::Duration max_upstream_retry_after = std::chrono::minutes(10);
+  // Parsed decodes kept in process in front of the cache backend (HotDecodes); 0 disables.
+  // Default 4096 (a few MB), range [0, cache max entries].
+  std::size_t hot_entries = 4096;
 };
 
 struct DecodeServiceDeps {
@@ -133,7 +137,7 @@ class DecodeService {
                                             std::vector<DecodePtr>* decoded);
   std::optional<DecodePtr> FreshFromCache(const std::string& key, DecodePtr* any_age);
   DecodePtr StoredDecode(const std::string& key);
-  void Store(const vin_gateway::Decode& decode);
+  void Store(const DecodePtr& decode);
   void Finish(DecodeAnswer& answer, const Live& live, const std::string& key);
   std::optional<fusebox::Duration> HeldOpen() const noexcept;
   void HoldUpstream(fusebox::Duration retry_after) noexcept;
@@ -142,6 +146,7 @@ class DecodeService {
   DecodeServiceOptions options_;
   Flights flights_;
   TransitionLog transitions_;
+  HotDecodes hot_;
   fusebox::ListenerId listener_ = 0;
   // Monotonic ns (deps_.clock) before which no upstream call is made while the breaker is not
   // CLOSED (a 429's Retry-After); 0 when none. Written by leaders, cleared on CLOSED.

@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <atomic>
 #include <csignal>
 #include <cstdio>
@@ -106,7 +107,10 @@ int Run(const vin_gateway::GatewayConfig& config) {
   vin_gateway::GatewayMetrics metrics;
   vin_gateway::DecodeService service(
       {*cache, **client, **breaker, **bulkhead, limiter, clock, wall_clock, metrics},
-      {.cache_ttl = config.cache_ttl});
+      {.cache_ttl = config.cache_ttl,
+       // The in-process front never holds more than the cache itself may.
+       .hot_entries =
+           static_cast<std::size_t>(std::min<std::uint64_t>(4096, config.cache_max_entries))});
 
   std::optional<std::string> admin_token;
   if (const char* token = std::getenv("FUSEBOX_ADMIN_TOKEN"); token != nullptr && *token != 0) {

@@ -23,6 +23,7 @@
 #include "fusebox/circuit_breaker.h"
 #include "fusebox/testing/manual_clock.h"
 #include "gateway_metrics.h"
+#include "hot_decodes.h"
 #include "rate_limiter.h"
 #include "transition_log.h"
 #include "vin_gateway/fake_vpic_client.h"
@@ -55,6 +56,7 @@ struct Options {
   double rate = 0;
   double burst = 40;
   std::unique_ptr<vin_gateway::Cache> cache = nullptr;
+  std::size_t hot_entries = 4096;
 };
 
 class Harness {
@@ -73,7 +75,7 @@ class Harness {
     service = std::make_unique<vin_gateway::DecodeService>(
         vin_gateway::DecodeServiceDeps{*cache, client, *breaker, *bulkhead, *limiter, clock, wall,
                                        metrics},
-        vin_gateway::DecodeServiceOptions{.cache_ttl = 24h});
+        vin_gateway::DecodeServiceOptions{.cache_ttl = 24h, .hot_entries = options.hot_entries});
   }
 
   // Starts a decode; its answer lands in the returned slot once the io_context runs it.
@@ -470,11 +472,59 @@ TEST(DecodeServiceTest, BrokenCacheFileStillServesLiveDecodes) {
     std::ofstream out(file, std::ios::binary | std::ios::trunc);
     out << std::string(8192, 'x');
   }
-  Harness h({.cache = vin_gateway::MakeSqliteCache(file.string(), 100)});
+  // Without the in-process front, every decode must then be live.
+  Harness h({.cache = vin_gateway::MakeSqliteCache(file.string(), 100), .hot_entries = 0});
   EXPECT_FALSE(h.cache->Stats().healthy);
   EXPECT_EQ(h.Decode(kVin).status, GatewayStatus::kOk);
   EXPECT_EQ(h.Decode(kVin).source, Source::kLive);
   std::filesystem::remove_all(dir);
+}
+
+TEST(DecodeServiceTest, HotFrontServesRepeatsWithoutReadingTheBackend) {
+  Harness h;
+  ASSERT_EQ(h.Decode(kVin).source, Source::kLive);
+  const std::uint64_t gets = h.cache->Stats().gets;
+  const DecodeAnswer again = h.Decode(kVin);
+  EXPECT_EQ(again.source, Source::kCache);
+  EXPECT_EQ(again.decode->vin, kVin);
+  EXPECT_EQ(h.cache->Stats().gets, gets);  // the front answered
+  EXPECT_EQ(h.client.calls, 1);
+}
+
+TEST(DecodeServiceTest, HotFrontKeepsTheTtl) {
+  Harness h;
+  ASSERT_EQ(h.Decode(kVin).source, Source::kLive);
+  h.wall.Advance(25h);  // past the 24 h TTL: neither the front nor the backend is fresh
+  EXPECT_EQ(h.Decode(kVin).source, Source::kLive);
+  EXPECT_EQ(h.client.calls, 2);
+}
+
+TEST(HotDecodesTest, EvictsTheLeastRecentlyUsed) {
+  vin_gateway::HotDecodes hot(2);
+  const auto decode = [](const char* vin) {
+    auto d = std::make_shared<vin_gateway::Decode>();
+    d->vin = vin;
+    return vin_gateway::DecodePtr(d);
+  };
+  hot.Put("a", decode("A"));
+  hot.Put("b", decode("B"));
+  ASSERT_NE(hot.Get("a"), nullptr);  // a is now the most recent
+  hot.Put("c", decode("C"));         // evicts b
+  EXPECT_EQ(hot.Get("b"), nullptr);
+  EXPECT_EQ(hot.Get("a")->vin, "A");
+  EXPECT_EQ(hot.Get("c")->vin, "C");
+  EXPECT_EQ(hot.size(), 2U);
+  hot.Put("a", decode("A2"));  // replaces in place
+  EXPECT_EQ(hot.Get("a")->vin, "A2");
+  EXPECT_EQ(hot.size(), 2U);
+}
+
+TEST(HotDecodesTest, CapacityZeroKeepsNothing) {
+  vin_gateway::HotDecodes hot(0);
+  auto d = std::make_shared<vin_gateway::Decode>();
+  hot.Put("a", d);
+  EXPECT_EQ(hot.Get("a"), nullptr);
+  EXPECT_EQ(hot.size(), 0U);
 }
 
 TEST(DecodeServiceTest, BatchAnswersInvalidLocallyHitsFromCacheAndTheRestInOneCall) {
