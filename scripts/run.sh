@@ -18,6 +18,8 @@ set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
+# shellcheck source=scripts/lib/await_listening.sh
+source scripts/lib/await_listening.sh
 
 smoke=false
 gateway_args=()
@@ -72,16 +74,9 @@ start_server() {
   "$@" >"$logs/$name.out" 2>"$logs/$name.log" &
   local pid="$!"
   pids+=("$pid")
-  for _ in $(seq 1 200); do
-    started_url="$(sed -n 's/^listening on //p' "$logs/$name.out" | head -n 1)"
-    if [ -n "$started_url" ]; then
-      return 0
-    fi
-    if ! kill -0 "$pid" 2>/dev/null; then
-      break
-    fi
-    sleep 0.05
-  done
+  if started_url="$(await_listening "$logs/$name.out" "$pid")"; then
+    return 0
+  fi
   echo "run: error: $name did not start; its log ($logs/$name.log):" >&2
   cat "$logs/$name.log" >&2
   return 1

@@ -24,6 +24,8 @@ usage() {
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "${here}/../.." && pwd)
+# shellcheck source=scripts/lib/await_listening.sh
+source "${repo}/scripts/lib/await_listening.sh"
 
 bin_dir=""
 quick=0
@@ -153,18 +155,11 @@ start_server() {
   "$@" >"${stdout_file}" 2>"${started_stderr}" &
   started_pid=$!
   pids+=("${started_pid}")
-  local i line
-  for ((i = 0; i < 100; i++)); do
-    line=$(head -n 1 "${stdout_file}" 2>/dev/null || true)
-    if [[ "${line}" == "listening on http://"* ]]; then
-      started_addr=${line#listening on http://}
-      return 0
-    fi
-    if ! kill -0 "${started_pid}" 2>/dev/null; then
-      break
-    fi
-    sleep 0.1
-  done
+  local url
+  if url=$(await_listening "${stdout_file}" "${started_pid}"); then
+    started_addr=${url#http://}
+    return 0
+  fi
   echo "run.sh: ${name} did not start; its command was: $*" >&2
   exit 1
 }

@@ -18,6 +18,8 @@ if [[ $# -lt 1 || $# -gt 2 ]]; then
 fi
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
+# shellcheck source=scripts/lib/await_listening.sh
+source "$repo/scripts/lib/await_listening.sh"
 bin_dir="$(cd "$1" && pwd)"
 artifact_dir="${2:-$repo/build/web-artifacts}"
 mkdir -p "$artifact_dir"
@@ -77,16 +79,9 @@ start_server() {
   "$@" >"$work/$name.out" 2>"$work/$name.log" &
   local pid=$!
   pids+=("$pid")
-  for _ in $(seq 100); do
-    if head -n1 "$work/$name.out" 2>/dev/null | grep -q '^listening on '; then
-      url="$(head -n1 "$work/$name.out" | sed 's/^listening on //')"
-      return 0
-    fi
-    if ! kill -0 "$pid" 2>/dev/null; then
-      break
-    fi
-    sleep 0.1
-  done
+  if url="$(await_listening "$work/$name.out" "$pid")"; then
+    return 0
+  fi
   echo "run.sh: $name did not start; its log:" >&2
   cat "$work/$name.log" >&2 || true
   return 1
