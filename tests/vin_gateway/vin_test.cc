@@ -2,12 +2,12 @@
 // the contract's rules one by one.
 #include "vin.h"
 
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
+
+#include "testing/vin_vectors.h"
 
 namespace {
 
@@ -17,55 +17,19 @@ using vin_gateway::NormalizeVin;
 using vin_gateway::ValidateVin;
 using vin_gateway::VinCheck;
 
-struct VectorRow {
-  std::string vin;          // unescaped
-  std::string check_digit;  // yes, no, na
-  int line = 0;
-};
+using fusebox::testing::VinVector;
 
-// The vin column escapes control characters as \n (check_vin_vectors.py).
-std::string Unescape(const std::string& s) {
-  std::string out;
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '\\' && i + 1 < s.size()) {
-      const char next = s[++i];
-      out += next == 'n' ? '\n' : next == 't' ? '\t' : next == 'r' ? '\r' : next;
-    } else {
-      out += s[i];
-    }
-  }
-  return out;
-}
-
-std::vector<VectorRow> LoadVectors() {
-  std::ifstream in(FUSEBOX_SOURCE_DIR "/tests/data/vin-vectors.tsv");
-  std::vector<VectorRow> rows;
-  std::string line;
-  int number = 0;
-  while (std::getline(in, line)) {
-    ++number;
-    if (number == 1) {
-      continue;  // header
-    }
-    std::istringstream fields(line);
-    VectorRow row;
-    std::string vin;
-    std::getline(fields, vin, '\t');
-    std::getline(fields, row.check_digit, '\t');
-    row.vin = Unescape(vin);
-    row.line = number;
-    rows.push_back(row);
-  }
-  return rows;
+std::vector<VinVector> LoadVectors() {
+  return fusebox::testing::LoadVinVectors(FUSEBOX_SOURCE_DIR "/tests/data/vin-vectors.tsv");
 }
 
 TEST(VinVectorsTest, EveryRowGetsTheVerdictOfItsCheckDigitColumn) {
-  const std::vector<VectorRow> rows = LoadVectors();
+  const std::vector<VinVector> rows = LoadVectors();
   ASSERT_GE(rows.size(), 280U) << "tests/data/vin-vectors.tsv is missing or short";
   int yes = 0;
   int no = 0;
   int na = 0;
-  for (const VectorRow& row : rows) {
+  for (const VinVector& row : rows) {
     const VinCheck check = ValidateVin(row.vin);
     SCOPED_TRACE(testing::Message() << "line " << row.line << ": '" << row.vin << "'");
     if (row.check_digit == "yes") {
@@ -92,7 +56,7 @@ TEST(VinVectorsTest, EveryRowGetsTheVerdictOfItsCheckDigitColumn) {
 }
 
 TEST(VinVectorsTest, ValidRowsNormalizeToSeventeenUpperCaseCharacters) {
-  for (const VectorRow& row : LoadVectors()) {
+  for (const VinVector& row : LoadVectors()) {
     if (row.check_digit == "na") {
       continue;
     }

@@ -9,8 +9,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -18,6 +16,7 @@
 
 #include "embedded_files.h"
 #include "recordings.h"
+#include "testing/vin_vectors.h"
 #include "vin_decoder.h"
 #include "vpic_api.h"
 #include "vpic_sim/test_client.h"
@@ -27,52 +26,10 @@ namespace {
 
 constexpr DecodeOptions kOptions{.model_year = std::nullopt, .reference_year = 2026};
 
-struct VectorRow {
-  int line = 0;
-  std::string vin;  // unescaped, not normalized
-  std::string check_digit;
-  std::string model_year;
-  std::string make;
-  std::string source;
-};
+using fusebox::testing::VinVector;
 
-std::string Unescape(const std::string& text) {
-  std::string out;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    if (text[i] == '\\' && i + 1 < text.size()) {
-      const char next = text[++i];
-      out += next == 'n' ? '\n' : next == 't' ? '\t' : next == 'r' ? '\r' : next;
-    } else {
-      out += text[i];
-    }
-  }
-  return out;
-}
-
-std::vector<VectorRow> LoadRows() {
-  std::vector<VectorRow> rows;
-  std::ifstream in(VPIC_SIM_VECTORS);
-  std::string line;
-  int number = 0;
-  while (std::getline(in, line)) {
-    ++number;
-    if (number == 1) {
-      continue;  // header
-    }
-    std::vector<std::string> cells;
-    std::stringstream split(line);
-    std::string cell;
-    while (std::getline(split, cell, '\t')) {
-      cells.push_back(cell);
-    }
-    cells.resize(5);
-    rows.push_back({number, Unescape(cells[0]), cells[1], cells[2], cells[3], cells[4]});
-  }
-  return rows;
-}
-
-const std::vector<VectorRow>& Rows() {
-  static const std::vector<VectorRow> kRows = LoadRows();
+const std::vector<VinVector>& Rows() {
+  static const std::vector<VinVector> kRows = fusebox::testing::LoadVinVectors(VPIC_SIM_VECTORS);
   return kRows;
 }
 
@@ -83,7 +40,7 @@ bool Has(const VinDecode& d, int code) {
 TEST(VinVectorsTest, FileHasEveryRow) { EXPECT_EQ(Rows().size(), 282U); }
 
 TEST(VinVectorsTest, CheckDigitColumnDecidesCodesOneSixAnd400) {
-  for (const VectorRow& row : Rows()) {
+  for (const VinVector& row : Rows()) {
     const VinDecode d = DecodeVin(row.vin, kOptions);
     SCOPED_TRACE("line " + std::to_string(row.line) + " ErrorCode " + d.ErrorCode());
     if (row.check_digit == "yes") {
@@ -103,7 +60,7 @@ TEST(VinVectorsTest, CheckDigitColumnDecidesCodesOneSixAnd400) {
 
 TEST(VinVectorsTest, ModelYearColumnDecidesModelYearOrCodeEleven) {
   int checked = 0;
-  for (const VectorRow& row : Rows()) {
+  for (const VinVector& row : Rows()) {
     if (row.model_year.empty()) {
       continue;
     }
@@ -125,7 +82,7 @@ TEST(VinVectorsTest, ModelYearColumnDecidesModelYearOrCodeEleven) {
 
 TEST(VinVectorsTest, NamedManufacturersAreKnown) {
   int checked = 0;
-  for (const VectorRow& row : Rows()) {
+  for (const VinVector& row : Rows()) {
     const std::string& make = row.make;
     if (make.empty() || make.starts_with("country") || make.starts_with("region") ||
         make.starts_with("small manufacturer") || make.starts_with("Dafra")) {
@@ -152,7 +109,7 @@ TEST(VinVectorsTest, ServedAnswersFollowTheCheckDigitColumn) {
   auto recordings = Recordings::Load(EmbeddedFiles());
   ASSERT_TRUE(recordings.has_value());
   const VpicApi api(*recordings, {.reference_year = 2026});
-  for (const VectorRow& row : Rows()) {
+  for (const VinVector& row : Rows()) {
     if (NormalizeVin(row.vin).empty()) {
       continue;
     }
@@ -182,7 +139,7 @@ TEST(VinVectorsTest, ServedAnswersFollowTheCheckDigitColumn) {
 }
 
 TEST(VinVectorsTest, ErrorTextHasOneTextPerCode) {
-  for (const VectorRow& row : Rows()) {
+  for (const VinVector& row : Rows()) {
     const VinDecode d = DecodeVin(row.vin, kOptions);
     SCOPED_TRACE("line " + std::to_string(row.line));
     ASSERT_FALSE(d.error_codes.empty());
