@@ -366,6 +366,90 @@ TEST(AsioRunTest, AlreadyStoppedCallerIsNotAdmitted) {
   EXPECT_EQ(breaker->Snapshot().calls, 0U);
 }
 
+TEST(AsioRunAdmittedTest, RunsUnderTheHeldPermitAndRecordsItsOutcome) {
+  fusebox::testing::ManualClock clock(fusebox::TimePoint(5s));
+  auto breaker = MakeBreaker(Config(), clock);
+  net::io_context io;
+  auto permit = breaker->TryAcquire();
+  ASSERT_TRUE(permit);
+  clock.Advance(2s);  // the call is handed over later: its budget still ends at the permit's
+  std::optional<CallContext> seen;
+
+  auto done = Drive(io, fusebox::asio::RunAdmitted(
+                            *breaker, std::move(*permit),
+                            [&seen](const CallContext& ctx) {
+                              seen = ctx;
+                              return Value(503);
+                            },
+                            FailOn503));
+
+  ASSERT_TRUE(done.result);
+  ASSERT_FALSE(*done.result);
+  EXPECT_EQ(done.result->error().code, ReasonCode::kUpstreamError);
+  ASSERT_TRUE(seen);
+  EXPECT_EQ(seen->deadline, fusebox::TimePoint(5s) + kBudget);
+  const auto m = breaker->Snapshot();
+  EXPECT_EQ(m.calls, 1U);  // one permit, one outcome: RunAdmitted asked for no second one
+  EXPECT_EQ(m.failed, 1U);
+  EXPECT_EQ(m.ignored, 0U);
+}
+
+TEST(AsioRunAdmittedTest, BudgetCountsFromThePermitNotFromTheHandOver) {
+  fusebox::testing::ManualClock clock;
+  auto breaker = MakeBreaker(Config(), clock);
+  net::io_context io;
+  auto permit = breaker->TryAcquire();
+  ASSERT_TRUE(permit);
+  clock.Advance(kBudget);  // spent waiting before the call started
+  bool ran = false;
+
+  auto done = Drive(io, fusebox::asio::RunAdmitted(
+                            *breaker, std::move(*permit),
+                            [&ran](const CallContext&) {
+                              ran = true;
+                              return Value(200);
+                            },
+                            FailOn503));
+
+  ASSERT_TRUE(done.result);
+  ASSERT_FALSE(*done.result);
+  EXPECT_EQ(done.result->error().code, ReasonCode::kUpstreamSlow);
+  EXPECT_EQ(breaker->Snapshot().timeouts, 1U);
+}
+
+TEST(AsioRunAdmittedTest, StoppedCallerReleasesTheProbeSlotItHeld) {
+  fusebox::testing::ManualClock clock;
+  auto config = Config();
+  config.failure_threshold = 1;
+  config.cooldown = 10s;
+  config.half_open_max_probes = 1;
+  auto breaker = MakeBreaker(config, clock);
+  net::io_context io;
+  Trip(io, *breaker);
+  clock.Advance(10s);
+  auto probe = breaker->TryAcquire();
+  ASSERT_TRUE(probe);
+  ASSERT_TRUE(probe->is_probe());
+  std::stop_source source;
+  source.request_stop();
+  bool ran = false;
+
+  auto done = Drive(io, fusebox::asio::RunAdmitted(
+                            *breaker, std::move(*probe),
+                            [&ran](const CallContext&) {
+                              ran = true;
+                              return Value(200);
+                            },
+                            FailOn503, CallOptions{.stop_token = source.get_token()}));
+
+  ASSERT_TRUE(done.result);
+  ASSERT_FALSE(*done.result);
+  EXPECT_EQ(done.result->error().code, ReasonCode::kCancelled);
+  EXPECT_FALSE(ran);
+  EXPECT_EQ(breaker->Snapshot().probes_in_flight, 0U);
+  EXPECT_EQ(breaker->state(), State::kHalfOpen);
+}
+
 TEST(AsioRunTest, ExceptionRecordsFailureAndIsRethrown) {
   fusebox::PreciseMonotonicClock clock;
   auto breaker = MakeBreaker(Config(), clock);
@@ -452,7 +536,9 @@ TEST(AsioRunTest, TimedOutProbeReopensTheBreaker) {
 // Many calls on a two-thread io_context: each records exactly one outcome (run under TSan too).
 TEST(AsioRunTest, ConcurrentCallsOnAThreadPoolRecordOneOutcomeEach) {
   fusebox::PreciseMonotonicClock clock;
-  auto breaker = MakeBreaker(Config(), clock);
+  auto config = Config();
+  config.call_timeout = 2s;  // the hung half waits it out; the other half answers at once
+  auto breaker = MakeBreaker(config, clock);
   net::io_context io;
   constexpr int kCalls = 20;
   std::atomic<int> cancelled_ops{0};

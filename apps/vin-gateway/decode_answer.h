@@ -10,6 +10,7 @@
 //   response.result(answer.http_status());   // 200 for OK and stale answers
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -37,6 +38,9 @@ struct DecodeAnswer {
   std::optional<fusebox::Duration> upstream_latency;  // this request's flight called upstream
   bool joined = false;                                // a single-flight follower
   std::string upstream_detail;                        // why the upstream call failed, for the log
+  // The JSON body, when the decode service has it rendered already (fresh hits, rendered once
+  // per stored decode); the same bytes as AnswerJson(*this) would give. Null: render it.
+  std::shared_ptr<const std::string> rendered_body;
 
   // 200 for OK and stale answers, else HttpStatus(status).
   unsigned http_status() const noexcept {

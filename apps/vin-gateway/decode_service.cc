@@ -16,8 +16,10 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <boost/json/serialize.hpp>
 
 #include "fusebox/asio.h"
+#include "reply_json.h"
 #include "vpic_parser.h"
 
 namespace vin_gateway {
@@ -156,14 +158,11 @@ void DecodeService::HoldUpstream(Duration retry_after) noexcept {
   }
 }
 
-std::optional<DecodePtr> DecodeService::FreshFromCache(const std::string& key, DecodePtr* any_age) {
+DecodeService::Lookup DecodeService::LookUp(const std::string& key) {
   const WallTime now = deps_.wall_clock.Now();
-  DecodePtr hot = hot_.Get(key);
-  if (hot != nullptr && now - hot->fetched_at < options_.cache_ttl) {
-    if (any_age != nullptr) {
-      *any_age = hot;
-    }
-    return hot;
+  HotDecodes::Entry hot = hot_.Lookup(key);
+  if (hot.decode != nullptr && now - hot.decode->fetched_at < options_.cache_ttl) {
+    return Lookup{hot.decode, hot.decode, std::move(hot.fresh_body)};
   }
   // Not in the front, or too old there: the backend may hold a younger copy (another process
   // sharing it, or a front that evicted and re-read).
@@ -173,29 +172,35 @@ std::optional<DecodePtr> DecodeService::FreshFromCache(const std::string& key, D
     decode = DeserializeDecode(entry->payload);
   }
   if (!decode) {
-    if (any_age != nullptr) {
-      *any_age = hot;
-    }
-    return std::nullopt;
+    return Lookup{nullptr, std::move(hot.decode), nullptr};
   }
-  auto shared = std::make_shared<const vin_gateway::Decode>(std::move(*decode));
-  if (hot != nullptr && hot->fetched_at > shared->fetched_at) {
-    shared = hot;
+  DecodePtr shared = std::make_shared<const vin_gateway::Decode>(std::move(*decode));
+  if (hot.decode != nullptr && hot.decode->fetched_at > shared->fetched_at) {
+    shared = std::move(hot.decode);
   }
   hot_.Put(key, shared);
-  if (any_age != nullptr) {
-    *any_age = shared;
-  }
   if (now - shared->fetched_at < options_.cache_ttl) {
-    return shared;
+    return Lookup{shared, shared, nullptr};
   }
-  return std::nullopt;
+  return Lookup{nullptr, std::move(shared), nullptr};
 }
 
-DecodePtr DecodeService::StoredDecode(const std::string& key) {
-  DecodePtr stored;
-  (void)FreshFromCache(key, &stored);
-  return stored;
+void DecodeService::AnswerFresh(DecodeAnswer& answer, const std::string& key, Lookup lookup) {
+  answer.decode = std::move(lookup.fresh);
+  answer.source = Source::kCache;
+  answer.message = std::string(DefaultMessage(GatewayStatus::kOk));
+  // The body of a fresh hit depends only on the decode (the VIN, its check digit, the vehicle):
+  // render it once and keep it next to the decode. A stored decode for another VIN (a damaged
+  // backend row) is answered as it is and its body is not kept.
+  if (lookup.fresh_body != nullptr) {
+    answer.rendered_body = std::move(lookup.fresh_body);
+  } else if (answer.decode->vin == answer.vin) {
+    answer.rendered_body =
+        std::make_shared<const std::string>(boost::json::serialize(AnswerJson(answer)));
+    hot_.AttachFreshBody(key, answer.decode, answer.rendered_body);
+  }
+  deps_.metrics.CountFreshHit();
+  deps_.metrics.CountAnswer(answer.status, answer.source, false);
 }
 
 void DecodeService::Store(const DecodePtr& decode) {
@@ -204,7 +209,8 @@ void DecodeService::Store(const DecodePtr& decode) {
   deps_.cache.Put(key, CacheEntry{SerializeDecode(*decode), decode->fetched_at});
 }
 
-void DecodeService::Finish(DecodeAnswer& answer, const Live& live, const std::string& key) {
+void DecodeService::Finish(DecodeAnswer& answer, const Live& live, const std::string& key,
+                           std::optional<DecodePtr> stored) {
   answer.upstream_latency = live.latency;
   answer.upstream_detail = live.detail;
   if (live.decode) {
@@ -217,8 +223,11 @@ void DecodeService::Finish(DecodeAnswer& answer, const Live& live, const std::st
     answer.retry_after = live.error.retry_after;
     answer.message = std::string(DefaultMessage(answer.status));
     if (AllowsStale(answer.status)) {
-      if (DecodePtr stored = StoredDecode(key)) {
-        answer.decode = std::move(stored);
+      if (!stored) {
+        stored = LookUp(key).any_age;
+      }
+      if (*stored != nullptr) {
+        answer.decode = std::move(*stored);
         answer.source = Source::kCache;
         answer.stale = true;
         answer.message = std::string(kStaleMessage);
@@ -228,19 +237,32 @@ void DecodeService::Finish(DecodeAnswer& answer, const Live& live, const std::st
   deps_.metrics.CountAnswer(answer.status, answer.source, answer.stale);
 }
 
-net::awaitable<DecodeService::Live> DecodeService::CallUpstream(std::vector<BatchItem> items,
+fusebox::Result<DecodeService::Admission> DecodeService::Admit(fusebox::Priority priority) {
+  fusebox::Result<fusebox::BulkheadPermit> slot = deps_.bulkhead.TryAcquire();
+  if (!slot) {
+    return slot.error();
+  }
+  if (std::optional<Duration> hold = HeldOpen()) {
+    return Error{ReasonCode::kCircuitOpen, *hold};
+  }
+  fusebox::Result<fusebox::Permit> permit = deps_.breaker.TryAcquire(priority);
+  if (!permit) {
+    Error error = permit.error();
+    if (error.code == ReasonCode::kCircuitOpen) {
+      if (std::optional<Duration> hold = HeldOpen()) {
+        error.retry_after = std::max(error.retry_after, *hold);
+      }
+    }
+    return error;
+  }
+  return Admission{std::move(*slot), std::move(*permit)};
+}
+
+net::awaitable<DecodeService::Live> DecodeService::CallUpstream(Admission admission,
+                                                                std::vector<BatchItem> items,
                                                                 fusebox::Priority priority,
                                                                 std::vector<DecodePtr>* decoded) {
   Live live;
-  fusebox::Result<fusebox::BulkheadPermit> slot = deps_.bulkhead.TryAcquire();
-  if (!slot) {
-    live.error = slot.error();
-    co_return live;
-  }
-  if (std::optional<Duration> hold = HeldOpen()) {
-    live.error = Error{ReasonCode::kCircuitOpen, *hold};
-    co_return live;
-  }
   Seen seen;
   const bool batch = priority == fusebox::Priority::kBatch;
   const Duration max_hold = options_.max_upstream_retry_after;
@@ -262,9 +284,9 @@ net::awaitable<DecodeService::Live> DecodeService::CallUpstream(std::vector<Batc
     co_return attempt;
   };
   const fusebox::TimePoint start = deps_.clock.Now();
-  fusebox::Result<Attempt> result = co_await fusebox::asio::Run(
-      deps_.breaker, std::move(op), [](const Attempt& a) { return a.outcome; },
-      fusebox::CallOptions{.priority = priority});
+  fusebox::Result<Attempt> result = co_await fusebox::asio::RunAdmitted(
+      deps_.breaker, std::move(admission.permit), std::move(op),
+      [](const Attempt& a) { return a.outcome; }, fusebox::CallOptions{.priority = priority});
   if (seen.called) {
     const Duration latency = deps_.clock.Now() - start;
     live.latency = latency;
@@ -277,11 +299,6 @@ net::awaitable<DecodeService::Live> DecodeService::CallUpstream(std::vector<Batc
   if (!result) {
     live.error = result.error();
     live.detail = result.error().code == ReasonCode::kUpstreamSlow ? "budget ran out" : seen.detail;
-    if (live.error.code == ReasonCode::kCircuitOpen) {
-      if (std::optional<Duration> hold = HeldOpen()) {
-        live.error.retry_after = std::max(live.error.retry_after, *hold);
-      }
-    }
     co_return live;
   }
   const WallTime fetched_at = deps_.wall_clock.Now();
@@ -304,13 +321,15 @@ net::awaitable<DecodeService::Live> DecodeService::CallUpstream(std::vector<Batc
   co_return live;
 }
 
-net::awaitable<void> DecodeService::Lead(Flights::Leader leader, std::string vin, int model_year) {
+net::awaitable<void> DecodeService::Lead(Flights::Leader leader, std::string vin, int model_year,
+                                         Admission admission) {
   Live live;
   // Built outside the co_await: GCC 12 rejects an initializer list inside one.
   std::vector<BatchItem> items;
   items.push_back(BatchItem{std::move(vin), model_year});
   try {
-    live = co_await CallUpstream(std::move(items), fusebox::Priority::kInteractive, nullptr);
+    live = co_await CallUpstream(std::move(admission), std::move(items),
+                                 fusebox::Priority::kInteractive, nullptr);
   } catch (const std::exception&) {
     live = Live{};
     live.error = Error{ReasonCode::kUpstreamError};
@@ -331,12 +350,9 @@ net::awaitable<DecodeAnswer> DecodeService::Decode(std::string raw_vin, int mode
   answer.vin = check.vin;
   answer.check_digit = check.check_digit;
   const std::string key = CacheKey(answer.vin, model_year);
-  if (std::optional<DecodePtr> fresh = FreshFromCache(key, nullptr)) {
-    answer.decode = std::move(*fresh);
-    answer.source = Source::kCache;
-    answer.message = std::string(DefaultMessage(GatewayStatus::kOk));
-    deps_.metrics.CountFreshHit();
-    deps_.metrics.CountAnswer(answer.status, answer.source, false);
+  Lookup lookup = LookUp(key);
+  if (lookup.fresh != nullptr) {
+    AnswerFresh(answer, key, std::move(lookup));
     co_return answer;
   }
   deps_.metrics.CountMiss();
@@ -360,9 +376,22 @@ net::awaitable<DecodeAnswer> DecodeService::Decode(std::string raw_vin, int mode
       }
       deps_.metrics.CountLeader();
       answer.joined = false;  // a follower that re-joined after an abandoned flight may lead
+      fusebox::Result<Admission> admission = Admit(fusebox::Priority::kInteractive);
+      if (!admission) {
+        // Refused here, in this coroutine: the flight ends with the refusal (anyone who joined
+        // it meanwhile on another thread gets the same answer) and the stale copy is the one
+        // the first lookup found.
+        Live refused;
+        refused.error = admission.error();
+        leader->Publish(refused);
+        Finish(answer, refused, key, std::move(lookup.any_age));
+        co_return answer;
+      }
       follower = leader->follower();
       leaders_running_.fetch_add(1, std::memory_order_relaxed);
-      net::co_spawn(executor, Lead(std::move(*leader), answer.vin, model_year), net::detached);
+      net::co_spawn(executor,
+                    Lead(std::move(*leader), answer.vin, model_year, std::move(*admission)),
+                    net::detached);
     } else {
       follower = std::get<Flights::Follower>(joined);
       answer.joined = true;
@@ -420,9 +449,8 @@ net::awaitable<std::vector<DecodeAnswer>> DecodeService::DecodeBatch(
     }
     answer.vin = check.vin;
     answer.check_digit = check.check_digit;
-    if (std::optional<DecodePtr> fresh =
-            FreshFromCache(CacheKey(answer.vin, model_year), nullptr)) {
-      answer.decode = std::move(*fresh);
+    if (DecodePtr fresh = LookUp(CacheKey(answer.vin, model_year)).fresh) {
+      answer.decode = std::move(fresh);
       answer.source = Source::kCache;
       answer.message = std::string(DefaultMessage(GatewayStatus::kOk));
       deps_.metrics.CountFreshHit();
@@ -450,11 +478,17 @@ net::awaitable<std::vector<DecodeAnswer>> DecodeService::DecodeBatch(
   }
   std::vector<DecodePtr> decoded;
   Live live;
-  try {
-    live = co_await CallUpstream(items, fusebox::Priority::kBatch, &decoded);
-  } catch (const std::exception&) {
-    live = Live{};
-    live.error = Error{ReasonCode::kUpstreamError};
+  fusebox::Result<Admission> admission = Admit(fusebox::Priority::kBatch);
+  if (!admission) {
+    live.error = admission.error();
+  } else {
+    try {
+      live =
+          co_await CallUpstream(std::move(*admission), items, fusebox::Priority::kBatch, &decoded);
+    } catch (const std::exception&) {
+      live = Live{};
+      live.error = Error{ReasonCode::kUpstreamError};
+    }
   }
   for (std::size_t i : pending) {
     Live mine;

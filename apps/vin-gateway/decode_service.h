@@ -18,8 +18,14 @@
 // UPSTREAM_ERROR, OVERLOADED) and a last-good decode is stored, the answer is that decode,
 // `stale`, with the reason in `status` (served as 200).
 //
-// The leader's upstream work runs as its own detached coroutine: a client that goes away does not
-// cancel it, its outcome is still recorded by the breaker, cached, and given to every waiter.
+// The leader takes its rate token, bulkhead slot and breaker permit in the request's own
+// coroutine, so a refusal (the breaker open above all) costs no more than a cache lookup: no
+// coroutine is spawned and nothing is waited on. Only an admitted call becomes its own detached
+// coroutine (holding the slot and the permit): a client that goes away does not cancel it, its
+// outcome is still recorded by the breaker, cached, and given to every waiter.
+//
+// A fresh hit's JSON body is rendered once per stored decode and kept in the in-process front
+// (HotDecodes); DecodeAnswer::rendered_body carries it to the router.
 // A 429's Retry-After (capped at 10 minutes) is honoured as the minimum cooldown: while the
 // breaker is not CLOSED, no call is let through before it has passed.
 //
@@ -131,14 +137,32 @@ class DecodeService {
  private:
   using Flights = fusebox::SingleFlight<std::string, Live>;
 
-  boost::asio::awaitable<void> Lead(Flights::Leader leader, std::string vin, int model_year);
-  boost::asio::awaitable<Live> CallUpstream(std::vector<BatchItem> items,
+  // The right to make one upstream call: a bulkhead slot and a breaker permit, taken in that
+  // order (a call that cannot run never takes the probe slot).
+  struct Admission {
+    fusebox::BulkheadPermit slot;
+    fusebox::Permit permit;
+  };
+  // What the cache holds for one key.
+  struct Lookup {
+    DecodePtr fresh;                                // younger than the TTL
+    DecodePtr any_age;                              // the stored decode, fresh or not
+    std::shared_ptr<const std::string> fresh_body;  // rendered body of a fresh hit, if kept
+  };
+
+  boost::asio::awaitable<void> Lead(Flights::Leader leader, std::string vin, int model_year,
+                                    Admission admission);
+  fusebox::Result<Admission> Admit(fusebox::Priority priority);
+  boost::asio::awaitable<Live> CallUpstream(Admission admission, std::vector<BatchItem> items,
                                             fusebox::Priority priority,
                                             std::vector<DecodePtr>* decoded);
-  std::optional<DecodePtr> FreshFromCache(const std::string& key, DecodePtr* any_age);
-  DecodePtr StoredDecode(const std::string& key);
+  Lookup LookUp(const std::string& key);
+  void AnswerFresh(DecodeAnswer& answer, const std::string& key, Lookup lookup);
   void Store(const DecodePtr& decode);
-  void Finish(DecodeAnswer& answer, const Live& live, const std::string& key);
+  // Fills `answer` from `live`. When the live decode is impossible it looks for a stale copy:
+  // `stored` when the caller has just looked (nullopt: look now).
+  void Finish(DecodeAnswer& answer, const Live& live, const std::string& key,
+              std::optional<DecodePtr> stored = std::nullopt);
   std::optional<fusebox::Duration> HeldOpen() const noexcept;
   void HoldUpstream(fusebox::Duration retry_after) noexcept;
 

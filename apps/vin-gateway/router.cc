@@ -196,7 +196,8 @@ bool BearerMatches(std::string_view authorization, std::string_view token) {
 HttpResponse AnswerResponse(const DecodeAnswer& answer) {
   HttpResponse response;
   response.status = answer.http_status();
-  response.body = json::serialize(AnswerJson(answer));
+  response.body =
+      answer.rendered_body ? *answer.rendered_body : json::serialize(AnswerJson(answer));
   if (HasRetryAfter(answer.status) && !answer.stale) {
     response.headers.emplace_back("Retry-After",
                                   std::to_string(RetryAfterSeconds(answer.retry_after)));

@@ -38,6 +38,9 @@
 // recorded when the budget runs out, so an op that is slow to wind down never holds its permit
 // (or a half-open probe slot) past call_timeout.
 //
+// `RunAdmitted(breaker, permit, op, classify, options)` is Run() for a permit the caller already
+// took with breaker.TryAcquire(): ask cheaply where the request is, run the call elsewhere.
+//
 // `RunWithRetry(breaker, policy, random, op, classify, options)` retries failures and timeouts
 // with RetryPolicy's backoff (fusebox/retry.h), waiting on a steady_timer between attempts; every
 // attempt is one Run() and asks the breaker for its own permit.
@@ -191,25 +194,27 @@ struct BoolClassify {
 
 }  // namespace internal
 
-// The asynchronous guarded call (see the banner). Acquires a permit with options.priority, runs
-// `op(ctx)` with ctx = {permit deadline, options.stop_token, is probe}, cancels it when the budget
-// runs out or the caller cancels, and records exactly one outcome. Rethrows op's exceptions
-// (after recording kFailure); otherwise never throws on the call path.
+// Run() with a permit the caller already holds (from breaker.TryAcquire): the same budget race
+// and the same exactly-one outcome, recorded on `admitted`, whose deadline is the budget. For a
+// caller that wants to learn cheaply, in its own frame, whether the call may run at all, and
+// only then hand the call to another coroutine (vin-gateway turns a rejection away without
+// spawning anything). A caller already cancelled when RunAdmitted starts gets kCancelled and the
+// permit records kIgnored. `admitted` must come from `breaker`.
 template <typename Op, typename Classify>
   requires internal::GuardedOp<Op> &&
            std::is_invocable_r_v<Outcome, Classify&, const internal::OpValueT<Op>&>
-auto Run(CircuitBreaker& breaker, Op op, Classify classify, CallOptions options = {})
+auto RunAdmitted(CircuitBreaker& breaker, Permit admitted, Op op, Classify classify,
+                 CallOptions options = {})
     -> boost::asio::awaitable<Result<internal::OpValueT<Op>>> {
   using T = internal::OpValueT<Op>;
   namespace net = boost::asio;
 
+  // Held in an optional so that the code below reads like Run's (permit->Record...).
+  std::optional<Permit> permit(std::move(admitted));
   const net::cancellation_state cancel_state = co_await net::this_coro::cancellation_state;
   if (internal::Cancelled(cancel_state) || internal::StopRequested(options)) {
+    permit->Record(Outcome::kIgnored);
     co_return Error{ReasonCode::kCancelled};
-  }
-  auto permit = breaker.TryAcquire(options.priority);
-  if (!permit) {
-    co_return permit.error();
   }
   const CallContext ctx{permit->deadline(), options.stop_token, permit->is_probe()};
   const net::any_io_executor executor = co_await net::this_coro::executor;
@@ -269,6 +274,28 @@ auto Run(CircuitBreaker& breaker, Op op, Classify classify, CallOptions options 
       break;
   }
   co_return Error{ReasonCode::kCancelled};
+}
+
+// The asynchronous guarded call (see the banner). Acquires a permit with options.priority, runs
+// `op(ctx)` with ctx = {permit deadline, options.stop_token, is probe}, cancels it when the budget
+// runs out or the caller cancels, and records exactly one outcome. Rethrows op's exceptions
+// (after recording kFailure); otherwise never throws on the call path.
+template <typename Op, typename Classify>
+  requires internal::GuardedOp<Op> &&
+           std::is_invocable_r_v<Outcome, Classify&, const internal::OpValueT<Op>&>
+auto Run(CircuitBreaker& breaker, Op op, Classify classify, CallOptions options = {})
+    -> boost::asio::awaitable<Result<internal::OpValueT<Op>>> {
+  const boost::asio::cancellation_state cancel_state =
+      co_await boost::asio::this_coro::cancellation_state;
+  if (internal::Cancelled(cancel_state) || internal::StopRequested(options)) {
+    co_return Error{ReasonCode::kCancelled};
+  }
+  auto permit = breaker.TryAcquire(options.priority);
+  if (!permit) {
+    co_return permit.error();
+  }
+  co_return co_await RunAdmitted(breaker, std::move(*permit), std::move(op), std::move(classify),
+                                 std::move(options));
 }
 
 // Run() for ops whose result converts to bool: true is a success, false a failure.

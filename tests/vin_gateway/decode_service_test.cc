@@ -17,6 +17,7 @@
 #include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/json/serialize.hpp>
 
 #include "cache.h"
 #include "fusebox/bulkhead.h"
@@ -25,6 +26,7 @@
 #include "gateway_metrics.h"
 #include "hot_decodes.h"
 #include "rate_limiter.h"
+#include "reply_json.h"
 #include "transition_log.h"
 #include "vin_gateway/fake_vpic_client.h"
 #include "vin_gateway/manual_wall_clock.h"
@@ -499,6 +501,70 @@ TEST(DecodeServiceTest, HotFrontKeepsTheTtl) {
   EXPECT_EQ(h.client.calls, 2);
 }
 
+TEST(DecodeServiceTest, FreshHitBodyIsRenderedOnceAndIsTheAnswersJson) {
+  Harness h;
+  ASSERT_EQ(h.Decode(kVin).source, Source::kLive);
+  const DecodeAnswer first = h.Decode(kVin);
+  const DecodeAnswer second = h.Decode(kVin);
+  ASSERT_NE(first.rendered_body, nullptr);
+  EXPECT_EQ(second.rendered_body, first.rendered_body);  // the same bytes, not rendered again
+  DecodeAnswer unrendered = second;
+  unrendered.rendered_body = nullptr;
+  EXPECT_EQ(*second.rendered_body, boost::json::serialize(vin_gateway::AnswerJson(unrendered)));
+
+  h.wall.Advance(25h);  // a new live decode replaces the stored one, and with it the body
+  ASSERT_EQ(h.Decode(kVin).source, Source::kLive);
+  const DecodeAnswer third = h.Decode(kVin);
+  ASSERT_NE(third.rendered_body, nullptr);
+  EXPECT_NE(*third.rendered_body, *first.rendered_body);  // fetched_at moved on
+  unrendered = third;
+  unrendered.rendered_body = nullptr;
+  EXPECT_EQ(*third.rendered_body, boost::json::serialize(vin_gateway::AnswerJson(unrendered)));
+}
+
+TEST(DecodeServiceTest, LiveAndStaleAnswersAreRenderedPerRequest) {
+  Harness h;
+  EXPECT_EQ(h.Decode(kVin).rendered_body, nullptr);  // live
+  h.wall.Advance(25h);
+  h.Trip();
+  const DecodeAnswer stale = h.Decode(kVin);
+  ASSERT_TRUE(stale.stale);
+  EXPECT_EQ(stale.rendered_body, nullptr);  // carries this request's reason and Retry-After
+}
+
+TEST(DecodeServiceTest, RejectionReadsTheBackendOnce) {
+  // Without the front every lookup is a backend read: a rejection makes exactly one, whether
+  // or not there is a stale copy to serve.
+  Harness h({.hot_entries = 0});
+  ASSERT_EQ(h.Decode(kVin).source, Source::kLive);
+  h.wall.Advance(25h);
+  h.Trip();
+  std::uint64_t gets = h.cache->Stats().gets;
+  const DecodeAnswer stale = h.Decode(kVin);
+  EXPECT_EQ(stale.status, GatewayStatus::kCircuitOpen);
+  EXPECT_TRUE(stale.stale);
+  EXPECT_EQ(h.cache->Stats().gets, gets + 1);
+
+  gets = h.cache->Stats().gets;
+  const DecodeAnswer bare = h.Decode(kOthers.at(10));
+  EXPECT_EQ(bare.status, GatewayStatus::kCircuitOpen);
+  EXPECT_FALSE(bare.stale);
+  EXPECT_EQ(h.cache->Stats().gets, gets + 1);
+  EXPECT_EQ(h.service->leaders_running(), 0);
+  EXPECT_EQ(h.service->single_flight_in_flight(), 0U);  // the refused flight is over
+}
+
+TEST(DecodeServiceTest, RejectedLeaderHasTakenItsRateTokenFirst) {
+  Harness h({.failure_threshold = 1, .rate = 1, .burst = 2});
+  h.Trip();  // one failed call of 10.0.0.1
+  const DecodeAnswer open = h.Decode(kVin, 0, "10.0.0.2");
+  EXPECT_EQ(open.status, GatewayStatus::kCircuitOpen);
+  const DecodeAnswer again = h.Decode(kVin, 0, "10.0.0.2");
+  EXPECT_EQ(again.status, GatewayStatus::kCircuitOpen);
+  const DecodeAnswer limited = h.Decode(kVin, 0, "10.0.0.2");
+  EXPECT_EQ(limited.status, GatewayStatus::kRateLimited);  // the rate limit comes first
+}
+
 TEST(HotDecodesTest, EvictsTheLeastRecentlyUsed) {
   vin_gateway::HotDecodes hot(2);
   const auto decode = [](const char* vin) {
@@ -517,6 +583,25 @@ TEST(HotDecodesTest, EvictsTheLeastRecentlyUsed) {
   hot.Put("a", decode("A2"));  // replaces in place
   EXPECT_EQ(hot.Get("a")->vin, "A2");
   EXPECT_EQ(hot.size(), 2U);
+}
+
+TEST(HotDecodesTest, FreshBodyBelongsToTheDecodeItWasRenderedFor) {
+  vin_gateway::HotDecodes hot(4);
+  auto first = std::make_shared<const vin_gateway::Decode>();
+  auto second = std::make_shared<const vin_gateway::Decode>();
+  auto body = std::make_shared<const std::string>("{}");
+  hot.Put("a", first);
+  hot.AttachFreshBody("a", second, body);  // not the stored decode: dropped
+  EXPECT_EQ(hot.Lookup("a").fresh_body, nullptr);
+  hot.AttachFreshBody("a", first, body);
+  EXPECT_EQ(hot.Lookup("a").fresh_body, body);
+  hot.Put("a", first);  // the same decode again (a backend re-read): the body stays
+  EXPECT_EQ(hot.Lookup("a").fresh_body, body);
+  hot.Put("a", second);  // a new decode: its body is not rendered yet
+  EXPECT_EQ(hot.Lookup("a").decode, second);
+  EXPECT_EQ(hot.Lookup("a").fresh_body, nullptr);
+  hot.AttachFreshBody("missing", first, body);
+  EXPECT_EQ(hot.Lookup("missing").decode, nullptr);
 }
 
 TEST(HotDecodesTest, CapacityZeroKeepsNothing) {
