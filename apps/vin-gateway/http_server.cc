@@ -65,8 +65,11 @@ struct HttpServer::Session {
 };
 
 struct HttpServer::Impl {
-  Impl(net::io_context& io_context, HttpServerOptions opts, Handler h, AccessLog log)
+  Impl(net::io_context& io_context, HttpServerOptions opts, Handler h, AccessLog log,
+       std::vector<net::io_context*> contexts)
       : io(io_context),
+        session_contexts(contexts.empty() ? std::vector<net::io_context*>{&io_context}
+                                          : std::move(contexts)),
         options(std::move(opts)),
         handler(std::move(h)),
         access_log(std::move(log)),
@@ -79,6 +82,8 @@ struct HttpServer::Impl {
                               static_cast<unsigned>(getpid()) & 0xFFFFU)) {}
 
   net::io_context& io;
+  const std::vector<net::io_context*> session_contexts;  // never empty
+  std::size_t next_context = 0;                          // only touched by the accept loop
   const HttpServerOptions options;
   const Handler handler;
   const AccessLog access_log;
@@ -96,15 +101,16 @@ HttpServer::HttpServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 HttpServer::~HttpServer() = default;
 
 fusebox::Result<std::unique_ptr<HttpServer>, std::string> HttpServer::Create(
-    net::io_context& io, HttpServerOptions options, Handler handler, AccessLog access_log) {
+    net::io_context& io, HttpServerOptions options, Handler handler, AccessLog access_log,
+    std::vector<net::io_context*> session_contexts) {
   boost::system::error_code ec;
   const net::ip::address address = net::ip::make_address(options.host, ec);
   if (ec) {
     return fmt::format("--listen: '{}' is not an IP address", options.host);
   }
   const tcp::endpoint endpoint(address, options.port);
-  auto impl =
-      std::make_unique<Impl>(io, std::move(options), std::move(handler), std::move(access_log));
+  auto impl = std::make_unique<Impl>(io, std::move(options), std::move(handler),
+                                     std::move(access_log), std::move(session_contexts));
   tcp::acceptor& acceptor = impl->acceptor;
   if (acceptor.open(endpoint.protocol(), ec); ec) {
     return fmt::format("cannot open a socket: {}", ec.message());
@@ -130,8 +136,10 @@ void HttpServer::Start() {
       impl->acceptor.get_executor(),
       [this, impl]() -> net::awaitable<void> {
         for (;;) {
+          net::io_context& target = *impl->session_contexts[impl->next_context];
+          impl->next_context = (impl->next_context + 1) % impl->session_contexts.size();
           auto [ec, socket] =
-              co_await impl->acceptor.async_accept(net::make_strand(impl->io), kTuple);
+              co_await impl->acceptor.async_accept(net::make_strand(target), kTuple);
           if (ec == net::error::operation_aborted || !impl->acceptor.is_open()) {
             co_return;
           }

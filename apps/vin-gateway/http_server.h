@@ -34,6 +34,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/io_context.hpp>
@@ -75,10 +76,13 @@ using AccessLog = std::function<void(const AccessRecord&)>;
 
 class HttpServer {
  public:
-  // Binds and listens (SO_REUSEADDR); fails with a sentence when it cannot.
+  // Binds and listens (SO_REUSEADDR) on `io`; fails with a sentence when it cannot. Connections
+  // are served on `session_contexts` in turn (round robin; default: `io` alone), each connection
+  // on a strand of its io_context. With one io_context per I/O thread (vin-gateway's
+  // --threads), threads share no scheduler: a connection stays on the thread that accepted it.
   static fusebox::Result<std::unique_ptr<HttpServer>, std::string> Create(
-      boost::asio::io_context& io, HttpServerOptions options, Handler handler,
-      AccessLog access_log);
+      boost::asio::io_context& io, HttpServerOptions options, Handler handler, AccessLog access_log,
+      std::vector<boost::asio::io_context*> session_contexts = {});
   ~HttpServer();
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;

@@ -24,6 +24,7 @@
 #include <spdlog/spdlog.h>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
+#include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -72,7 +73,21 @@ int Run(const vin_gateway::GatewayConfig& config) {
   };
   log("info", RaiseFileLimit());
 
-  net::io_context io(static_cast<int>(config.threads));
+  // One io_context per I/O thread, each run by its own thread: threads share no scheduler (no
+  // lock, no futex between them), and a connection is served by the thread it was handed to.
+  // The first one also runs the listener, the signals and the upstream connections.
+  std::vector<std::unique_ptr<net::io_context>> contexts;
+  std::vector<net::io_context*> session_contexts;
+  for (std::uint32_t i = 0; i < config.threads; ++i) {
+    contexts.push_back(std::make_unique<net::io_context>(1));
+    session_contexts.push_back(contexts.back().get());
+  }
+  net::io_context& io = *contexts.front();
+  const auto stop_all = [&contexts] {
+    for (const auto& context : contexts) {
+      context->stop();
+    }
+  };
   fusebox::Clock& clock = fusebox::DefaultClock();
 
   fusebox::Registry registry(config.BreakerConfig());
@@ -128,7 +143,8 @@ int Run(const vin_gateway::GatewayConfig& config) {
       [&router](vin_gateway::HttpRequest request) { return router.Handle(std::move(request)); },
       [&](const vin_gateway::AccessRecord& record) {
         logger->info(vin_gateway::FormatAccessRecord(record, format, wall_clock.Now()));
-      });
+      },
+      session_contexts);
   if (!created) {
     log("error", created.error());
     return 2;
@@ -158,7 +174,7 @@ int Run(const vin_gateway::GatewayConfig& config) {
       }
       log("info", fmt::format("signal {} during the drain: stopping now", second));
       drained = false;
-      io.stop();
+      stop_all();
     });
     log("info", fmt::format("signal {}: draining for up to {}", signal,
                             vin_gateway::FormatDuration(config.shutdown_grace)));
@@ -178,16 +194,21 @@ int Run(const vin_gateway::GatewayConfig& config) {
           }
           log("info", fmt::format("stopping ({} connections and {} upstream calls still open)",
                                   server->active_connections(), service.leaders_running()));
-          io.stop();
+          stop_all();
         },
         net::detached);
   });
 
   std::vector<std::thread> threads;
-  for (std::uint32_t i = 1; i < config.threads; ++i) {
-    threads.emplace_back([&io] { io.run(); });
+  for (std::size_t i = 1; i < contexts.size(); ++i) {
+    threads.emplace_back([context = contexts[i].get()] {
+      // Idle between connections: kept running until stop_all().
+      auto keep_running = net::make_work_guard(*context);
+      context->run();
+    });
   }
   io.run();
+  stop_all();  // io.run() also returns when the first context runs out of work
   for (std::thread& t : threads) {
     t.join();
   }

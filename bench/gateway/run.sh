@@ -75,9 +75,10 @@ pace_open_ms=20    # 256 connections x 50/s
 pace_cached_ms=5   # 64 connections x 200/s
 hung_calls=64      # upstream calls kept hanging in scenario 3 (the bulkhead is sized to match)
 cached_vins=20     # distinct cached VINs in the memory scenario's mix
-# The gateway's I/O threads for scenarios 2 to 4: one per core (chosen before measuring; on this
-# 2-core machine one thread turned out cheaper, see docs/benchmarks.md).
-load_threads=2
+# The gateway's I/O threads for scenarios 2 to 4: its default, one (BENCH_LOAD_THREADS to
+# change). With wrk on the same two cores, a second gateway thread costs more than it brings
+# while the threads share one io_context (docs/benchmarks.md, "Performance notes").
+load_threads=${BENCH_LOAD_THREADS:-1}
 if ((quick)); then
   warm_s=1
   run_s=1

@@ -563,6 +563,41 @@ TEST_F(GatewayIntegrationTest, SecondSigtermStopsTheDrainAtOnceAndStillExitsClea
   request.join();
 }
 
+TEST_F(GatewayIntegrationTest, TwoIoThreadsShareOneFlightStayFastAndDrain) {
+  // --threads 2: one io_context per thread, connections handed to them in turn. Every request
+  // here opens its own connection, so both threads serve them.
+  StartSim();
+  StartGateway({"--threads", "2", "--call-timeout", "1s", "--failure-threshold", "10",
+                "--shutdown-grace", "5s"});
+  Fault(R"({"mode":"slow","latency_ms":400})");
+  const std::vector<HttpResult> results = Concurrently(30, [&](int) { return Decode(kVin); });
+  for (const HttpResult& r : results) {
+    EXPECT_EQ(r.status, 200);
+  }
+  EXPECT_EQ(UpstreamCalls(), 1);  // the followers on the other thread joined the same flight
+  const HttpResult metrics = Get("/metrics");
+  EXPECT_NE(metrics.body.find("vin_gateway_single_flight_joins_total 29"), std::string::npos);
+
+  Fault(R"({"mode":"hang"})");
+  std::thread hung_request([&] { EXPECT_EQ(Decode(kVins[0]).status, 504); });
+  ASSERT_TRUE(WaitUntil([&] { return SimStats().at("in_flight").to_number<int>() == 1; }));
+  for (int i = 0; i < 4; ++i) {  // both threads answer cached VINs while the call hangs
+    const HttpResult cached = Decode(kVin);
+    EXPECT_EQ(cached.status, 200);
+    EXPECT_LT(cached.seconds, 0.2);
+  }
+  hung_request.join();
+
+  Fault(R"({"mode":"slow","latency_ms":500})");
+  HttpResult in_flight;
+  std::thread request([&] { in_flight = Decode(kVins[1]); });
+  ASSERT_TRUE(WaitUntil([&] { return SimStats().at("in_flight").to_number<int>() == 1; }));
+  ::kill(gateway_->pid(), SIGTERM);
+  request.join();
+  EXPECT_EQ(in_flight.status, 200);
+  EXPECT_EQ(gateway_->Terminate(5), 0);
+}
+
 TEST_F(GatewayIntegrationTest, StatusAndMetricsDescribeTheBreaker) {
   StartSim();
   StartGateway();
