@@ -75,7 +75,10 @@ void Hammer(TripPolicy trip, bool inflight_slow) {
           }
         }
         const int r = pick(rng);
-        const Outcome outcome = r < 50   ? Outcome::kSuccess
+        // Failures and timeouts are 55 of the 95 recorded (58%): clearly above the 50% failure
+        // rate threshold, so every window policy trips whatever the interleaving (at 47% the
+        // time window tripped only on lucky fluctuations).
+        const Outcome outcome = r < 40   ? Outcome::kSuccess
                                 : r < 85 ? Outcome::kFailure
                                 : r < 95 ? Outcome::kTimeout
                                          : Outcome::kIgnored;
