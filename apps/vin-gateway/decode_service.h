@@ -32,9 +32,11 @@
 // The service also keeps the breaker's last few transitions with their wall-clock times
 // (`recent_transitions()`), which `/status` and the web page's status strip show.
 //
-// Thread safety: all members may be called concurrently from coroutines on any executor of one
-// io_context. Time: the breaker, rate limiter and budgets read the injected fusebox::Clock (budget
-// timers are Asio steady timers); cache freshness and `fetched_at` read the injected WallClock.
+// Thread safety: all members may be called concurrently from coroutines on any executors, of one
+// io_context or of several (vin-gateway runs one per I/O thread): a leader runs on its request's
+// executor and a follower's wait completes on its own. Time: the breaker, rate limiter and budgets
+// read the injected fusebox::Clock (budget timers are Asio steady timers); cache freshness and
+// `fetched_at` read the injected WallClock.
 //
 // Example:
 //   DecodeService service(deps, {.cache_ttl = 30 * 24h});

@@ -12,8 +12,10 @@
 // operation at once and its connection is closed, never reused. Certificate verification is
 // always on for https (system CAs, or `ca_file`).
 //
-// Thread safety: calls may run concurrently on any executors of one io_context; the pool is
-// guarded by a mutex. Time: none of its own (the budget is the caller's).
+// Thread safety: calls may run concurrently from coroutines on any executors (of any
+// io_context); the pool is guarded by a mutex, and a pooled connection, whose socket belongs to
+// the client's executor, is used by one call at a time. Time: none of its own (the budget is the
+// caller's).
 //
 // Example:
 //   auto client = MakeHttpVpicClient(io.get_executor(), {.base_url =

@@ -110,6 +110,31 @@ TEST(SqliteCacheTest, EntriesSurviveAReopen) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(SqliteCacheTest, ASecondOpenOfTheSameFileIsRefusedAndTheFirstKeepsWorking) {
+  const auto dir = TempDir("sqlite_locked");
+  const auto file = (dir / "c.sqlite").string();
+  auto first = vin_gateway::MakeSqliteCache(file, 100);
+  ASSERT_TRUE(first->Stats().healthy) << first->Stats().error;
+  first->Put("A", Entry("a", 3));
+
+  auto second = vin_gateway::MakeSqliteCache(file, 100);
+  const vin_gateway::CacheStats refused = second->Stats();
+  EXPECT_FALSE(refused.healthy);
+  EXPECT_NE(refused.error.find("in use by another process"), std::string::npos) << refused.error;
+  EXPECT_FALSE(second->Get("A").has_value());
+
+  first->Put("B", Entry("b", 4));  // the lock holder still reads and writes
+  ASSERT_TRUE(first->Get("A").has_value());
+  ASSERT_TRUE(first->Get("B").has_value());
+  EXPECT_TRUE(first->Stats().healthy);
+
+  first.reset();  // closing releases the file
+  auto third = vin_gateway::MakeSqliteCache(file, 100);
+  EXPECT_TRUE(third->Stats().healthy) << third->Stats().error;
+  EXPECT_EQ(third->Stats().entries, 2U);
+  std::filesystem::remove_all(dir);
+}
+
 TEST(SqliteCacheTest, BrokenFileIsReportedAndBehavesAsAnEmptyCache) {
   const auto dir = TempDir("sqlite_broken");
   std::filesystem::create_directories(dir);
