@@ -164,8 +164,8 @@ DecodeService::Lookup DecodeService::LookUp(const std::string& key) {
   if (hot.decode != nullptr && now - hot.decode->fetched_at < options_.cache_ttl) {
     return Lookup{hot.decode, hot.decode, std::move(hot.fresh_body)};
   }
-  // Not in the front, or too old there: the backend may hold a younger copy (another process
-  // sharing it, or a front that evicted and re-read).
+  // Not in the front, or too old there: the backend may hold a younger copy (a front that
+  // evicted and re-read, or a backend shared between gateways, as a redis:// one will be).
   std::optional<CacheEntry> entry = deps_.cache.Get(key);
   std::optional<vin_gateway::Decode> decode;
   if (entry) {
