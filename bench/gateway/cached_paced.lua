@@ -1,5 +1,5 @@
--- One fixed, cached VIN (the URL wrk is given), every connection paced by pace.lua
--- (BENCH_PACE_MS): the latency of cache hits when the server is not saturated.
+-- One fixed URL (a cached VIN on the gateway, the static file on nginx), every connection paced
+-- by pace.lua (BENCH_PACE_MS): the latency of answers when the server is not saturated.
 local thread_count = 0
 
 function setup(thread)
