@@ -22,6 +22,7 @@
 //   if (auto hit = cache->Get("1FTMW1T88MFA00001"); hit && now - hit->fetched_at < ttl) ...
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -62,9 +63,18 @@ class Cache {
 // An in-process LRU. max_entries >= 1.
 std::unique_ptr<Cache> MakeMemoryCache(std::uint64_t max_entries);
 
-// A SQLite file in WAL mode, created (with its directory) on first run. Never fails: a file that
-// cannot be opened or is not a valid cache yields a cache that is unhealthy and empty.
-std::unique_ptr<Cache> MakeSqliteCache(const std::string& path, std::uint64_t max_entries);
+struct SqliteCacheOptions {
+  // A file locked by another process (one gateway per file; say, the previous gateway still
+  // draining while its successor starts) is tried again at most this often, by the next Get or
+  // Put, without waiting for the lock: the cache comes back when the other process lets go.
+  std::chrono::milliseconds relock_interval = std::chrono::seconds(5);
+};
+
+// A SQLite file in WAL mode, created (with its directory) on first run, locked by this process
+// until it is destroyed. Never fails: a file that cannot be opened or is not a valid cache yields
+// a cache that is unhealthy and empty (a locked one only until the lock can be had).
+std::unique_ptr<Cache> MakeSqliteCache(const std::string& path, std::uint64_t max_entries,
+                                       SqliteCacheOptions options = {});
 
 // "memory" or "sqlite:PATH" (checked by GatewayConfig::Validate()); anything else: memory.
 std::unique_ptr<Cache> OpenCache(std::string_view uri, std::uint64_t max_entries);

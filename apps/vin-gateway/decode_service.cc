@@ -106,6 +106,14 @@ class InFlight {
   GatewayMetrics& metrics_;
 };
 
+// The one fetched later (either may be null).
+DecodePtr Younger(DecodePtr a, DecodePtr b) {
+  if (a == nullptr || (b != nullptr && b->fetched_at > a->fetched_at)) {
+    return b;
+  }
+  return a;
+}
+
 void AnswerInvalid(DecodeAnswer& answer, const VinCheck& check, std::size_t raw_size) {
   answer.status = GatewayStatus::kVinInvalid;
   answer.vin_readable = raw_size <= kMaxVinSegment;
@@ -379,12 +387,13 @@ net::awaitable<DecodeAnswer> DecodeService::Decode(std::string raw_vin, int mode
       fusebox::Result<Admission> admission = Admit(fusebox::Priority::kInteractive);
       if (!admission) {
         // Refused here, in this coroutine: the flight ends with the refusal (anyone who joined
-        // it meanwhile on another thread gets the same answer) and the stale copy is the one
-        // the first lookup found.
+        // it meanwhile on another thread gets the same answer). The stale copy is the younger
+        // of what the lookup found and what the front holds now (another thread's flight may
+        // have stored one since): no second backend read.
         Live refused;
         refused.error = admission.error();
         leader->Publish(refused);
-        Finish(answer, refused, key, std::move(lookup.any_age));
+        Finish(answer, refused, key, Younger(std::move(lookup.any_age), hot_.Get(key)));
         co_return answer;
       }
       follower = leader->follower();
@@ -421,6 +430,12 @@ net::awaitable<DecodeAnswer> DecodeService::Decode(std::string raw_vin, int mode
     if (!*result) {
       const fusebox::FlightError error = result->error();
       if (error == fusebox::FlightError::kLeaderAbandoned && deps_.clock.Now() < deadline) {
+        // Look again before joining again: a decode may have been stored while this waited.
+        lookup = LookUp(key);
+        if (lookup.fresh != nullptr) {
+          AnswerFresh(answer, key, std::move(lookup));
+          co_return answer;
+        }
         continue;
       }
       Live failed;

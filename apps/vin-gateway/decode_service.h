@@ -10,7 +10,7 @@
 //   client rate limit --empty bucket--> RATE_LIMITED (the leader abandons; followers re-join)
 //   bulkhead --full--> OVERLOADED
 //   breaker (`vpic`) --open / probe taken--> CIRCUIT_OPEN / CIRCUIT_HALF_OPEN
-//   one budgeted upstream call (fusebox::asio::Run: connect, TLS, send, receive; no retry)
+//   one budgeted upstream call (fusebox::asio::RunAdmitted: connect, TLS, send, receive; no retry)
 //       --timeout--> UPSTREAM_SLOW   --5xx, 429, reset, not vPIC JSON, VIN echo mismatch-->
 //       UPSTREAM_ERROR   --any parseable vPIC answer--> OK, cached with its fetch time
 //

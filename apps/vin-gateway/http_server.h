@@ -13,7 +13,7 @@
 // Shutdown (SIGTERM): BeginShutdown() closes the listener and idle connections at once;
 // connections with a request in progress finish it, answer with `Connection: close`, and close.
 // The owner waits until active_connections() is 0 (or its grace period ends) and stops the
-// io_context.
+// io_contexts.
 //
 // Thread safety: Start/BeginShutdown and the accessors may be called from any thread. Time: Asio
 // timers for the client and write timeouts (real time).

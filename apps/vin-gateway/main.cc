@@ -208,7 +208,7 @@ int Run(const vin_gateway::GatewayConfig& config) {
     });
   }
   io.run();
-  stop_all();  // io.run() also returns when the first context runs out of work
+  stop_all();  // io.run() returns only after stop_all() (the signal wait keeps it busy); harmless
   for (std::thread& t : threads) {
     t.join();
   }

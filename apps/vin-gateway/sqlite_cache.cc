@@ -1,7 +1,7 @@
 // The SQLite backend of Cache. WAL mode with synchronous=NORMAL: a crash (of the process or the
-// machine) can lose the last few decodes written, never corrupt the file, and readers never block
-// the writer. Recency for LRU is a sequence number, refreshed on a hit only when the entry has
-// fallen behind by more than 1/16 of the capacity, so that hot reads do not turn into writes.
+// machine) can lose the last few decodes written, never corrupt the file. Recency for LRU is a
+// sequence number, refreshed on a hit only when the entry has fallen behind by more than 1/16 of
+// the capacity, so that hot reads do not turn into writes.
 //
 // One process per cache file: the file is opened in EXCLUSIVE locking mode and the write lock is
 // taken at open and held until close. The LRU sequence and the entry count live in this
@@ -12,6 +12,7 @@
 #include <sqlite3.h>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <mutex>
 #include <string>
@@ -39,10 +40,12 @@ class Statement {
 
 class SqliteCache final : public Cache {
  public:
-  SqliteCache(std::string path, std::uint64_t max_entries)
-      : path_(std::move(path)), max_entries_(max_entries == 0 ? 1 : max_entries) {
+  SqliteCache(std::string path, std::uint64_t max_entries, SqliteCacheOptions options)
+      : path_(std::move(path)),
+        max_entries_(max_entries == 0 ? 1 : max_entries),
+        options_(options) {
     std::lock_guard<std::mutex> lock(mu_);
-    OpenLocked();
+    OpenLocked(kOpenBusyTimeoutMs);
   }
   SqliteCache(const SqliteCache&) = delete;
   SqliteCache& operator=(const SqliteCache&) = delete;
@@ -54,6 +57,7 @@ class SqliteCache final : public Cache {
   std::optional<CacheEntry> Get(std::string_view key) override {
     std::lock_guard<std::mutex> lock(mu_);
     ++gets_;
+    RelockIfDueLocked();
     if (db_ == nullptr) {
       return std::nullopt;
     }
@@ -93,6 +97,7 @@ class SqliteCache final : public Cache {
   void Put(std::string_view key, const CacheEntry& entry) override {
     std::lock_guard<std::mutex> lock(mu_);
     ++puts_;
+    RelockIfDueLocked();
     if (db_ == nullptr) {
       return;
     }
@@ -163,7 +168,21 @@ class SqliteCache final : public Cache {
   }
 
  private:
-  void OpenLocked() {
+  // At start the gateway may wait a moment for the file; a retry runs on an I/O thread and never
+  // waits.
+  static constexpr int kOpenBusyTimeoutMs = 1000;
+
+  void RelockIfDueLocked() {
+    if (!locked_out_ || std::chrono::steady_clock::now() < next_relock_) {
+      return;
+    }
+    locked_out_ = false;
+    healthy_ = true;
+    error_.clear();
+    OpenLocked(0);
+  }
+
+  void OpenLocked(int busy_timeout_ms) {
     refresh_gap_ = static_cast<sqlite3_int64>(std::max<std::uint64_t>(1, max_entries_ / 16));
     const std::filesystem::path file(path_);
     if (file.has_parent_path()) {
@@ -183,7 +202,7 @@ class SqliteCache final : public Cache {
                               db_ != nullptr ? sqlite3_errmsg(db_) : sqlite3_errstr(rc)));
       return;
     }
-    sqlite3_busy_timeout(db_, 1000);
+    sqlite3_busy_timeout(db_, busy_timeout_ms);
     const char* kSetup =
         "PRAGMA locking_mode=EXCLUSIVE;"  // before WAL mode: the WAL index then lives in memory
         "PRAGMA journal_mode=WAL;"
@@ -206,7 +225,11 @@ class SqliteCache final : public Cache {
     if (rc == SQLITE_BUSY) {
       sqlite3_free(message);
       BreakLocked(
-          fmt::format("'{}' is in use by another process (one gateway per cache file)", path_));
+          fmt::format("'{}' is in use by another process (one gateway per cache file); trying "
+                      "again every {} ms",
+                      path_, options_.relock_interval.count()));
+      locked_out_ = true;
+      next_relock_ = std::chrono::steady_clock::now() + options_.relock_interval;
       return;
     }
     if (rc != SQLITE_OK) {
@@ -239,6 +262,8 @@ class SqliteCache final : public Cache {
     }
     entries_ = static_cast<std::uint64_t>(sqlite3_column_int64(stats.get(), 0));
     sequence_ = sqlite3_column_int64(stats.get(), 1);
+    // Queries on a file this process holds never need to wait for a lock.
+    sqlite3_busy_timeout(db_, 0);
   }
 
   bool PrepareLocked(Statement& statement, const char* sql) {
@@ -250,8 +275,9 @@ class SqliteCache final : public Cache {
     return true;
   }
 
-  // An operation failed. Busy/locked is transient (another process holds the file); anything
-  // else means the file cannot be trusted: stop using it.
+  // An operation failed. Busy/locked is taken as transient (this connection holds the file's
+  // lock from open on, so it should not happen); anything else means the file cannot be
+  // trusted: stop using it.
   void FailLocked(int rc, const char* what) {
     ++errors_;
     error_ = fmt::format("'{}' failed during {}: {}", path_, what, sqlite3_errstr(rc));
@@ -281,6 +307,7 @@ class SqliteCache final : public Cache {
 
   const std::string path_;
   const std::uint64_t max_entries_;
+  const SqliteCacheOptions options_;
   mutable std::mutex mu_;
   sqlite3* db_ = nullptr;  // Guarded by mu_; null when broken.
   Statement get_;          // Guarded by mu_ (like every field below).
@@ -292,6 +319,8 @@ class SqliteCache final : public Cache {
   sqlite3_int64 refresh_gap_ = 1;
   bool healthy_ = true;
   std::string error_;
+  bool locked_out_ = false;  // another process held the file at the last attempt
+  std::chrono::steady_clock::time_point next_relock_{};
   std::uint64_t entries_ = 0;
   std::uint64_t gets_ = 0;
   std::uint64_t hits_ = 0;
@@ -302,8 +331,9 @@ class SqliteCache final : public Cache {
 
 }  // namespace
 
-std::unique_ptr<Cache> MakeSqliteCache(const std::string& path, std::uint64_t max_entries) {
-  return std::make_unique<SqliteCache>(path, max_entries);
+std::unique_ptr<Cache> MakeSqliteCache(const std::string& path, std::uint64_t max_entries,
+                                       SqliteCacheOptions options) {
+  return std::make_unique<SqliteCache>(path, max_entries, options);
 }
 
 }  // namespace vin_gateway

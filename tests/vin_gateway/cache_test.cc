@@ -110,28 +110,37 @@ TEST(SqliteCacheTest, EntriesSurviveAReopen) {
   std::filesystem::remove_all(dir);
 }
 
-TEST(SqliteCacheTest, ASecondOpenOfTheSameFileIsRefusedAndTheFirstKeepsWorking) {
+TEST(SqliteCacheTest, ASecondOpenerIsRefusedUntilTheFirstLetsGo) {
   const auto dir = TempDir("sqlite_locked");
   const auto file = (dir / "c.sqlite").string();
   auto first = vin_gateway::MakeSqliteCache(file, 100);
   ASSERT_TRUE(first->Stats().healthy) << first->Stats().error;
   first->Put("A", Entry("a", 3));
 
-  auto second = vin_gateway::MakeSqliteCache(file, 100);
+  // Tries the lock again on every Get or Put (the gateway's default is every 5 s).
+  auto second = vin_gateway::MakeSqliteCache(file, 100, {.relock_interval = {}});
   const vin_gateway::CacheStats refused = second->Stats();
   EXPECT_FALSE(refused.healthy);
   EXPECT_NE(refused.error.find("in use by another process"), std::string::npos) << refused.error;
   EXPECT_FALSE(second->Get("A").has_value());
+  second->Put("C", Entry("c", 5));  // dropped: the file is not this process's
+  EXPECT_FALSE(second->Stats().healthy);
 
   first->Put("B", Entry("b", 4));  // the lock holder still reads and writes
   ASSERT_TRUE(first->Get("A").has_value());
   ASSERT_TRUE(first->Get("B").has_value());
   EXPECT_TRUE(first->Stats().healthy);
 
-  first.reset();  // closing releases the file
-  auto third = vin_gateway::MakeSqliteCache(file, 100);
-  EXPECT_TRUE(third->Stats().healthy) << third->Stats().error;
-  EXPECT_EQ(third->Stats().entries, 2U);
+  first.reset();  // closing releases the file; the second one takes it at its next call
+  ASSERT_TRUE(second->Get("A").has_value());
+  EXPECT_EQ(second->Get("B")->payload, "b");
+  EXPECT_FALSE(second->Get("C").has_value());
+  const vin_gateway::CacheStats taken = second->Stats();
+  EXPECT_TRUE(taken.healthy) << taken.error;
+  EXPECT_TRUE(taken.error.empty());
+  EXPECT_EQ(taken.entries, 2U);
+  second->Put("C", Entry("c", 5));
+  EXPECT_EQ(second->Stats().entries, 3U);
   std::filesystem::remove_all(dir);
 }
 
