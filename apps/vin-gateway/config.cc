@@ -58,7 +58,8 @@ constexpr Setting kSettings[] = {
      "a client must send a request within this (default 10s)"},
     {"--shutdown-grace", "shutdown_grace", Kind::kDuration,
      "SIGTERM: time in-flight requests may finish (default 5s)"},
-    {"--threads", "threads", Kind::kUint32, "I/O threads (default 1)"},
+    {"--threads", "threads", Kind::kUint32,
+     "I/O threads, each with its own event loop; connections are spread over them (default 1)"},
 };
 
 const Setting* FindByFlag(std::string_view flag) {

@@ -78,7 +78,7 @@ struct GatewayConfig {
   // --shutdown-grace: on SIGTERM, how long in-flight requests may finish. Default 5s,
   // range [0s, 10m].
   Duration shutdown_grace = std::chrono::seconds(5);
-  // --threads: I/O threads. Default 1, range [1, 64].
+  // --threads: I/O threads, one io_context each. Default 1, range [1, 64].
   std::uint32_t threads = 1;
 
   // The first value outside its range (field = the flag name), or nullopt.
