@@ -15,6 +15,9 @@
 // A lock-free reader may act on a state that changes a moment later; its call is then ordered
 // before that change (an admitted call becomes a late outcome of the older generation, which is
 // exactly how generations treat calls in flight during a transition).
+// A window policy's outcome in CLOSED takes the lock but, when nobody listens and it does not
+// trip the breaker, not the full locked path: it only adds its sample to the window
+// (RecordWindowSampleUnlessItTrips).
 // Everything else (trips, windows, probes, transitions, operator commands) takes `mu_`, a short
 // spin lock: critical sections are a few dozen instructions and never call out (listeners are
 // invoked after unlocking), so a futex-based mutex would only add its own RMW on unlock.
@@ -30,6 +33,7 @@
 #include <limits>
 #include <mutex>
 #include <new>
+#include <optional>
 #include <string>
 #include <thread>
 #include <type_traits>
@@ -241,6 +245,7 @@ std::optional<ConfigError> CircuitBreakerConfig::Validate() const {
   if (trip == TripPolicy::kTimeWindow && (window_size < 1 || window_size > 3600)) {
     return RangeError("window_size", window_size, "[1, 3600] (seconds, time_window)");
   }
+  static_assert(1'000'000 <= CountWindow::kMaxSize);
   if (window_size < 1 || window_size > 1'000'000) {
     return RangeError("window_size", window_size, "[1, 1000000]");
   }
@@ -302,6 +307,7 @@ struct CircuitBreaker::Impl {
         successes_to_close(cfg.effective_half_open_successes()),
         lock_free_closed(cfg.trip == TripPolicy::kConsecutive),
         lock_free_admit(!cfg.inflight_slow_accounting),
+        window_short_path(cfg.trip != TripPolicy::kConsecutive && !cfg.inflight_slow_accounting),
         count_window(cfg.trip == TripPolicy::kCountWindow ? cfg.window_size : 1),
         time_window(cfg.trip == TripPolicy::kTimeWindow ? cfg.window_size : 1),
         probe_slots(cfg.half_open_max_probes),
@@ -320,6 +326,9 @@ struct CircuitBreaker::Impl {
   const std::uint32_t successes_to_close;
   const bool lock_free_closed;  // consecutive policy: a fast success in CLOSED takes no lock
   const bool lock_free_admit;   // no in-flight list: admission in CLOSED takes no lock
+  // Window policy without an in-flight list: an outcome in CLOSED that does not trip the breaker
+  // only adds its sample to the window (RecordWindowSampleUnlessItTrips).
+  const bool window_short_path;
 
   // Published for the lock-free paths; written only under mu.
   std::atomic<std::uint64_t> state_word{Pack(State::kClosed, 0)};
@@ -496,6 +505,24 @@ struct CircuitBreaker::Impl {
     return true;
   }
 
+  // Why window totals `t` trip the breaker, if they do.
+  std::optional<TransitionCause> WindowTripCauseLocked(const WindowTotals& t) noexcept {
+    if (t.calls == 0 || t.calls < config.minimum_calls) {
+      return std::nullopt;
+    }
+    if (boundary.calls != t.calls) {
+      boundary = {t.calls, MinCountReaching(t.calls, config.failure_rate_threshold),
+                  MinCountReaching(t.calls, config.slow_call_rate_threshold)};
+    }
+    if (t.failures >= boundary.min_failures) {
+      return TransitionCause::kFailureRate;
+    }
+    if (t.slow >= boundary.min_slow) {
+      return TransitionCause::kSlowCallRate;
+    }
+    return std::nullopt;
+  }
+
   void TripIfWindowSaysLocked(TimePoint now, EventBatch& events) noexcept {
     WindowTotals t = config.trip == TripPolicy::kCountWindow
                          ? count_window.totals()
@@ -505,18 +532,39 @@ struct CircuitBreaker::Impl {
       t.calls += inflight.slow();
       t.slow += inflight.slow();
     }
-    if (t.calls == 0 || t.calls < config.minimum_calls) {
-      return;
+    if (const auto cause = WindowTripCauseLocked(t)) {
+      TransitionLocked(State::kOpen, now, *cause, events);
     }
-    if (boundary.calls != t.calls) {
-      boundary = {t.calls, MinCountReaching(t.calls, config.failure_rate_threshold),
-                  MinCountReaching(t.calls, config.slow_call_rate_threshold)};
+  }
+
+  // The short path of a window policy: adds the sample of a non-probe call of generation `gen`
+  // to the window when the breaker is CLOSED (or METRICS_ONLY) in that generation and the
+  // sample does not trip it. Nothing else of the locked path applies then (no probe slot, no
+  // in-flight list, no transition), so it needs no event batch. Returns false, having changed
+  // nothing, when the full locked path must handle the outcome.
+  bool RecordWindowSampleUnlessItTrips(std::uint64_t gen, Sample sample, TimePoint now) noexcept {
+    std::lock_guard lock(mu);
+    if (gen != generation || (state != State::kClosed && state != State::kMetricsOnly)) {
+      return false;
     }
-    if (t.failures >= boundary.min_failures) {
-      TransitionLocked(State::kOpen, now, TransitionCause::kFailureRate, events);
-    } else if (t.slow >= boundary.min_slow) {
-      TransitionLocked(State::kOpen, now, TransitionCause::kSlowCallRate, events);
+    const bool trips = state == State::kClosed;
+    if (config.trip == TripPolicy::kCountWindow) {
+      if (trips && WindowTripCauseLocked(count_window.TotalsWith(sample))) {
+        return false;
+      }
+      count_window.Add(sample);
+    } else {
+      const std::int64_t second = WholeSecondsSinceEpoch(now);
+      WindowTotals t = time_window.TotalsAt(second);
+      t.calls += 1;
+      t.failures += sample.failure ? 1U : 0U;
+      t.slow += sample.slow ? 1U : 0U;
+      if (trips && WindowTripCauseLocked(t)) {
+        return false;
+      }
+      time_window.Add(second, sample);
     }
+    return true;
   }
 
   Duration RetryAfterLocked(TimePoint now) const noexcept {
@@ -726,6 +774,7 @@ void CircuitBreaker::OnOutcomeSlow(const Permit& permit, Outcome outcome, TimePo
                                    Duration elapsed) noexcept {
   Impl& s = *impl_;
   const bool ignored = outcome == Outcome::kIgnored;
+  const bool failed = outcome == Outcome::kFailure || outcome == Outcome::kTimeout;
   const bool slow = outcome == Outcome::kTimeout || (!ignored && elapsed >= s.slow_after);
   const bool probe = permit.is_probe();
 
@@ -762,6 +811,10 @@ void CircuitBreaker::OnOutcomeSlow(const Permit& permit, Outcome outcome, TimePo
       }
       return;
     }
+  }
+  if (s.window_short_path && !probe && !ignored && !s.listening() &&
+      s.RecordWindowSampleUnlessItTrips(permit.generation(), Sample{failed, slow}, now)) {
+    return;
   }
   OnOutcomeLocked(permit, outcome, now, elapsed);
 }

@@ -19,13 +19,12 @@ void Subtract(WindowTotals& t, const WindowTotals& s) noexcept {
 
 }  // namespace
 
-CountWindow::CountWindow(std::uint32_t size) : ring_(std::max<std::uint32_t>(size, 1U), 0) {}
+CountWindow::CountWindow(std::uint32_t size) : ring_(std::clamp(size, 1U, kMaxSize), 0) {}
 
 void CountWindow::Clear() noexcept {
   std::fill(ring_.begin(), ring_.end(), 0);
   next_ = 0;
-  filled_ = 0;
-  totals_ = {};
+  packed_ = 0;
 }
 
 TimeWindow::TimeWindow(std::uint32_t seconds) : buckets_(std::max<std::uint32_t>(seconds, 1U)) {}

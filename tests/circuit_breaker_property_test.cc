@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "fusebox/circuit_breaker.h"
@@ -154,6 +155,86 @@ RC_GTEST_PROP(CircuitBreakerPropertyTest, InvariantsHoldOverRandomOperations, ()
       }
     }
   }
+}
+
+// Nobody listening lets the breaker take its short paths (a lock-free success in CLOSED, a window
+// sample added without the locked path's event batch); a listener sends every outcome through
+// the full path. Both must leave the same breaker after every operation.
+RC_GTEST_PROP(CircuitBreakerPropertyTest, ShortPathsLeaveWhatTheFullPathLeaves, ()) {
+  const CircuitBreakerConfig config = GenConfig();
+  const auto ops = *rc::gen::container<std::vector<Op>>(GenOp());
+  fusebox::testing::ManualClock clock;
+  auto full = CircuitBreaker::Create("full", config, {.clock = &clock}).value();
+  auto quiet = CircuitBreaker::Create("quiet", config, {.clock = &clock}).value();
+  std::uint64_t heard = 0;
+  full->AddListener([&](const Event&) { ++heard; });
+
+  std::vector<std::pair<Permit, Permit>> held;  // (full's, quiet's) of the same call
+  for (const Op& op : ops) {
+    switch (op.kind) {
+      case Op::kAcquire: {
+        const Priority priority = op.batch ? Priority::kBatch : Priority::kInteractive;
+        auto a = full->TryAcquire(priority);
+        auto b = quiet->TryAcquire(priority);
+        RC_ASSERT(a.has_value() == b.has_value());
+        if (a) {
+          held.emplace_back(std::move(a).value(), std::move(b).value());
+        } else {
+          RC_ASSERT(a.error().code == b.error().code);
+          RC_ASSERT(a.error().retry_after == b.error().retry_after);
+        }
+        break;
+      }
+      case Op::kRecord:
+        if (!held.empty()) {
+          const std::size_t i = op.index % held.size();
+          const Outcome outcome = static_cast<Outcome>(op.outcome);
+          held[i].first.Record(outcome);
+          held[i].second.Record(outcome);
+          held.erase(held.begin() + static_cast<std::ptrdiff_t>(i));
+        }
+        break;
+      case Op::kAdvance:
+        clock.Advance(milliseconds(op.advance_ms));
+        break;
+      case Op::kOperator:
+        if (op.command == 0) {
+          full->ForceClose();
+          quiet->ForceClose();
+        } else {
+          full->Reset();
+          quiet->Reset();
+        }
+        break;
+    }
+    const MetricsSnapshot f = full->Snapshot();
+    const MetricsSnapshot q = quiet->Snapshot();
+    RC_ASSERT(f.state == q.state);
+    RC_ASSERT(f.generation == q.generation);
+    RC_ASSERT(f.calls == q.calls);
+    RC_ASSERT(f.allowed == q.allowed);
+    RC_ASSERT(f.rejected_open == q.rejected_open);
+    RC_ASSERT(f.rejected_half_open == q.rejected_half_open);
+    RC_ASSERT(f.succeeded == q.succeeded);
+    RC_ASSERT(f.failed == q.failed);
+    RC_ASSERT(f.timeouts == q.timeouts);
+    RC_ASSERT(f.slow == q.slow);
+    RC_ASSERT(f.ignored == q.ignored);
+    RC_ASSERT(f.late == q.late);
+    RC_ASSERT(f.probes == q.probes);
+    RC_ASSERT(f.wasted_probes == q.wasted_probes);
+    RC_ASSERT(f.transitions == q.transitions);
+    RC_ASSERT(f.consecutive_failures == q.consecutive_failures);
+    RC_ASSERT(f.window_calls == q.window_calls);
+    RC_ASSERT(f.window_failures == q.window_failures);
+    RC_ASSERT(f.window_slow == q.window_slow);
+    RC_ASSERT(f.inflight_slow == q.inflight_slow);
+    RC_ASSERT(f.probes_in_flight == q.probes_in_flight);
+    RC_ASSERT(f.good_probes == q.good_probes);
+    RC_ASSERT(f.retry_after == q.retry_after);
+  }
+  // The listener heard at least every admission and rejection of the full breaker.
+  RC_ASSERT(heard >= full->Snapshot().rejected_open + full->Snapshot().rejected_half_open);
 }
 
 }  // namespace

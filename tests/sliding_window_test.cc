@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+
 namespace fusebox {
 namespace {
 
@@ -33,6 +35,40 @@ TEST(CountWindowTest, SizeOneHoldsOnlyTheLatest) {
   w.Add({.failure = true, .slow = true});
   w.Add({});
   EXPECT_EQ(w.totals(), (WindowTotals{1, 0, 0}));
+}
+
+TEST(CountWindowTest, TotalsWithIsWhatAddLeaves) {
+  CountWindow w(5);
+  std::uint32_t state = 12345;  // a fixed xorshift sequence of samples through fill and wrap
+  for (int i = 0; i < 40; ++i) {
+    state ^= state << 13U;
+    state ^= state >> 17U;
+    state ^= state << 5U;
+    const Sample s{.failure = (state & 1U) != 0, .slow = (state & 2U) != 0};
+    const WindowTotals predicted = w.TotalsWith(s);
+    w.Add(s);
+    ASSERT_EQ(w.totals(), predicted) << "sample " << i;
+  }
+}
+
+// The totals share one word, 21 bits each: a full window of the largest size, every sample a
+// slow failure, must not carry from one total into the next.
+TEST(CountWindowTest, TheLargestWindowFullOfSlowFailuresKeepsEachTotalApart) {
+  CountWindow w(CountWindow::kMaxSize);
+  ASSERT_EQ(w.size(), CountWindow::kMaxSize);
+  for (std::uint32_t i = 0; i < CountWindow::kMaxSize + 3; ++i) {
+    w.Add({.failure = true, .slow = true});
+  }
+  EXPECT_EQ(w.totals(),
+            (WindowTotals{CountWindow::kMaxSize, CountWindow::kMaxSize, CountWindow::kMaxSize}));
+  w.Add({});
+  EXPECT_EQ(w.totals(), (WindowTotals{CountWindow::kMaxSize, CountWindow::kMaxSize - 1,
+                                      CountWindow::kMaxSize - 1}));
+}
+
+TEST(CountWindowTest, ASizeOutsideTheRangeIsClamped) {
+  EXPECT_EQ(CountWindow(0).size(), 1U);
+  EXPECT_EQ(CountWindow(CountWindow::kMaxSize + 1).size(), CountWindow::kMaxSize);
 }
 
 TEST(TimeWindowTest, AggregatesBySecondAndExpiresOldBuckets) {

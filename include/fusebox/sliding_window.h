@@ -37,37 +37,52 @@ struct WindowTotals {
 
 class CountWindow {
  public:
-  // size >= 1.
+  static constexpr std::uint32_t kMaxSize = (1U << 21U) - 1;
+
+  // size in [1, kMaxSize]; a size outside is clamped to it.
   explicit CountWindow(std::uint32_t size);
   // Inline: the breaker calls it under its lock on every recorded outcome.
   void Add(Sample sample) noexcept {
-    const auto size = static_cast<std::uint32_t>(ring_.size());
     std::uint8_t& slot = ring_[next_];
-    if (filled_ == size) {
-      // Evict the oldest sample, which lives where the new one goes.
-      totals_.calls -= 1;
-      totals_.failures -= slot & 1U;
-      totals_.slow -= (slot >> 1U) & 1U;
-    } else {
-      ++filled_;
-    }
-    const auto failure = static_cast<std::uint8_t>(sample.failure ? 1U : 0U);
-    const auto slow = static_cast<std::uint8_t>(sample.slow ? 1U : 0U);
-    slot = static_cast<std::uint8_t>(failure | (slow << 1U));
-    totals_.calls += 1;
-    totals_.failures += failure;
-    totals_.slow += slow;
-    next_ = next_ + 1 == size ? 0 : next_ + 1;
+    packed_ = PackedWith(slot, sample);
+    slot = Code(sample);
+    next_ = next_ + 1 == ring_.size() ? 0 : next_ + 1;
   }
-  WindowTotals totals() const noexcept { return totals_; }
+  WindowTotals totals() const noexcept { return Unpack(packed_); }
+  // The totals Add(sample) would leave, without adding it.
+  WindowTotals TotalsWith(Sample sample) const noexcept {
+    return Unpack(PackedWith(ring_[next_], sample));
+  }
   std::uint32_t size() const noexcept { return static_cast<std::uint32_t>(ring_.size()); }
   void Clear() noexcept;
 
  private:
-  std::vector<std::uint8_t> ring_;  // one sample per byte: bit 0 failure, bit 1 slow
+  // The three totals live in one word, 21 bits each (calls, failures, slow), so a record is one
+  // subtract and one add on a register. (Three separate counters updated field by field and
+  // then read whole, as the compiler vectorizes the read, stall on store forwarding every call.)
+  // No field ever borrows or carries: each total counts samples held, at most kMaxSize, and the
+  // evicted sample is one of them.
+  static constexpr unsigned kFieldBits = 21;
+  static constexpr std::uint64_t kFieldMask = (std::uint64_t{1} << kFieldBits) - 1;
+
+  // A ring slot: bit 0 failure, bit 1 slow, bit 2 present (0: an empty slot, nothing to evict).
+  static std::uint8_t Code(Sample s) noexcept {
+    return static_cast<std::uint8_t>(4U | (s.failure ? 1U : 0U) | (s.slow ? 2U : 0U));
+  }
+  static std::uint64_t Packed(unsigned code) noexcept {
+    return std::uint64_t{(code >> 2U) & 1U} | (std::uint64_t{code & 1U} << kFieldBits) |
+           (std::uint64_t{(code >> 1U) & 1U} << (2 * kFieldBits));
+  }
+  std::uint64_t PackedWith(unsigned evicted_code, Sample sample) const noexcept {
+    return packed_ - Packed(evicted_code) + Packed(Code(sample));
+  }
+  static WindowTotals Unpack(std::uint64_t p) noexcept {
+    return {p & kFieldMask, (p >> kFieldBits) & kFieldMask, (p >> (2 * kFieldBits)) & kFieldMask};
+  }
+
+  std::vector<std::uint8_t> ring_;  // one sample per byte (Code), the oldest at next_ once full
   std::uint32_t next_ = 0;          // where the next sample goes
-  std::uint32_t filled_ = 0;        // samples held, <= size
-  WindowTotals totals_;
+  std::uint64_t packed_ = 0;        // calls | failures << 21 | slow << 42
 };
 
 class TimeWindow {
