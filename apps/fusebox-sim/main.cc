@@ -10,10 +10,12 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <charconv>
 #include <cstdio>
 #include <fstream>
 #include <optional>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -52,20 +54,23 @@ SCENARIO FILES (TOML; see docs/scenarios.md and design/scenario-format.md)
     half_open_successes = half_open_max_probes          batch_may_probe = false
     inflight_slow_accounting = false                    cooldown_multiplier = 1.0
     cooldown_max = max(5m, cooldown)                    cooldown_jitter = 0.0
-  [traffic]                   one stream: rate (calls/s, > 0, required), start = "0s",
+  [traffic]                   one stream: rate (calls/s, 1e-9 to 1e6, required), start = "0s",
                               arrivals = "uniform" | "poisson", priority, name
   [[traffic.stream]]          or several: name, priority = "interactive" | "batch", rate,
                               start, arrivals. Uniform call k arrives at start + round(k/rate).
+                              At most 1e9 calls per run (sum of rate x (duration - start)).
+                              Durations are at most 1e9 s.
   [upstream]  latency = "20ms"          the healthy latency
   [[upstream.phase]]          from, to (covers [from, to), phases must not overlap), mode:
-                                ok       success after latency (default: the healthy latency)
-                                error    failure after latency (default 0)
-                                slow     success after latency (default 0)
+                              latency (default "0ms" in every mode, as the contract says):
+                                ok       success after latency
+                                error    failure after latency
+                                slow     success after latency
                                 hang     never answers
                                 fragile  serves at most `capacity` calls in flight (answering
-                                         after latency, default healthy); one more call fails
-                                         and collapses it: every call fails at once for
-                                         `relapse`, then it serves again
+                                         after latency); one more call fails and collapses it:
+                                         every call fails at once for `relapse`, then it
+                                         serves again
   [[variant]]                 name, plus any keys/tables above applied over the base;
                               `run` runs the base, then every variant
 
@@ -75,7 +80,8 @@ SCENARIO FILES (TOML; see docs/scenarios.md and design/scenario-format.md)
 
 OUTPUT
   run   --format text: the transitions (t, from -> to) and the counters; json: {"seed",
-        "transitions", "counters", "name", "streams", "variants"}; csv: t,from,to.
+        "transitions", "counters", "name", "streams", "variants"}; csv: t,from,to of one run
+        (the base, or --variant NAME; a note on stderr names the variants not printed).
   sweep --format csv: the swept keys, then the counters, one row per point (last --param
         varying fastest; no recovery -> empty cell); json: {"points": [{"params", "counters"}]}.
   Counters: calls allowed rejected_open rejected_probe_cap succeeded failed timeouts slow
@@ -177,7 +183,19 @@ int Run(const RunArgs& args) {
     const std::vector<RunResult> variants(runs.begin() + 1, runs.end());
     fmt::print("{}", fusebox::sim::RunJson(runs.front(), variants));
   } else if (args.format == "csv") {
+    // The contract's CSV (t,from,to) has no column for the run: it holds one run.
     fmt::print("{}", fusebox::sim::RunCsv(runs.front()));
+    if (runs.size() > 1) {
+      std::string skipped;
+      for (std::size_t i = 1; i < runs.size(); ++i) {
+        skipped += fmt::format("{}\"{}\"", i == 1 ? "" : ", ", runs[i].name);
+      }
+      std::fflush(stdout);
+      fmt::print(stderr,
+                 "fusebox-sim: note: --format csv printed the base run \"{}\" only; not printed: "
+                 "{} (use --variant NAME for one of them, or --format json for all)\n",
+                 runs.front().name, skipped);
+    }
   } else {
     fmt::print("{}", fusebox::sim::RunText(runs, /*with_headers=*/runs.size() > 1));
   }
@@ -186,17 +204,6 @@ int Run(const RunArgs& args) {
     return kExitOutput;
   }
   return 0;
-}
-
-void DrawProgress(std::size_t done, std::size_t total) {
-  constexpr std::size_t kBar = 40;
-  const std::size_t filled = total == 0 ? kBar : done * kBar / total;
-  fmt::print(stderr, "\r[{}{}] {}/{} points", std::string(filled, '#'),
-             std::string(kBar - filled, '.'), done, total);
-  if (done == total) {
-    fmt::print(stderr, "\n");
-  }
-  std::fflush(stderr);
 }
 
 int Sweep(const SweepArgs& args) {
@@ -220,10 +227,14 @@ int Sweep(const SweepArgs& args) {
   base.seed = args.seed;
   fusebox::sim::SweepOptions options;
   options.jobs = args.jobs > 0 ? args.jobs : std::max(1U, std::thread::hardware_concurrency());
+  fusebox::sim::ProgressLine progress(stderr);
   if (isatty(STDERR_FILENO) != 0) {
-    options.progress = DrawProgress;
+    options.progress = [&progress](std::size_t done, std::size_t total) {
+      progress.Draw(done, total);
+    };
   }
   auto sweep = fusebox::sim::RunSweep(*file, base, std::move(params), options);
+  progress.Close();
   if (!sweep) {
     fmt::print(stderr, "{}\n", sweep.error());
     return kExitBadScenario;
@@ -281,8 +292,17 @@ int main(int argc, char** argv) {
   sweep->add_option("--plot", sweep_args.plot,
                     "Also write an SVG of each counter against the "
                     "first parameter");
-  sweep->add_option("--jobs", sweep_args.jobs, "Threads (default: the number of cores)")
-      ->check(CLI::PositiveNumber);
+  sweep->add_option("--jobs", sweep_args.jobs, "Threads, >= 1 (default: the number of cores)")
+      ->check(CLI::Validator(
+          [](const std::string& text) -> std::string {
+            unsigned long long jobs = 0;
+            const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), jobs);
+            if (ec != std::errc() || end != text.data() + text.size() || jobs < 1) {
+              return fmt::format("must be a whole number of threads >= 1, got \"{}\"", text);
+            }
+            return "";
+          },
+          "N >= 1"));
   sweep->add_option("--seed", sweep_args.seed, "Replace the scenario's seed");
   sweep->add_option("--variant", sweep_args.variant, "Sweep this [[variant]] instead of the base");
 

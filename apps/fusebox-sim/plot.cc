@@ -469,6 +469,22 @@ std::string SweepSvg(const std::string& title, const SweepResult& sweep) {
     const std::size_t i = sweep.points[k].value_index.front();
     return x_param->values[i].is_numeric ? x_param->values[i].numeric : static_cast<double>(i);
   };
+  // Text and true/false values are categories: one tick per value, not a numeric scale (whose
+  // ticks at fractions would land between the categories).
+  const bool categorical =
+      x_param != nullptr && (x_param->kind == KeyKind::kString || x_param->kind == KeyKind::kBool ||
+                             !x_param->values.front().is_numeric);
+  std::vector<std::pair<double, std::string>> category_ticks;  // (x, label), one per position
+  if (categorical) {
+    for (std::size_t i = 0; i < x_param->values.size(); ++i) {
+      const ParamValue& v = x_param->values[i];
+      const double x = v.is_numeric ? v.numeric : static_cast<double>(i);
+      if (std::none_of(category_ticks.begin(), category_ticks.end(),
+                       [&](const auto& tick) { return tick.first == x; })) {
+        category_ticks.emplace_back(x, v.csv);
+      }
+    }
+  }
   double x_lo = std::numeric_limits<double>::max();
   double x_hi = std::numeric_limits<double>::lowest();
   for (std::size_t k = 0; k < sweep.points.size(); ++k) {
@@ -516,15 +532,18 @@ std::string SweepSvg(const std::string& title, const SweepResult& sweep) {
       svg.Line(left, py(v), left + w, py(v), "#e0e0e0");
       svg.Text(left - 4, py(v) + 3, Num(v), 9, "end", "fill=\"#555555\"");
     }
-    const double x_step = NiceStep(x_hi - x_lo, 5);
-    for (double x = std::ceil(x_lo / x_step) * x_step; x <= x_hi + 1e-9; x += x_step) {
-      svg.Line(px(x), top + h, px(x), top + h + 3, "#424242");
-      std::string label = Num(x);
-      if (x_param != nullptr && !x_param->values.front().is_numeric) {
-        const auto i = static_cast<std::size_t>(std::llround(x));
-        label = i < x_param->values.size() ? x_param->values[i].csv : "";
+    if (categorical) {
+      // One tick per value, at the value's own position, labelled with the value.
+      for (const auto& [x, label] : category_ticks) {
+        svg.Line(px(x), top + h, px(x), top + h + 3, "#424242");
+        svg.Text(px(x), top + h + 14, label, 9, "middle");
       }
-      svg.Text(px(x), top + h + 14, label, 9, "middle");
+    } else {
+      const double x_step = NiceStep(x_hi - x_lo, 5);
+      for (double x = std::ceil(x_lo / x_step) * x_step; x <= x_hi + 1e-9; x += x_step) {
+        svg.Line(px(x), top + h, px(x), top + h + 3, "#424242");
+        svg.Text(px(x), top + h + 14, Num(x), 9, "middle");
+      }
     }
     if (x_param != nullptr) {
       svg.Text(left + w, top + h + 28, x_param->key, 9, "end", "fill=\"#555555\"");

@@ -31,8 +31,11 @@ ScenarioFile::~ScenarioFile() = default;
 
 namespace {
 
-// Durations beyond this (about 31 years) are refused rather than risk overflow.
-constexpr Micros kMaxMicros = 1'000'000'000LL * kMicrosPerSecond;
+// "1000000000 s (about 31.7 years)": the upper end of every duration.
+std::string MaxDurationText() {
+  return fmt::format("{} s (about {:.1f} years)", kMaxDuration / kMicrosPerSecond,
+                     static_cast<double>(kMaxDuration) / 1e6 / (365.25 * 86400.0));
+}
 
 struct KeySpec {
   std::string_view name;
@@ -176,7 +179,8 @@ std::optional<std::int64_t> ParseInt(std::string_view text) {
 }
 
 std::optional<Micros> SecondsToMicros(double seconds) {
-  if (!std::isfinite(seconds) || seconds < 0.0 || seconds > static_cast<double>(kMaxMicros) / 1e6) {
+  if (!std::isfinite(seconds) || seconds < 0.0 ||
+      seconds > static_cast<double>(kMaxDuration) / 1e6) {
     return std::nullopt;
   }
   return static_cast<Micros>(std::llround(seconds * 1e6));
@@ -247,6 +251,9 @@ class Builder {
       if (scenario_.duration <= 0) {
         FailAt("duration", "must be > 0");
       }
+    }
+    if (!error_) {
+      CheckExpectedCalls();
     }
     if (!error_) {
       CheckPhases();
@@ -370,8 +377,15 @@ class Builder {
 
   std::optional<Micros> DurationValue(const toml::node& node, const std::string& key) {
     if (const auto* text = node.as_string()) {
-      if (std::optional<Micros> micros = ParseDuration(text->get())) {
+      bool too_large = false;
+      if (std::optional<Micros> micros = ParseDuration(text->get(), &too_large)) {
         return micros;
+      }
+      if (too_large) {
+        Fail(
+            node, key,
+            fmt::format("bad duration \"{}\": must be at most {}", text->get(), MaxDurationText()));
+        return std::nullopt;
       }
       Fail(node, key,
            fmt::format("bad duration \"{}\": expected a non-negative decimal number and a unit "
@@ -385,7 +399,9 @@ class Builder {
       if (std::optional<Micros> micros = SecondsToMicros(seconds)) {
         return micros;
       }
-      Fail(node, key, fmt::format("bad duration {}: seconds must be >= 0 and finite", seconds));
+      Fail(node, key,
+           fmt::format("bad duration {:g}: a number of seconds must be finite, >= 0 and at most {}",
+                       seconds, MaxDurationText()));
       return std::nullopt;
     }
     Fail(node, key,
@@ -536,6 +552,15 @@ class Builder {
           Fail(node, full, fmt::format("must be > 0 calls per second, got {}", *rate));
           return;
         }
+        if (*rate < kMinRate || *rate > kMaxRate) {
+          // Arrivals are whole microseconds: a mean gap below 1 us cannot be simulated, and
+          // one above kMaxDuration does not fit the clock.
+          Fail(node, full,
+               fmt::format("must be in [{:g}, {:g}] calls per second (a mean gap between arrivals "
+                           "from 1 us, the simulator's time resolution, to {} s), got {:g}",
+                           kMinRate, kMaxRate, kMaxDuration / kMicrosPerSecond, *rate));
+          return;
+        }
         stream.rate = *rate;
         Remember(full, node);
       }
@@ -647,11 +672,7 @@ class Builder {
         Remember(full, node);
       }
     } else if (key == "latency") {
-      Micros latency = 0;
-      duration(latency);
-      if (where_.contains(full)) {
-        phase.latency = latency;
-      }
+      duration(phase.latency);
     } else if (key == "capacity") {
       if (std::optional<std::int64_t> capacity = Int(node, full)) {
         if (*capacity < 1 || *capacity > 1'000'000) {
@@ -732,14 +753,17 @@ class Builder {
   std::unique_ptr<toml::node> OverrideNode(const std::string& key, KeyKind kind,
                                            std::string_view text) {
     switch (kind) {
-      case KeyKind::kDuration:
-        if (ParseDuration(text)) {
+      case KeyKind::kDuration: {
+        bool too_large = false;
+        if (ParseDuration(text, &too_large) || too_large) {
+          // A value too large is refused by DurationValue(), with the range.
           return std::make_unique<toml::value<std::string>>(std::string(text));
         }
         if (std::optional<double> seconds = ParseDouble(text)) {
           return std::make_unique<toml::value<double>>(*seconds);
         }
         break;
+      }
       case KeyKind::kInteger:
         if (std::optional<std::int64_t> value = ParseInt(text)) {
           return std::make_unique<toml::value<std::int64_t>>(*value);
@@ -834,6 +858,37 @@ class Builder {
       Fail(Location{0, 0, "traffic"},
            "missing: give [traffic] with a rate, or [[traffic.stream]] tables");
     }
+  }
+
+  // The calls the traffic asks for, against kMaxExpectedCalls: points at the rate of the stream
+  // that asks for the most.
+  void CheckExpectedCalls() {
+    double total = 0.0;
+    double most = -1.0;
+    std::size_t most_index = 0;
+    for (std::size_t i = 0; i < scenario_.streams.size(); ++i) {
+      const Stream& stream = scenario_.streams[i];
+      const Micros span = std::max<Micros>(scenario_.duration - stream.start, 0);
+      const double calls = stream.rate * static_cast<double>(span) / 1e6;
+      total += calls;
+      if (calls > most) {
+        most = calls;
+        most_index = i;
+      }
+    }
+    if (total <= kMaxExpectedCalls) {
+      return;
+    }
+    const std::string key = traffic_form_ == TrafficForm::kStreams
+                                ? fmt::format("traffic.stream[{}].rate", most_index)
+                                : std::string("traffic.rate");
+    const std::string streams = scenario_.streams.size() > 1
+                                    ? fmt::format(" in all, {:.0f} of them from this stream", most)
+                                    : std::string();
+    FailAt(key, fmt::format("the traffic asks for {:.0f} calls{} (rate x (duration - start), "
+                            "duration {} s), more than the limit of {:.0f} calls per run: lower "
+                            "the rate or the duration",
+                            total, streams, FormatSeconds(scenario_.duration), kMaxExpectedCalls));
   }
 
   void CheckPhases() {
@@ -1011,12 +1066,13 @@ std::optional<KeyKind> LookupKeyKind(std::string_view dotted_key) {
   return std::nullopt;
 }
 
-std::optional<Micros> ParseDuration(std::string_view text) {
+std::optional<Micros> ParseDuration(std::string_view text, bool* too_large) {
   std::size_t i = 0;
   std::uint64_t mantissa = 0;
   int digits = 0;
   int fraction_digits = 0;
   bool seen_point = false;
+  bool overflow = false;  // more than 18 digits before the point
   for (; i < text.size(); ++i) {
     const char c = text[i];
     if (c == '.' && !seen_point) {
@@ -1029,9 +1085,14 @@ std::optional<Micros> ParseDuration(std::string_view text) {
     if (mantissa == 0 && c == '0' && !seen_point) {
       continue;  // leading zeros carry nothing
     }
-    if (++digits > 18) {
-      return std::nullopt;
+    if (digits == 18) {
+      // A 19th integer digit is beyond any duration; a 19th fraction digit is below 1e-18 of
+      // the value: dropping it does not change the rounding to the microsecond (it only lowers
+      // the value, and llround rounds halves up).
+      overflow = overflow || !seen_point;
+      continue;
     }
+    ++digits;
     mantissa = mantissa * 10 + static_cast<std::uint64_t>(c - '0');
     if (seen_point) {
       ++fraction_digits;
@@ -1058,7 +1119,10 @@ std::optional<Micros> ParseDuration(std::string_view text) {
   // here, so the result is rounded once.
   const long double micros =
       static_cast<long double>(mantissa) * multiplier / std::pow(10.0L, fraction_digits);
-  if (micros > static_cast<long double>(kMaxMicros)) {
+  if (overflow || micros > static_cast<long double>(kMaxDuration)) {
+    if (too_large != nullptr) {
+      *too_large = true;
+    }
     return std::nullopt;
   }
   return static_cast<Micros>(std::llroundl(micros));

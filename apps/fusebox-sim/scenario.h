@@ -11,7 +11,8 @@
 //
 // Every error names the file, the line and column, and the dotted key (`breaker.cooldown`,
 // `upstream.phase[1].from`, `variant[2].breaker.half_open_max_probes`): unknown keys, wrong
-// types, bad durations, overlapping phases, rates <= 0, and every range that
+// types, bad durations, overlapping phases, rates outside [kMinRate, kMaxRate], traffic above
+// kMaxExpectedCalls calls, and every range that
 // CircuitBreakerConfig::Validate() refuses (the breaker's own rule; the loader does not repeat it).
 //
 // Time in the simulator is integer microseconds from 0 (`Micros`).
@@ -44,19 +45,30 @@ using Micros = std::int64_t;
 
 inline constexpr Micros kMicrosPerSecond = 1'000'000;
 
+// The limits that keep every instant of a run representable (they are the loader's ranges):
+//   - any duration key is in [0, kMaxDuration] (1e9 s, about 31.7 years);
+//   - a stream's rate is in [kMinRate, kMaxRate] calls per second: its mean gap between arrivals
+//     is at least 1 us (the simulator's time resolution) and at most kMaxDuration;
+//   - the traffic asks for at most kMaxExpectedCalls calls per run: the sum over the streams of
+//     rate x (duration - start).
+inline constexpr Micros kMaxDuration = 1'000'000'000LL * kMicrosPerSecond;
+inline constexpr double kMinRate = 1e-9;
+inline constexpr double kMaxRate = 1e6;
+inline constexpr double kMaxExpectedCalls = 1e9;
+
 enum class Arrivals : std::uint8_t { kUniform, kPoisson };
 // "uniform", "poisson".
 std::string_view ToString(Arrivals arrivals) noexcept;
 
 // What the upstream does to a call admitted while a phase is in force.
 enum class Mode : std::uint8_t {
-  kOk,       // success after `latency` (default: the upstream's healthy latency)
+  kOk,       // success after `latency` (default 0, as for every phase)
   kError,    // failure after `latency` (default 0)
   kHang,     // never answers: every call times out at call_timeout
   kSlow,     // success after `latency` (default 0); a timeout when latency >= call_timeout
   kFragile,  // serves at most `capacity` calls in flight (each answers after `latency`, default
-             // the healthy latency); one more call fails and collapses it: every call fails at
-             // once for `relapse` (within the phase), then it serves again
+             // 0); one more call fails and collapses it: every call fails at once for `relapse`
+             // (within the phase), then it serves again
 };
 // "ok", "error", "hang", "slow", "fragile".
 std::string_view ToString(Mode mode) noexcept;
@@ -73,9 +85,9 @@ struct Phase {
   Micros from = 0;  // >= 0
   Micros to = 0;    // > from; the phase covers [from, to)
   Mode mode = Mode::kError;
-  std::optional<Micros> latency;  // >= 0; default per Mode above
-  std::uint32_t capacity = 0;     // fragile only (required there), >= 1
-  Micros relapse = 0;             // fragile only (required there), > 0
+  Micros latency = 0;          // >= 0; default 0 (the contract's default for every mode)
+  std::uint32_t capacity = 0;  // fragile only (required there), >= 1
+  Micros relapse = 0;          // fragile only (required there), > 0
 };
 
 struct Scenario {
@@ -155,8 +167,9 @@ enum class KeyKind : std::uint8_t { kDuration, kInteger, kNumber, kBool, kString
 std::optional<KeyKind> LookupKeyKind(std::string_view dotted_key);
 
 // Parses a duration as the format states: "<decimal><unit>" with unit us|ms|s|m, rounded to the
-// nearest microsecond. Returns nullopt on anything else (negative values included).
-std::optional<Micros> ParseDuration(std::string_view text);
+// nearest microsecond. Returns nullopt on anything else (negative values included), and for a
+// well-formed value above kMaxDuration, when it also sets `*too_large` (if given).
+std::optional<Micros> ParseDuration(std::string_view text, bool* too_large = nullptr);
 
 // Seconds with microsecond precision and no trailing zeros beyond the first decimal:
 // 14000000 -> "14.0", 64020000 -> "64.02", 1 -> "0.000001".

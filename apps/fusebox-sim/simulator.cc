@@ -42,6 +42,20 @@ struct StreamRng {
   }
 };
 
+// `base + round(offset)`, or kNever when that is not a representable instant (offset too large,
+// not finite, or the sum overflows). The loader's limits keep real arrivals far from it; this
+// keeps the arithmetic defined whatever the scenario.
+constexpr Micros kNever = std::numeric_limits<Micros>::max();
+
+Micros AddRounded(Micros base, double offset) {
+  // llround() is defined below 2^63; the sum is checked against the top separately.
+  if (!(offset >= 0.0 && offset < 0x1.0p62)) {
+    return kNever;
+  }
+  const Micros rounded = static_cast<Micros>(std::llround(offset));
+  return rounded > kNever - base ? kNever : base + rounded;
+}
+
 // A readable bin width (1-2-5 steps of microseconds) giving at most `max_bins` bins.
 Micros BinWidth(Micros duration, std::size_t max_bins) {
   const Micros wanted = (duration + static_cast<Micros>(max_bins) - 1) /
@@ -145,7 +159,7 @@ class Simulation {
       streams_[i].rng.state = scenario_.seed ^ (0xd1b54a32d192ed03ULL * (i + 1));
       streams_[i].next = stream.start;
       if (stream.arrivals == Arrivals::kPoisson) {
-        streams_[i].next += ExponentialGap(streams_[i], stream.rate);
+        streams_[i].next = AddRounded(stream.start, ExponentialGap(streams_[i], stream.rate));
       }
       streams_[i].done = streams_[i].next >= scenario_.duration;
     }
@@ -154,9 +168,10 @@ class Simulation {
     free_.reserve(1024);
   }
 
-  static Micros ExponentialGap(StreamState& state, double rate) {
+  // In microseconds, not rounded (AddRounded() rounds the sum's offset).
+  static double ExponentialGap(StreamState& state, double rate) {
     const double u = state.rng.Uniform01();
-    return static_cast<Micros>(std::llround(-std::log1p(-u) * 1e6 / rate));
+    return -std::log1p(-u) * 1e6 / rate;
   }
 
   // The stream whose next arrival comes first (the lowest index on ties); size() if none.
@@ -177,11 +192,9 @@ class Simulation {
     const Stream& stream = scenario_.streams[i];
     ++state.k;
     if (stream.arrivals == Arrivals::kUniform) {
-      state.next =
-          stream.start +
-          static_cast<Micros>(std::llround(static_cast<double>(state.k) * 1e6 / stream.rate));
+      state.next = AddRounded(stream.start, static_cast<double>(state.k) * 1e6 / stream.rate);
     } else {
-      state.next += ExponentialGap(state, stream.rate);
+      state.next = AddRounded(state.next, ExponentialGap(state, stream.rate));
     }
     state.done = state.next >= scenario_.duration;
   }
@@ -205,13 +218,13 @@ class Simulation {
     if (const Phase* phase = PhaseAt(t)) {
       switch (phase->mode) {
         case Mode::kOk:
-          fate = {Outcome::kSuccess, phase->latency.value_or(scenario_.upstream_latency)};
+          fate = {Outcome::kSuccess, phase->latency};
           break;
         case Mode::kError:
-          fate = {Outcome::kFailure, phase->latency.value_or(0)};
+          fate = {Outcome::kFailure, phase->latency};
           break;
         case Mode::kSlow:
-          fate = {Outcome::kSuccess, phase->latency.value_or(0)};
+          fate = {Outcome::kSuccess, phase->latency};
           break;
         case Mode::kHang:
           fate = {Outcome::kTimeout, call_timeout_};
@@ -239,7 +252,7 @@ class Simulation {
       result_.collapses.emplace_back(t, std::min(collapsed_until_, phase.to));
       return {Outcome::kFailure, 0};
     }
-    return {Outcome::kSuccess, phase.latency.value_or(scenario_.upstream_latency)};
+    return {Outcome::kSuccess, phase.latency};
   }
 
   void Arrive(std::size_t s) {

@@ -51,15 +51,27 @@ std::optional<std::int64_t> ToInt(std::string_view text) {
   return value;
 }
 
-// A duration as the scenario accepts it: "<decimal><unit>" or a plain number of seconds.
-std::optional<Micros> ToMicros(std::string_view text) {
-  if (std::optional<Micros> micros = ParseDuration(text)) {
+// A duration as the scenario accepts it: "<decimal><unit>" or a plain number of seconds, in
+// [0, kMaxDuration]. Sets `*too_large` for a well-formed value above kMaxDuration.
+std::optional<Micros> ToMicros(std::string_view text, bool* too_large = nullptr) {
+  if (std::optional<Micros> micros = ParseDuration(text, too_large)) {
     return micros;
   }
   if (std::optional<double> seconds = ToDouble(text); seconds && *seconds >= 0.0) {
+    if (*seconds > static_cast<double>(kMaxDuration) / 1e6) {
+      if (too_large != nullptr) {
+        *too_large = true;
+      }
+      return std::nullopt;
+    }
     return static_cast<Micros>(std::llround(*seconds * 1e6));
   }
   return std::nullopt;
+}
+
+std::string TooLargeDuration(std::string_view text) {
+  return fmt::format("duration \"{}\" is too large: durations are at most {} s", text,
+                     kMaxDuration / kMicrosPerSecond);
 }
 
 std::string CsvEscape(std::string_view text) {
@@ -112,11 +124,16 @@ ParamValue NumberValue(double value) {
 
 Result<ParamValue, std::string> ListValue(KeyKind kind, std::string_view text) {
   switch (kind) {
-    case KeyKind::kDuration:
-      if (std::optional<Micros> micros = ToMicros(text)) {
+    case KeyKind::kDuration: {
+      bool too_large = false;
+      if (std::optional<Micros> micros = ToMicros(text, &too_large)) {
         return DurationValue(*micros);
       }
+      if (too_large) {
+        return TooLargeDuration(text);
+      }
       return fmt::format("bad duration \"{}\" (e.g. 250ms, 1.5s, 2m)", text);
+    }
     case KeyKind::kInteger:
       if (std::optional<std::int64_t> value = ToInt(text)) {
         return IntegerValue(*value);
@@ -205,6 +222,11 @@ Result<std::vector<ParamValue>, std::string> RangeValues(KeyKind kind, std::stri
   };
   switch (kind) {
     case KeyKind::kDuration:
+      for (std::string_view part : parts) {
+        if (bool too_large = false; !ToMicros(part, &too_large) && too_large) {
+          return fmt::format("\"{}\": {}", range, TooLargeDuration(part));
+        }
+      }
       return expand(
           [](std::string_view t) { return ToMicros(t); },
           [](auto from, std::int64_t i, auto step) { return DurationValue(from + i * step); },
@@ -272,6 +294,32 @@ std::size_t GridSize(const std::vector<ParamSpec>& params) {
     size *= p.values.size();
   }
   return size;
+}
+
+void ProgressLine::Draw(std::size_t done, std::size_t total) {
+  constexpr std::size_t kBar = 40;
+  const std::size_t filled = total == 0 ? kBar : std::min(done, total) * kBar / total;
+  const std::string line = fmt::format("[{}{}] {}/{} points", std::string(filled, '#'),
+                                       std::string(kBar - filled, '.'), done, total);
+  // Shorter than the last one (it never is, but cheap to be safe): blank the rest.
+  const std::size_t pad = width_ > line.size() ? width_ - line.size() : 0;
+  fmt::print(out_, "\r{}{}", line, std::string(pad, ' '));
+  width_ = line.size() + pad;
+  complete_ = done == total;
+  std::fflush(out_);
+}
+
+void ProgressLine::Close() {
+  if (width_ == 0) {
+    return;
+  }
+  if (complete_) {
+    fmt::print(out_, "\n");
+  } else {
+    fmt::print(out_, "\r{}\r", std::string(width_, ' '));
+  }
+  width_ = 0;
+  std::fflush(out_);
 }
 
 Result<SweepResult, std::string> RunSweep(const ScenarioFile& file, const BuildOptions& base,

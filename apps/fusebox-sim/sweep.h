@@ -18,6 +18,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -72,5 +73,24 @@ std::size_t GridSize(const std::vector<ParamSpec>& params);
 Result<SweepResult, std::string> RunSweep(const ScenarioFile& file, const BuildOptions& base,
                                           std::vector<ParamSpec> params,
                                           const SweepOptions& options);
+
+// The sweep's progress bar ("[####....] 3/4 points"), one line redrawn in place on `out` (a
+// terminal). Close() it before printing anything else: a complete bar stays as a line of its
+// own; an unfinished one (the sweep failed) is wiped, so that the error starts a clean line.
+class ProgressLine {
+ public:
+  explicit ProgressLine(std::FILE* out) : out_(out) {}
+  ProgressLine(const ProgressLine&) = delete;
+  ProgressLine& operator=(const ProgressLine&) = delete;
+  ~ProgressLine() { Close(); }
+
+  void Draw(std::size_t done, std::size_t total);
+  void Close();
+
+ private:
+  std::FILE* out_;
+  std::size_t width_ = 0;  // 0: nothing on the line (never drawn, or closed)
+  bool complete_ = false;
+};
 
 }  // namespace fusebox::sim

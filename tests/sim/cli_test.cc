@@ -5,7 +5,9 @@
 #include <sys/wait.h>
 
 #include <array>
+#include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <string>
 
@@ -19,10 +21,8 @@ struct Outcome {
   std::string output;
 };
 
-// Runs the binary with `args` through the shell; `stderr_too` merges stderr into the output.
-Outcome RunSim(const std::string& args, bool stderr_too = true) {
-  const std::string command =
-      std::string("'") + FUSEBOX_SIM_BINARY + "' " + args + (stderr_too ? " 2>&1" : " 2>/dev/null");
+// Runs `command` through the shell and collects what it prints.
+Outcome Shell(const std::string& command) {
   Outcome outcome;
   FILE* pipe = popen(command.c_str(), "r");
   if (pipe == nullptr) {
@@ -37,6 +37,18 @@ Outcome RunSim(const std::string& args, bool stderr_too = true) {
   const int raw = pclose(pipe);
   outcome.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
   return outcome;
+}
+
+// Runs the binary with `args`; `stderr_too` merges stderr into the output. Every run is bounded
+// by `timeout` (status 124 when it had to stop the binary).
+Outcome RunSim(const std::string& args, bool stderr_too = true) {
+  return Shell(std::string("timeout 60 '") + FUSEBOX_SIM_BINARY + "' " + args +
+               (stderr_too ? " 2>&1" : " 2>/dev/null"));
+}
+
+// Same, keeping only what the binary prints on stderr.
+Outcome RunSimStderr(const std::string& args) {
+  return Shell(std::string("timeout 60 '") + FUSEBOX_SIM_BINARY + "' " + args + " 2>&1 >/dev/null");
 }
 
 std::string WriteScenario(const std::string& name, const std::string& text) {
@@ -99,6 +111,96 @@ mode = "hang"
   EXPECT_EQ(out.status, 1);
   EXPECT_THAT(out.output, HasSubstr(path + ":8:8: upstream.phase[1].from: phase [20.0 s, 40.0 s) "
                                            "overlaps upstream.phase[0] [10.0 s, 30.0 s)"));
+}
+
+TEST(CliTest, ExtremeRatesFailAtOnceWithFileLineAndKey) {
+  // These used to loop forever (1e-14: the next arrival's rounding overflowed) or grow memory
+  // without bound (1e12). Now the loader refuses them before anything runs.
+  for (const char* rate : {"1e-14", "1e12"}) {
+    const std::string path = WriteScenario(
+        "rate.toml", std::string("[traffic]\nrate = ") + rate + "\narrivals = \"poisson\"\n");
+    const auto start = std::chrono::steady_clock::now();
+    const Outcome out = RunSim("run '" + path + "'");
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5)) << rate;
+    EXPECT_EQ(out.status, 1) << rate;
+    EXPECT_THAT(out.output,
+                HasSubstr(path + ":2:8: traffic.rate: must be in [1e-09, 1e+06] calls per second"))
+        << rate;
+  }
+  const auto start = std::chrono::steady_clock::now();
+  const Outcome sweep =
+      RunSim("sweep '" + kLesson + "' --param traffic.rate=1,1e12,1e-14 --jobs 2");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  EXPECT_EQ(sweep.status, 1);
+  EXPECT_THAT(sweep.output, HasSubstr("at the point traffic.rate=1000000000000: " + kLesson +
+                                      ": traffic.rate (override): must be in [1e-09, 1e+06]"));
+}
+
+TEST(CliTest, TrafficAboveTheCallLimitNamesTheNumberAndTheLimit) {
+  const std::string path =
+      WriteScenario("calls.toml", "duration = \"1000000s\"\n[traffic]\nrate = 1e6\n");
+  const Outcome out = RunSim("run '" + path + "'");
+  EXPECT_EQ(out.status, 1);
+  EXPECT_THAT(out.output, HasSubstr(path + ":3:8: traffic.rate: the traffic asks for 1000000000000 "
+                                           "calls (rate x (duration - start), duration 1000000.0 "
+                                           "s), more than the limit of 1000000000 calls per run"));
+}
+
+TEST(CliTest, DurationAboveTheLimitNamesTheRange) {
+  const std::string path = WriteScenario("long.toml", "duration = 1e15\n[traffic]\nrate = 1\n");
+  const Outcome out = RunSim("run '" + path + "'");
+  EXPECT_EQ(out.status, 1);
+  EXPECT_THAT(out.output,
+              HasSubstr(path + ":1:12: duration: bad duration 1e+15: a number of "
+                               "seconds must be finite, >= 0 and at most 1000000000 s"));
+}
+
+TEST(CliTest, JobsBelowOneIsAClearUsageError) {
+  for (const char* jobs : {"0", "-1", "two"}) {
+    const Outcome out =
+        RunSim("sweep '" + kLesson + "' --param breaker.cooldown=1s:2s:1s --jobs " + jobs);
+    EXPECT_EQ(out.status, 2) << jobs;
+    EXPECT_THAT(out.output, HasSubstr(std::string("--jobs: must be a whole number of threads "
+                                                  ">= 1, got \"") +
+                                      jobs + "\""));
+    EXPECT_EQ(out.output.find("1.79"), std::string::npos) << out.output;
+  }
+}
+
+TEST(CliTest, RunCsvOfAFileWithVariantsSaysWhichRunsWereNotPrinted) {
+  // The contract's CSV (t,from,to) holds one run: the base; the others are named on stderr.
+  const std::string probe_cap = std::string(FUSEBOX_SOURCE_DIR) + "/scenarios/probe_cap.toml";
+  const Outcome csv = RunSim("run '" + probe_cap + "' --format csv", /*stderr_too=*/false);
+  EXPECT_EQ(csv.status, 0);
+  EXPECT_THAT(csv.output, StartsWith("t,from,to\n17.1,CLOSED,OPEN\n"));
+  EXPECT_EQ(csv.output.find("note"), std::string::npos);
+  const Outcome note = RunSimStderr("run '" + probe_cap + "' --format csv");
+  EXPECT_EQ(note.output,
+            "fusebox-sim: note: --format csv printed the base run \"1 probe\" only; not printed: "
+            "\"10 probes\", \"unlimited probes\" (use --variant NAME for one of them, or "
+            "--format json for all)\n");
+  // One variant asked for: nothing left out, no note.
+  const Outcome one = RunSimStderr("run '" + probe_cap + "' --format csv --variant '10 probes'");
+  EXPECT_EQ(one.status, 0);
+  EXPECT_EQ(one.output, "");
+}
+
+TEST(CliTest, SweepErrorOnATerminalStartsOnACleanLine) {
+  // script(1) gives the binary a terminal, so that it draws its progress bar.
+  if (std::system("command -v script >/dev/null 2>&1") != 0) {
+    GTEST_SKIP() << "script(1) is not installed";
+  }
+  const std::string command = std::string("script -qec \"'") + FUSEBOX_SIM_BINARY + "' sweep '" +
+                              kLesson +
+                              "' --param breaker.half_open_max_probes=1,2,0,1 --jobs 1 "
+                              ">/dev/null\" /dev/null";
+  const std::string output = Shell(command).output;
+  const std::size_t error = output.find("at the point breaker.half_open_max_probes=0");
+  ASSERT_NE(error, std::string::npos) << output;
+  ASSERT_GT(error, 0U);
+  // The error starts a line (after a wiped bar: "\r   ...   \r"), not after "points".
+  EXPECT_TRUE(output[error - 1] == '\r' || output[error - 1] == '\n') << output;
+  EXPECT_EQ(output.find("pointsat"), std::string::npos) << output;
 }
 
 TEST(CliTest, BadCommandLineExitsWithTwo) {

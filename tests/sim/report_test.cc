@@ -113,5 +113,50 @@ TEST(SweepSvgTest, ChartsTheTradeOffCounters) {
   EXPECT_EQ(svg.find("<script"), std::string::npos);
 }
 
+std::size_t Count(const std::string& text, const std::string& part) {
+  std::size_t n = 0;
+  for (std::size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) {
+    ++n;
+  }
+  return n;
+}
+
+// The SVG of a one-parameter sweep of a shipped scenario.
+std::string SweepSvgOf(const char* scenario, const char* param_text) {
+  auto file = LoadScenarioFile(std::string(FUSEBOX_SOURCE_DIR "/scenarios/") + scenario);
+  EXPECT_TRUE(file) << file.error().ToString();
+  auto param = ParseParam(param_text);
+  EXPECT_TRUE(param) << param.error();
+  auto sweep = RunSweep(*file, {}, {*param}, {});
+  EXPECT_TRUE(sweep) << sweep.error();
+  return sweep ? SweepSvg(scenario, *sweep) : std::string();
+}
+
+TEST(SweepSvgTest, TextValuedAxisHasOneTickPerValue) {
+  const std::string svg =
+      SweepSvgOf("sliding_window.toml", "breaker.trip=consecutive,count_window,time_window");
+  const std::size_t charts = Count(svg, "<polyline");  // one line per chart here
+  ASSERT_GE(charts, 2U);
+  for (const char* value : {"consecutive", "count_window", "time_window"}) {
+    EXPECT_EQ(Count(svg, std::string(">") + value + "</text>"), charts) << value;
+  }
+  // Those are all the x-axis labels: no numeric ticks between the categories.
+  EXPECT_EQ(Count(svg, "font-size=\"9\" text-anchor=\"middle\""), 3 * charts);
+}
+
+TEST(SweepSvgTest, BooleanAxisHasOneTickPerValue) {
+  const std::string svg = SweepSvgOf("priorities.toml", "breaker.batch_may_probe=false,true");
+  const std::size_t charts = Count(svg, "<polyline");
+  ASSERT_GE(charts, 2U);
+  EXPECT_EQ(Count(svg, ">false</text>"), charts);
+  EXPECT_EQ(Count(svg, ">true</text>"), charts);
+  EXPECT_EQ(Count(svg, "font-size=\"9\" text-anchor=\"middle\""), 2 * charts);
+}
+
+TEST(SweepSvgTest, NumericAxisKeepsItsScale) {
+  const std::string svg = SweepSvgOf("cooldown_tradeoff.toml", "breaker.cooldown=1s:10s:1s");
+  EXPECT_GE(Count(svg, ">2</text>"), Count(svg, "<polyline"));
+}
+
 }  // namespace
 }  // namespace fusebox::sim

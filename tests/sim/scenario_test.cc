@@ -44,6 +44,23 @@ TEST(ParseDurationTest, RoundsToTheNearestMicrosecond) {
   EXPECT_EQ(ParseDuration("1.0015ms"), 1'002);
 }
 
+TEST(ParseDurationTest, TellsATooLargeValueFromAMalformedOne) {
+  bool too_large = false;
+  EXPECT_EQ(ParseDuration("1000000000s", &too_large), kMaxDuration);
+  EXPECT_FALSE(too_large);
+  for (const char* big : {"1000000000.000001s", "16666667m", "99999999999999999999999s"}) {
+    too_large = false;
+    EXPECT_EQ(ParseDuration(big, &too_large), std::nullopt) << big;
+    EXPECT_TRUE(too_large) << big;
+  }
+  too_large = false;
+  EXPECT_EQ(ParseDuration("10 seconds", &too_large), std::nullopt);
+  EXPECT_FALSE(too_large);
+  // Digits beyond the 18th after the point cannot change the rounding; they are not an error.
+  EXPECT_EQ(ParseDuration("0.0000005000000000000000001s"), 1);
+  EXPECT_EQ(ParseDuration("0.0000004999999999999999999s"), 0);
+}
+
 TEST(ParseDurationTest, RefusesAnythingElse) {
   for (const char* bad : {"", "s", "10", "-1s", "1 s", "1h", "1.2.3s", "ms5", ".s", "1e3ms"}) {
     EXPECT_EQ(ParseDuration(bad), std::nullopt) << bad;
@@ -164,7 +181,37 @@ mode = "error"
   ASSERT_EQ(phases.size(), 2U);
   EXPECT_EQ(phases[0].mode, Mode::kError);
   EXPECT_EQ(phases[1].mode, Mode::kHang);
-  EXPECT_FALSE(phases[0].latency.has_value());
+}
+
+TEST(ScenarioLoaderTest, PhaseLatencyDefaultsToZeroInEveryMode) {
+  // The contract: phase `latency = "0ms"` by default, whatever the mode (not the healthy one).
+  auto file = Load(R"(
+[traffic]
+rate = 1
+[upstream]
+latency = "5s"
+[[upstream.phase]]
+from = "0s"
+to = "10s"
+mode = "ok"
+[[upstream.phase]]
+from = "10s"
+to = "20s"
+mode = "fragile"
+capacity = 1
+relapse = "1s"
+[[upstream.phase]]
+from = "20s"
+to = "30s"
+mode = "slow"
+latency = "3s"
+)");
+  ASSERT_TRUE(file) << file.error().ToString();
+  const auto& phases = file->base().phases;
+  ASSERT_EQ(phases.size(), 3U);
+  EXPECT_EQ(phases[0].latency, 0);
+  EXPECT_EQ(phases[1].latency, 0);
+  EXPECT_EQ(phases[2].latency, 3 * kSecond);
 }
 
 TEST(ScenarioLoaderTest, AppliesVariantsOverTheBase) {
@@ -299,6 +346,23 @@ TEST(ScenarioErrorTest, NegativeDurationIsRefused) {
   EXPECT_EQ(e.key, "duration");
 }
 
+TEST(ScenarioErrorTest, DurationAboveTheLimitNamesTheRange) {
+  const LoadError seconds = ErrorOf("duration = 1e15\n[traffic]\nrate = 1\n");
+  EXPECT_EQ(seconds.line, 1);
+  EXPECT_EQ(seconds.key, "duration");
+  EXPECT_EQ(seconds.message,
+            "bad duration 1e+15: a number of seconds must be finite, >= 0 and at most "
+            "1000000000 s (about 31.7 years)");
+  const LoadError text = ErrorOf("[traffic]\nrate = 1\n[breaker]\ncooldown = \"2000000000s\"\n");
+  EXPECT_EQ(text.line, 4);
+  EXPECT_EQ(text.key, "breaker.cooldown");
+  EXPECT_EQ(text.message,
+            "bad duration \"2000000000s\": must be at most 1000000000 s (about 31.7 years)");
+  const LoadError negative = ErrorOf("[traffic]\nrate = 1\nstart = -1\n");
+  EXPECT_EQ(negative.key, "traffic.start");
+  EXPECT_THAT(negative.message, HasSubstr(">= 0"));
+}
+
 TEST(ScenarioErrorTest, OverlappingPhasesPointAtTheLaterPhase) {
   const LoadError e = ErrorOf(R"([traffic]
 rate = 1
@@ -331,6 +395,71 @@ TEST(ScenarioErrorTest, RateMustBePositive) {
   EXPECT_THAT(zero.message, HasSubstr("must be > 0"));
   const LoadError negative = ErrorOf("[[traffic.stream]]\nrate = -2.5\n");
   EXPECT_EQ(negative.key, "traffic.stream[0].rate");
+}
+
+TEST(ScenarioErrorTest, RatesWhoseArrivalsCannotBeRepresentedAreRefused) {
+  // Below 1e-9/s the mean gap exceeds the longest duration; above 1e6/s it is below 1 us.
+  for (const char* rate : {"1e-14", "1e-10", "1000000.5", "1e12"}) {
+    const LoadError e = ErrorOf(std::string("[traffic]\nrate = ") + rate + "\n");
+    EXPECT_EQ(e.file, "test.toml") << rate;
+    EXPECT_EQ(e.line, 2) << rate;
+    EXPECT_EQ(e.column, 8) << rate;
+    EXPECT_EQ(e.key, "traffic.rate") << rate;
+    EXPECT_THAT(e.message, HasSubstr("must be in [1e-09, 1e+06] calls per second")) << rate;
+    EXPECT_THAT(e.message, HasSubstr("1 us, the simulator's time resolution")) << rate;
+  }
+  const LoadError stream =
+      ErrorOf("[[traffic.stream]]\nrate = 1\n[[traffic.stream]]\nrate = 1e-14\n");
+  EXPECT_EQ(stream.line, 4);
+  EXPECT_EQ(stream.key, "traffic.stream[1].rate");
+  EXPECT_THAT(stream.message, HasSubstr("got 1e-14"));
+  // The limits themselves are fine.
+  EXPECT_TRUE(Load("[traffic]\nrate = 1e-9\n"));
+  EXPECT_TRUE(Load("duration = \"1s\"\n[traffic]\nrate = 1e6\n"));
+}
+
+TEST(ScenarioErrorTest, TrafficAboveTheCallLimitIsRefused) {
+  const LoadError one = ErrorOf("duration = \"2000s\"\n[traffic]\nrate = 1e6\n");
+  EXPECT_EQ(one.line, 3);
+  EXPECT_EQ(one.key, "traffic.rate");
+  EXPECT_EQ(one.message,
+            "the traffic asks for 2000000000 calls (rate x (duration - start), duration 2000.0 s), "
+            "more than the limit of 1000000000 calls per run: lower the rate or the duration");
+  // Several streams: the sum counts, and the error points at the stream asking for the most.
+  const LoadError streams = ErrorOf(
+      "duration = \"1000s\"\n[[traffic.stream]]\nrate = 4e5\n[[traffic.stream]]\nrate = 7e5\n"
+      "start = \"100s\"\n");
+  EXPECT_EQ(streams.line, 5);
+  EXPECT_EQ(streams.key, "traffic.stream[1].rate");
+  EXPECT_THAT(streams.message, HasSubstr("asks for 1030000000 calls in all, 630000000 of them "
+                                         "from this stream"));
+  // Just below the limit is fine.
+  EXPECT_TRUE(Load("duration = \"1000s\"\n[traffic]\nrate = 1e6\n"));
+}
+
+TEST(ScenarioErrorTest, OverridesAreHeldToTheSameRateAndCallLimits) {
+  auto file = Load(kMinimal);
+  ASSERT_TRUE(file);
+  BuildOptions options;
+  options.overrides = {{"traffic.rate", "1e12"}};
+  auto rate = BuildScenario(*file, options);
+  ASSERT_FALSE(rate);
+  EXPECT_EQ(rate.error().key, "traffic.rate (override)");
+  EXPECT_THAT(rate.error().message, HasSubstr("must be in [1e-09, 1e+06]"));
+  options.overrides = {{"traffic.rate", "1e6"}, {"duration", "3600s"}};
+  auto calls = BuildScenario(*file, options);
+  ASSERT_FALSE(calls);
+  EXPECT_EQ(calls.error().key, "traffic.rate (override)");
+  EXPECT_THAT(calls.error().message, HasSubstr("3600000000 calls"));
+  options.overrides = {{"duration", "1e15"}};
+  auto duration = BuildScenario(*file, options);
+  ASSERT_FALSE(duration);
+  EXPECT_EQ(duration.error().key, "duration (override)");
+  EXPECT_THAT(duration.error().message, HasSubstr("at most 1000000000 s"));
+  options.overrides = {{"duration", "2000000000s"}};
+  auto text = BuildScenario(*file, options);
+  ASSERT_FALSE(text);
+  EXPECT_THAT(text.error().message, HasSubstr("at most 1000000000 s"));
 }
 
 TEST(ScenarioErrorTest, ProbesBelowOneAreRefusedByTheBreakersValidate) {

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -336,7 +337,67 @@ relapse = "3s"
   EXPECT_EQ(run.counters.failed, 4U);
 }
 
-TEST(SimulatorTest, OkPhaseUsesItsLatencyOrTheHealthyOne) {
+TEST(SimulatorTest, OkPhaseWithoutLatencyAnswersAtOnce) {
+  // The contract's default phase latency is 0 ms, not the healthy latency: the healthy 5 s would
+  // make every call of the phase slow.
+  const RunResult run = RunSim(Build(R"(
+duration = "10s"
+[breaker]
+slow_call_duration = "1s"
+failure_threshold = 100
+[traffic]
+rate = 1
+[upstream]
+latency = "5s"
+[[upstream.phase]]
+from = "0s"
+to = "10s"
+mode = "ok"
+)"));
+  EXPECT_EQ(run.counters.calls, 10U);
+  EXPECT_EQ(run.counters.succeeded, 10U);
+  EXPECT_EQ(run.counters.slow, 0U);
+  EXPECT_EQ(run.end, 9 * kSecond);  // the last call, at 9 s, answers at once
+}
+
+TEST(SimulatorTest, FragilePhaseWithoutLatencyServesAtOnce) {
+  // Latency 0: every call has ended before the next arrives, so one slot is enough: no relapse.
+  const RunResult run = RunSim(Build(R"(
+duration = "5s"
+[traffic]
+rate = 10
+[upstream]
+latency = "5s"
+[[upstream.phase]]
+from = "0s"
+to = "5s"
+mode = "fragile"
+capacity = 1
+relapse = "1s"
+)"));
+  EXPECT_EQ(run.counters.succeeded, 50U);
+  EXPECT_EQ(run.counters.relapses, 0U);
+  EXPECT_EQ(run.counters.max_in_flight, 1U);
+}
+
+TEST(SimulatorTest, ExtremeRatesEndTheRunInsteadOfOverflowing) {
+  // The loader refuses these rates; the arithmetic must stay defined anyway (no wrapped instant
+  // that never reaches the duration).
+  Scenario scenario = Build("duration = \"10s\"\n[traffic]\nrate = 1\n");
+  scenario.streams[0].rate = 1e-14;  // the next arrival would be 1e20 us away
+  RunResult run = RunSim(scenario);
+  EXPECT_EQ(run.counters.calls, 1U);  // k = 0, at start
+  scenario.streams[0].arrivals = Arrivals::kPoisson;
+  run = RunSim(scenario);
+  EXPECT_EQ(run.counters.calls, 0U);  // the first gap is beyond any instant
+  scenario.streams[0].rate = 1e-300;
+  EXPECT_EQ(RunSim(scenario).counters.calls, 0U);
+  scenario.streams[0].arrivals = Arrivals::kUniform;
+  scenario.streams[0].start = std::numeric_limits<Micros>::max() - 5;
+  EXPECT_EQ(RunSim(scenario).counters.calls, 0U);
+}
+
+TEST(SimulatorTest, OkPhaseUsesItsOwnLatencyAndTheHealthyOneOutside) {
   const RunResult run = RunSim(Build(R"(
 duration = "2s"
 [breaker]

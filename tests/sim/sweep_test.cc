@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -155,6 +157,79 @@ TEST(RunSweepTest, CallsTheProgressCallbackUpToTheTotal) {
   ASSERT_TRUE(RunSweep(file, {}, {*param}, options));
   EXPECT_EQ(last_done, 5U);
   EXPECT_EQ(last_total, 5U);
+}
+
+// What a ProgressLine writes, through a memory stream.
+class ProgressOutput {
+ public:
+  ProgressOutput() : file_(open_memstream(&data_, &size_)) {}
+  ProgressOutput(const ProgressOutput&) = delete;
+  ProgressOutput& operator=(const ProgressOutput&) = delete;
+  ~ProgressOutput() {
+    std::fclose(file_);
+    std::free(data_);
+  }
+  std::FILE* file() { return file_; }
+  std::string text() {
+    std::fflush(file_);
+    return std::string(data_, size_);
+  }
+
+ private:
+  char* data_ = nullptr;
+  std::size_t size_ = 0;
+  std::FILE* file_;
+};
+
+TEST(ProgressLineTest, AnUnfinishedBarIsWipedSoThatWhatFollowsStartsAClearLine) {
+  ProgressOutput out;
+  ProgressLine progress(out.file());
+  progress.Draw(1, 4);
+  progress.Draw(3, 4);
+  progress.Close();
+  const std::string bar = "[" + std::string(30, '#') + std::string(10, '.') + "] 3/4 points";
+  const std::string text = out.text();
+  EXPECT_THAT(text, ::testing::EndsWith("\r" + bar + "\r" + std::string(bar.size(), ' ') + "\r"));
+  progress.Close();  // once is enough
+  EXPECT_EQ(out.text(), text);
+}
+
+TEST(ProgressLineTest, ACompleteBarEndsItsLine) {
+  ProgressOutput out;
+  {
+    ProgressLine progress(out.file());
+    progress.Draw(4, 4);
+    progress.Close();
+  }
+  EXPECT_EQ(out.text(), "\r[" + std::string(40, '#') + "] 4/4 points\n");
+}
+
+TEST(ProgressLineTest, NothingDrawnNothingWritten) {
+  ProgressOutput out;
+  {
+    ProgressLine progress(out.file());
+    progress.Close();
+  }
+  EXPECT_EQ(out.text(), "");
+}
+
+TEST(RunSweepTest, PointsWithExtremeRatesFailFastWithTheOverride) {
+  const ScenarioFile file = LessonFile();
+  for (const char* text : {"traffic.rate=1e12", "traffic.rate=1e-14"}) {
+    auto param = ParseParam(text);
+    ASSERT_TRUE(param) << text;
+    auto sweep = RunSweep(file, {}, {*param}, {});
+    ASSERT_FALSE(sweep) << text;
+    EXPECT_THAT(sweep.error(), HasSubstr("(override): ")) << text;
+  }
+}
+
+TEST(ParseParamTest, DurationsAboveTheLimitAreRefusedWithTheRange) {
+  for (const char* text : {"duration=1e15", "duration=2000000000s", "duration=1s:2000000000s:1s"}) {
+    auto spec = ParseParam(text);
+    ASSERT_FALSE(spec) << text;
+    EXPECT_THAT(spec.error(), HasSubstr("durations are at most 1000000000 s")) << text;
+  }
 }
 
 TEST(RunSweepTest, RefusesAGridBeyondTheLimit) {
