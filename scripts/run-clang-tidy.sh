@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Runs clang-tidy-16 (config: .clang-tidy) over the library: every .cc under src/ that the build
-# compiles, and through HeaderFilterRegex the headers of include/fusebox/ and src/ they include.
+# compiles, the generated units that include each public header on its own (tests/CMakeLists.txt,
+# <build>/tests/header_check/), and through HeaderFilterRegex the headers of include/fusebox/ and
+# src/ they include.
 #
 #   scripts/run-clang-tidy.sh [build-dir]     default build dir: build/release
 #
@@ -38,8 +40,20 @@ if [ ${#files[@]} -eq 0 ]; then
   echo "run-clang-tidy: no source files of src/ in $db" >&2
   exit 1
 fi
+src_count=${#files[@]}
+# One unit per public header, so headers no file of src/ includes are checked too.
+header_units=0
+while IFS= read -r f; do
+  files+=("$f")
+  header_units=$((header_units + 1))
+done < <(grep -o '"file": "[^"]*/header_check/[^"]*\.cc"' "$db" | sed 's/^"file": "//; s/"$//' |
+           LC_ALL=C sort -u)
+if [ "$header_units" -eq 0 ]; then
+  echo "run-clang-tidy: no header_check units in $db (configure with tests enabled)" >&2
+  exit 1
+fi
 
-echo "run-clang-tidy: $clang_tidy on ${#files[@]} files of src/ (headers of include/ and src/)"
+echo "run-clang-tidy: $clang_tidy on $src_count files of src/ and $header_units public headers"
 # xargs exits 123 when any invocation fails; each file is reported on its own.
 if ! printf '%s\0' "${files[@]}" |
     xargs -0 -n 1 -P "$jobs" "$clang_tidy" -p "$build_dir" --quiet; then

@@ -207,9 +207,8 @@ std::uint64_t MinCountReaching(std::uint64_t calls, double threshold) noexcept {
 // The trip boundaries for one window size: a full count window has the same number of calls on
 // every record, so the comparison is two integer compares instead of two divisions.
 struct RateBoundary {
-  std::uint64_t calls = 0;  // 0: not computed yet
-  std::uint64_t min_failures = 0;
-  std::uint64_t min_slow = 0;
+  std::uint64_t calls = 0;      // 0: not computed yet
+  std::uint64_t min_count = 0;  // the fewest failures (or slow calls) that reach the threshold
 };
 
 std::uint64_t HashName(const std::string& name) noexcept {
@@ -305,6 +304,7 @@ struct CircuitBreaker::Impl {
         random(deps.random != nullptr ? deps.random : &own_random),
         slow_after(cfg.effective_slow_call_duration()),
         successes_to_close(cfg.effective_half_open_successes()),
+        minimum_calls(cfg.effective_minimum_calls()),
         lock_free_closed(cfg.trip == TripPolicy::kConsecutive),
         lock_free_admit(!cfg.inflight_slow_accounting),
         window_short_path(cfg.trip != TripPolicy::kConsecutive && !cfg.inflight_slow_accounting),
@@ -324,6 +324,7 @@ struct CircuitBreaker::Impl {
   Random* const random;
   const Duration slow_after;
   const std::uint32_t successes_to_close;
+  const std::uint32_t minimum_calls;
   const bool lock_free_closed;  // consecutive policy: a fast success in CLOSED takes no lock
   const bool lock_free_admit;   // no in-flight list: admission in CLOSED takes no lock
   // Window policy without an in-flight list: an outcome in CLOSED that does not trip the breaker
@@ -354,7 +355,8 @@ struct CircuitBreaker::Impl {
   std::uint64_t wasted_probes = 0;     // Guarded by mu.
   std::uint64_t transitions = 0;       // Guarded by mu.
   std::uint64_t opened = 0;            // Guarded by mu.
-  RateBoundary boundary;               // Guarded by mu. Cache of the last window size.
+  RateBoundary failure_boundary;       // Guarded by mu. Cache of the last window size.
+  RateBoundary slow_boundary;          // Guarded by mu. Cache of the last window size.
 
   std::mutex listeners_mu;
   using ListenerList = std::vector<std::pair<ListenerId, Listener>>;
@@ -505,34 +507,41 @@ struct CircuitBreaker::Impl {
     return true;
   }
 
-  // Why window totals `t` trip the breaker, if they do.
-  std::optional<TransitionCause> WindowTripCauseLocked(const WindowTotals& t) noexcept {
-    if (t.calls == 0 || t.calls < config.minimum_calls) {
-      return std::nullopt;
+  // Why window totals `t` trip the breaker, if they do. `running_slow` calls still running past
+  // slow_call_duration join the slow-call rate only (in-flight slow accounting): a call that has
+  // not finished has not failed.
+  std::optional<TransitionCause> WindowTripCauseLocked(const WindowTotals& t,
+                                                       std::uint64_t running_slow = 0) noexcept {
+    if (t.calls != 0 && t.calls >= minimum_calls) {
+      if (failure_boundary.calls != t.calls) {
+        failure_boundary = {t.calls, MinCountReaching(t.calls, config.failure_rate_threshold)};
+      }
+      if (t.failures >= failure_boundary.min_count) {
+        return TransitionCause::kFailureRate;
+      }
     }
-    if (boundary.calls != t.calls) {
-      boundary = {t.calls, MinCountReaching(t.calls, config.failure_rate_threshold),
-                  MinCountReaching(t.calls, config.slow_call_rate_threshold)};
-    }
-    if (t.failures >= boundary.min_failures) {
-      return TransitionCause::kFailureRate;
-    }
-    if (t.slow >= boundary.min_slow) {
-      return TransitionCause::kSlowCallRate;
+    const std::uint64_t calls = t.calls + running_slow;
+    if (calls != 0 && calls >= minimum_calls) {
+      if (slow_boundary.calls != calls) {
+        slow_boundary = {calls, MinCountReaching(calls, config.slow_call_rate_threshold)};
+      }
+      if (t.slow + running_slow >= slow_boundary.min_count) {
+        return TransitionCause::kSlowCallRate;
+      }
     }
     return std::nullopt;
   }
 
   void TripIfWindowSaysLocked(TimePoint now, EventBatch& events) noexcept {
-    WindowTotals t = config.trip == TripPolicy::kCountWindow
-                         ? count_window.totals()
-                         : time_window.TotalsAt(WholeSecondsSinceEpoch(now));
+    const WindowTotals t = config.trip == TripPolicy::kCountWindow
+                               ? count_window.totals()
+                               : time_window.TotalsAt(WholeSecondsSinceEpoch(now));
+    std::uint64_t running_slow = 0;
     if (config.inflight_slow_accounting) {
       inflight.Advance(now, slow_after);
-      t.calls += inflight.slow();
-      t.slow += inflight.slow();
+      running_slow = inflight.slow();
     }
-    if (const auto cause = WindowTripCauseLocked(t)) {
+    if (const auto cause = WindowTripCauseLocked(t, running_slow)) {
       TransitionLocked(State::kOpen, now, *cause, events);
     }
   }
@@ -840,7 +849,9 @@ void CircuitBreaker::OnOutcomeLocked(const Permit& permit, Outcome outcome, Time
     s.ApplyOverdueProbeLocked(others_limit, own_slot, events);
 
     const bool late = permit.generation() != s.generation;
-    if (probe && !ignored && (failed || slow)) {
+    // A probe that reports at or after its budget had not reported by start + call_timeout: it is
+    // a timeout at that instant whatever it says now (an ignored or successful report included).
+    if (probe && (overdue_self || (!ignored && (failed || slow)))) {
       ++s.wasted_probes;
     }
     if (s.listening()) {
@@ -890,10 +901,10 @@ void CircuitBreaker::OnOutcomeLocked(const Permit& permit, Outcome outcome, Time
             s.probe_slots[own_slot] = ProbeSlot{};
             --s.probes_in_flight;
           }
-          if (ignored) {
+          if (ignored && !overdue_self) {
             break;  // the slot is free again; nothing was learned
           }
-          if (!failed && !slow) {
+          if (!failed && !slow && !overdue_self) {
             if (++s.good_probes >= s.successes_to_close) {
               s.TransitionLocked(State::kClosed, now, TransitionCause::kProbesSucceeded, events);
             }

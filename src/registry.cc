@@ -1,9 +1,18 @@
 #include "fusebox/registry.h"
 
+#include <memory>
 #include <mutex>
 #include <utility>
 
 namespace fusebox {
+
+Result<std::unique_ptr<Registry>, ConfigError> Registry::Create(CircuitBreakerConfig defaults,
+                                                                CircuitBreakerDeps deps) {
+  if (auto error = defaults.Validate()) {
+    return *error;
+  }
+  return std::make_unique<Registry>(defaults, deps);
+}
 
 Registry::Registry(CircuitBreakerConfig defaults, CircuitBreakerDeps deps)
     : defaults_(defaults), deps_(deps) {}

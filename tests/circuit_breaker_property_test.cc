@@ -3,6 +3,7 @@
 #include <rapidcheck.h>
 #include <rapidcheck/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 #include <memory>
@@ -75,6 +76,7 @@ RC_GTEST_PROP(CircuitBreakerPropertyTest, InvariantsHoldOverRandomOperations, ()
   breaker->AddListener([&](const Event& e) { events.push_back(e); });
 
   std::vector<Permit> held;
+  std::vector<std::uint64_t> admitted_generations;
   std::uint64_t calls = 0;
   std::uint64_t admitted = 0;
   std::uint64_t rejected = 0;
@@ -89,6 +91,7 @@ RC_GTEST_PROP(CircuitBreakerPropertyTest, InvariantsHoldOverRandomOperations, ()
           // Nothing admitted while OPEN before the cooldown, or while FORCED_OPEN.
           RC_ASSERT(!(before.state == State::kOpen && before.retry_after > Duration::zero()));
           RC_ASSERT(before.state != State::kForcedOpen);
+          admitted_generations.push_back(permit->generation());
           held.push_back(std::move(permit).value());
         } else {
           ++rejected;
@@ -115,8 +118,13 @@ RC_GTEST_PROP(CircuitBreakerPropertyTest, InvariantsHoldOverRandomOperations, ()
         break;
     }
     const MetricsSnapshot m = breaker->Snapshot();
-    // Never more probes in flight than the cap.
+    // Never more probes in flight than the cap: as the breaker counts them, and as we do (the
+    // probe permits held that belong to the current generation).
     RC_ASSERT(m.probes_in_flight <= config.half_open_max_probes);
+    const auto probes_held = std::count_if(held.begin(), held.end(), [&](const Permit& p) {
+      return p.is_probe() && p.generation() == m.generation;
+    });
+    RC_ASSERT(static_cast<std::uint64_t>(probes_held) <= config.half_open_max_probes);
     // allowed + rejected = calls.
     RC_ASSERT(m.calls == calls);
     RC_ASSERT(m.allowed == admitted);
@@ -125,13 +133,25 @@ RC_GTEST_PROP(CircuitBreakerPropertyTest, InvariantsHoldOverRandomOperations, ()
 
   // Replay the events: every transition starts where the last ended; CLOSED is reached from
   // OPEN only through HALF_OPEN with enough good probes of that HALF_OPEN generation.
+  // HALF_OPEN comes no earlier than the (base) cooldown after OPEN, and no call was admitted in
+  // an OPEN or FORCED_OPEN generation (the lazy timeout of an overdue probe included: it reopens
+  // the breaker in a new generation before the call that applies it is considered).
   std::optional<State> state = State::kClosed;
+  std::map<std::uint64_t, State> state_of_generation{{0, State::kClosed}};
+  TimePoint opened_at{};
   std::uint64_t half_open_generation = 0;
   std::uint32_t good = 0;
   std::uint64_t generation = 0;
   for (const Event& e : events) {
     if (const auto* t = std::get_if<TransitionEvent>(&e.detail)) {
       RC_ASSERT(t->from == *state);
+      state_of_generation[t->generation] = t->to;
+      if (t->to == State::kOpen) {
+        opened_at = t->at;
+      }
+      if (t->to == State::kHalfOpen) {
+        RC_ASSERT(t->at - opened_at >= config.cooldown);
+      }
       if (t->cause != TransitionCause::kOperator) {
         if (t->to == State::kClosed) {
           RC_ASSERT(t->from == State::kHalfOpen);
@@ -154,6 +174,12 @@ RC_GTEST_PROP(CircuitBreakerPropertyTest, InvariantsHoldOverRandomOperations, ()
         ++good;
       }
     }
+  }
+  for (const std::uint64_t g : admitted_generations) {
+    const auto it = state_of_generation.find(g);
+    RC_ASSERT(it != state_of_generation.end());
+    RC_ASSERT(it->second != State::kOpen);
+    RC_ASSERT(it->second != State::kForcedOpen);
   }
 }
 

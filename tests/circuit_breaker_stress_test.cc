@@ -1,7 +1,11 @@
-// 8 threads hammer one breaker with random outcomes while a ninth moves virtual time. Runs under
-// ThreadSanitizer in CI; checks the invariants that must hold whatever the interleaving.
+// 8 threads hammer one breaker with random outcomes and move its virtual time as they go. Runs
+// under ThreadSanitizer in CI; checks the invariants that must hold whatever the interleaving:
+// never more probes in flight than the cap, allowed + rejected = calls, nothing admitted while OPEN
+// (every permit belongs to a generation that admits, and HALF_OPEN comes no earlier than the
+// cooldown after OPEN), and CLOSED from OPEN only through HALF_OPEN with enough good probes.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <map>
@@ -18,7 +22,15 @@ namespace {
 
 using std::chrono::milliseconds;
 
-void Hammer(TripPolicy trip, bool inflight_slow) {
+struct Admitted {
+  std::uint64_t generation = 0;
+  TimePoint start{};
+};
+
+// `listen`: with a listener every outcome takes the breaker's full locked path and the event
+// replay below checks the state machine; without one the short paths run (lock-free success,
+// window sample without the event batch) and the counters are checked.
+void Hammer(TripPolicy trip, bool inflight_slow, bool listen = true) {
   constexpr int kThreads = 8;
   constexpr int kCallsPerThread = 20000;
   const CircuitBreakerConfig config{.trip = trip,
@@ -34,12 +46,16 @@ void Hammer(TripPolicy trip, bool inflight_slow) {
 
   std::mutex mu;
   std::vector<Event> events;  // Guarded by mu.
-  breaker->AddListener([&](const Event& e) {
-    if (std::holds_alternative<TransitionEvent>(e.detail)) {
-      std::lock_guard lock(mu);
-      events.push_back(e);
-    }
-  });
+  if (listen) {
+    breaker->AddListener([&](const Event& e) {
+      if (std::holds_alternative<TransitionEvent>(e.detail) ||
+          std::holds_alternative<OutcomeEvent>(e.detail)) {
+        std::lock_guard lock(mu);
+        events.push_back(e);
+      }
+    });
+  }
+  std::vector<std::vector<Admitted>> admitted_by_thread(kThreads);
 
   // Probe permits held per generation, counted after acquire and uncounted before record, so the
   // count can only under-state what the breaker holds: any excess is a real violation.
@@ -47,20 +63,18 @@ void Hammer(TripPolicy trip, bool inflight_slow) {
   std::atomic<bool> probe_cap_violated{false};
   std::atomic<std::uint64_t> calls{0};
   std::atomic<std::uint64_t> admitted{0};
-  std::atomic<bool> done{false};
 
-  std::thread ticker([&] {
-    while (!done.load()) {
-      clock.Advance(milliseconds(1));
-      std::this_thread::yield();
-    }
-  });
   std::vector<std::thread> workers;
   for (int w = 0; w < kThreads; ++w) {
     workers.emplace_back([&, w] {
       std::mt19937 rng(static_cast<unsigned>(w) + 1);
       std::uniform_int_distribution<int> pick(0, 99);
       for (int i = 0; i < kCallsPerThread; ++i) {
+        // Virtual time moves with the work done (1 ms per 25 calls of each thread), not with the
+        // scheduler: a thread descheduled mid-call does not see its probe run for seconds.
+        if (i % 25 == 0) {
+          clock.Advance(milliseconds(1));
+        }
         calls.fetch_add(1);
         auto permit =
             breaker->TryAcquire(pick(rng) < 20 ? Priority::kBatch : Priority::kInteractive);
@@ -68,6 +82,8 @@ void Hammer(TripPolicy trip, bool inflight_slow) {
           continue;
         }
         admitted.fetch_add(1);
+        admitted_by_thread[static_cast<std::size_t>(w)].push_back(
+            {permit->generation(), permit->start()});
         if (permit->is_probe()) {
           std::lock_guard lock(mu);
           if (++probes_held[permit->generation()] > static_cast<int>(config.half_open_max_probes)) {
@@ -78,7 +94,11 @@ void Hammer(TripPolicy trip, bool inflight_slow) {
         // Failures and timeouts are 55 of the 95 recorded (58%): clearly above the 50% failure
         // rate threshold, so every window policy trips whatever the interleaving (at 47% the
         // time window tripped only on lucky fluctuations).
-        const Outcome outcome = r < 40   ? Outcome::kSuccess
+        // Probes succeed 80% of the time, so the breaker also recovers often and the replay
+        // below checks real closes.
+        const Outcome outcome = permit->is_probe()
+                                    ? (r < 80 ? Outcome::kSuccess : Outcome::kFailure)
+                                : r < 40 ? Outcome::kSuccess
                                 : r < 85 ? Outcome::kFailure
                                 : r < 95 ? Outcome::kTimeout
                                          : Outcome::kIgnored;
@@ -93,8 +113,6 @@ void Hammer(TripPolicy trip, bool inflight_slow) {
   for (auto& t : workers) {
     t.join();
   }
-  done = true;
-  ticker.join();
 
   EXPECT_FALSE(probe_cap_violated.load());
   const MetricsSnapshot m = breaker->Snapshot();
@@ -105,20 +123,54 @@ void Hammer(TripPolicy trip, bool inflight_slow) {
   EXPECT_LE(m.probes_in_flight, config.half_open_max_probes);
   EXPECT_GT(m.opened, 0U);  // the mix of outcomes must have tripped it
 
-  // Ordered by sequence, transitions chain, and CLOSED follows OPEN only via HALF_OPEN.
+  if (!listen) {
+    return;
+  }
+  ASSERT_GT(events.size(), 0U);
+
+  // Replayed in sequence order: transitions chain; HALF_OPEN follows OPEN no earlier than the
+  // cooldown; CLOSED follows HALF_OPEN only after enough good probes of that HALF_OPEN.
   std::sort(events.begin(), events.end(),
             [](const Event& a, const Event& b) { return a.sequence < b.sequence; });
+  std::map<std::uint64_t, State> state_of_generation{{0, State::kClosed}};
   State state = State::kClosed;
+  TimePoint opened_at{};
+  std::uint32_t good_probes = 0;
+  std::uint64_t closes_checked = 0;
   for (const Event& e : events) {
+    if (const auto* o = std::get_if<OutcomeEvent>(&e.detail)) {
+      if (o->probe && !o->late && o->outcome == Outcome::kSuccess && !o->slow) {
+        ++good_probes;
+      }
+      continue;
+    }
     const auto& t = std::get<TransitionEvent>(e.detail);
     EXPECT_EQ(t.from, state);
     if (t.to == State::kClosed) {
       EXPECT_EQ(t.from, State::kHalfOpen);
+      EXPECT_GE(good_probes, config.effective_half_open_successes());
+      ++closes_checked;
     }
     if (t.to == State::kHalfOpen) {
       EXPECT_EQ(t.from, State::kOpen);
+      EXPECT_GE(t.at - opened_at, config.cooldown);
+      good_probes = 0;
     }
+    if (t.to == State::kOpen) {
+      opened_at = t.at;
+    }
+    state_of_generation[t.generation] = t.to;
     state = t.to;
+  }
+  EXPECT_GT(closes_checked, 0U);  // the run must have recovered at least once
+
+  // Nothing was admitted in an OPEN generation.
+  for (const auto& thread_admitted : admitted_by_thread) {
+    for (const Admitted& a : thread_admitted) {
+      const auto it = state_of_generation.find(a.generation);
+      ASSERT_NE(it, state_of_generation.end()) << "generation " << a.generation;
+      EXPECT_NE(it->second, State::kOpen) << "generation " << a.generation;
+    }
   }
 }
 
@@ -132,6 +184,12 @@ TEST(CircuitBreakerStressTest, CountWindowWithInflightSlowUnderEightThreads) {
 
 TEST(CircuitBreakerStressTest, TimeWindowUnderEightThreads) {
   Hammer(TripPolicy::kTimeWindow, false);
+}
+
+TEST(CircuitBreakerStressTest, ShortPathsUnderEightThreads) {
+  Hammer(TripPolicy::kConsecutive, false, /*listen=*/false);
+  Hammer(TripPolicy::kCountWindow, false, /*listen=*/false);
+  Hammer(TripPolicy::kTimeWindow, false, /*listen=*/false);
 }
 
 }  // namespace

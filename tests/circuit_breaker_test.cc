@@ -399,6 +399,73 @@ TEST_F(BreakerTest, IgnoredProbeReleasesItsSlot) {
   EXPECT_EQ(b->Snapshot().good_probes, 0U);
 }
 
+TEST_F(BreakerTest, ProbeReportingIgnoredPastItsBudgetIsATimeoutAtItsDeadline) {
+  auto b = Make({.failure_threshold = 1, .call_timeout = seconds(7), .cooldown = seconds(10)});
+  Trip(*b);
+  clock_.Advance(seconds(10));
+  auto probe = b->TryAcquire();  // t=10, deadline 17
+  ASSERT_TRUE(probe.has_value());
+  ASSERT_TRUE(probe->is_probe());
+  clock_.Set(At(20));
+  probe->Record(Outcome::kIgnored);  // e.g. its caller gave up, after the budget
+  EXPECT_EQ(b->state(), State::kOpen);
+  EXPECT_EQ(Transitions().back().cause, TransitionCause::kProbeTimedOut);
+  EXPECT_EQ(Transitions().back().at, At(17));
+  EXPECT_EQ(b->retry_after(), seconds(7));  // 17 + 10 - 20
+  EXPECT_EQ(b->Snapshot().wasted_probes, 1U);
+}
+
+TEST_F(BreakerTest, ProbeCancelledByItsCallerPastItsBudgetIsATimeout) {
+  auto b = Make({.failure_threshold = 1, .call_timeout = seconds(7), .cooldown = seconds(10)});
+  Trip(*b);
+  clock_.Advance(seconds(10));
+  std::stop_source caller;
+  auto result = b->Call(
+      [&](const CallContext&) {
+        clock_.Advance(seconds(8));  // runs past its budget, then its caller gives up
+        caller.request_stop();
+        return 0;
+      },
+      [](const int&) { return Outcome::kSuccess; }, {.stop_token = caller.get_token()});
+  EXPECT_FALSE(result.has_value());
+  EXPECT_EQ(b->state(), State::kOpen);
+  EXPECT_EQ(Transitions().back().at, At(17));
+}
+
+TEST_F(BreakerTest, ProbeDeadlineIsItsStartPlusCallTimeout) {
+  auto b = Make({.failure_threshold = 1, .call_timeout = seconds(7), .cooldown = seconds(10)});
+  Trip(*b);
+  clock_.Advance(seconds(12));
+  auto probe = b->TryAcquire();
+  ASSERT_TRUE(probe.has_value());
+  ASSERT_TRUE(probe->is_probe());
+  EXPECT_EQ(probe->start(), At(12));
+  EXPECT_EQ(probe->deadline(), At(19));
+}
+
+// An outcome of one probe first applies another probe's overdue timeout: the breaker reopened at
+// that probe's deadline, so the reporting probe is late.
+TEST_F(BreakerTest, AnIncomingOutcomeAppliesAnotherProbesOverdueTimeout) {
+  auto b = Make({.failure_threshold = 1,
+                 .call_timeout = seconds(7),
+                 .cooldown = seconds(10),
+                 .half_open_max_probes = 2});
+  Trip(*b);
+  clock_.Advance(seconds(10));
+  auto first = b->TryAcquire();  // t=10, overdue at 17
+  clock_.Set(At(15));
+  auto second = b->TryAcquire();  // t=15
+  ASSERT_TRUE(first && second);
+  ASSERT_TRUE(first->is_probe() && second->is_probe());
+  clock_.Set(At(18));
+  second->Record(Outcome::kSuccess);
+  EXPECT_EQ(b->state(), State::kOpen);
+  EXPECT_EQ(Transitions().back().cause, TransitionCause::kProbeTimedOut);
+  EXPECT_EQ(Transitions().back().at, At(17));
+  EXPECT_EQ(b->Snapshot().late, 1U);
+  EXPECT_EQ(b->Snapshot().good_probes, 0U);
+}
+
 TEST_F(BreakerTest, SeveralProbesAllMustSucceed) {
   auto b = Make({.failure_threshold = 1, .cooldown = seconds(10), .half_open_max_probes = 3});
   Trip(*b);
@@ -631,6 +698,160 @@ TEST_F(BreakerTest, InflightSlowCallIsCountedOnce) {
   EXPECT_EQ(m.window_calls, 2U);
 }
 
+TEST_F(BreakerTest, InflightSlowCallsDoNotDiluteTheFailureRate) {
+  auto b = Make({.trip = TripPolicy::kCountWindow,
+                 .window_size = 10,
+                 .minimum_calls = 4,
+                 .failure_rate_threshold = 0.5,
+                 .slow_call_duration = seconds(2),
+                 .call_timeout = seconds(30),
+                 .inflight_slow_accounting = true});
+  auto hung1 = b->TryAcquire();
+  auto hung2 = b->TryAcquire();
+  ASSERT_TRUE(hung1 && hung2);
+  clock_.Advance(seconds(3));  // both running past slow_call_duration
+  Call(*b, Outcome::kSuccess);
+  Call(*b, Outcome::kSuccess);
+  Call(*b, Outcome::kFailure);
+  EXPECT_EQ(b->state(), State::kClosed);  // 1/3 failed, under minimum_calls anyway
+  Call(*b, Outcome::kFailure);            // 2/4 finished calls failed: the running ones don't count
+  EXPECT_EQ(b->state(), State::kOpen);
+  EXPECT_EQ(Transitions().back().cause, TransitionCause::kFailureRate);
+}
+
+TEST_F(BreakerTest, TimeWindowCountsInflightSlowCalls) {
+  auto b = Make({.trip = TripPolicy::kTimeWindow,
+                 .window_size = 10,
+                 .minimum_calls = 3,
+                 .slow_call_duration = seconds(2),
+                 .slow_call_rate_threshold = 0.5,
+                 .call_timeout = seconds(30),
+                 .inflight_slow_accounting = true});
+  auto hung1 = b->TryAcquire();
+  auto hung2 = b->TryAcquire();
+  ASSERT_TRUE(hung1 && hung2);
+  Call(*b, Outcome::kSuccess);
+  clock_.Advance(seconds(2));
+  EXPECT_EQ(b->Snapshot().inflight_slow, 0U);  // not advanced until a call looks
+  auto next = b->TryAcquire();                 // 1 finished + 2 running slow: 2/3 slow
+  ASSERT_FALSE(next.has_value());
+  EXPECT_EQ(Transitions().back().cause, TransitionCause::kSlowCallRate);
+}
+
+TEST_F(BreakerTest, CountWindowSmallerThanMinimumCallsStillTrips) {
+  CircuitBreakerConfig config{.trip = TripPolicy::kCountWindow, .window_size = 5};
+  ASSERT_EQ(config.minimum_calls, 10U);  // the default, more than the window can hold
+  EXPECT_EQ(config.effective_minimum_calls(), 5U);
+  auto b = Make(config);
+  for (int i = 0; i < 4; ++i) {
+    Call(*b, Outcome::kFailure);
+  }
+  EXPECT_EQ(b->state(), State::kClosed);
+  Call(*b, Outcome::kFailure);  // 5/5: the window is full
+  EXPECT_EQ(b->state(), State::kOpen);
+}
+
+TEST(CircuitBreakerConfigTest, TimeWindowKeepsItsMinimumCalls) {
+  const CircuitBreakerConfig config{
+      .trip = TripPolicy::kTimeWindow, .window_size = 5, .minimum_calls = 50};
+  EXPECT_EQ(config.effective_minimum_calls(), 50U);  // a second may hold any number of calls
+}
+
+TEST_F(BreakerTest, TimeWindowBucketsByCompletionTime) {
+  auto b = Make({.trip = TripPolicy::kTimeWindow,
+                 .window_size = 2,
+                 .minimum_calls = 2,
+                 .failure_rate_threshold = 0.5,
+                 .call_timeout = seconds(30)});
+  auto first = b->TryAcquire();  // both start in second 0
+  auto second = b->TryAcquire();
+  ASSERT_TRUE(first && second);
+  clock_.Set(At(3.5));
+  first->Record(Outcome::kFailure);
+  second->Record(Outcome::kFailure);  // both in bucket 3: the window [2, 3] holds them
+  EXPECT_EQ(b->state(), State::kOpen);
+}
+
+TEST_F(BreakerTest, TimeWindowTripsOnSlowCallRate) {
+  auto b = Make({.trip = TripPolicy::kTimeWindow,
+                 .window_size = 10,
+                 .minimum_calls = 4,
+                 .slow_call_duration = seconds(1),
+                 .slow_call_rate_threshold = 0.5});
+  Call(*b, Outcome::kSuccess, seconds(2));
+  Call(*b, Outcome::kSuccess);
+  Call(*b, Outcome::kSuccess);
+  EXPECT_EQ(b->state(), State::kClosed);
+  Call(*b, Outcome::kSuccess, seconds(1));  // 2/4 slow
+  EXPECT_EQ(b->state(), State::kOpen);
+  EXPECT_EQ(Transitions().back().cause, TransitionCause::kSlowCallRate);
+}
+
+TEST_F(BreakerTest, IgnoredOutcomesStayOutOfTheWindow) {
+  auto b = Make({.trip = TripPolicy::kCountWindow, .window_size = 10, .minimum_calls = 1});
+  for (int i = 0; i < 5; ++i) {
+    Call(*b, Outcome::kIgnored, seconds(60));
+  }
+  const MetricsSnapshot m = b->Snapshot();
+  EXPECT_EQ(m.window_calls, 0U);
+  EXPECT_EQ(m.window_slow, 0U);
+  EXPECT_EQ(m.ignored, 5U);
+  EXPECT_EQ(b->state(), State::kClosed);
+}
+
+TEST_F(BreakerTest, ATimeoutIsSlowEvenWhenShorterThanSlowCallDuration) {
+  auto b = Make({.trip = TripPolicy::kCountWindow,
+                 .window_size = 10,
+                 .minimum_calls = 2,
+                 .failure_rate_threshold = 1.0,
+                 .slow_call_duration = seconds(20),
+                 .slow_call_rate_threshold = 0.5,
+                 .call_timeout = seconds(7)});
+  Call(*b, Outcome::kSuccess);
+  Call(*b, Outcome::kTimeout, seconds(1));  // the op's own budget ran out early
+  EXPECT_EQ(b->Snapshot().slow, 1U);
+  EXPECT_EQ(b->state(), State::kOpen);  // 1/2 slow
+  EXPECT_EQ(Transitions().back().cause, TransitionCause::kSlowCallRate);
+}
+
+TEST_F(BreakerTest, EnteringClosedFromHalfOpenClearsTheWindow) {
+  auto b = Make({.trip = TripPolicy::kCountWindow,
+                 .window_size = 10,
+                 .minimum_calls = 4,
+                 .failure_rate_threshold = 0.5,
+                 .cooldown = seconds(10)});
+  for (int i = 0; i < 4; ++i) {
+    Call(*b, Outcome::kFailure);
+  }
+  ASSERT_EQ(b->state(), State::kOpen);
+  clock_.Advance(seconds(10));
+  Call(*b, Outcome::kSuccess);  // the good probe closes it
+  ASSERT_EQ(b->state(), State::kClosed);
+  EXPECT_EQ(b->Snapshot().window_calls, 0U);
+  for (int i = 0; i < 3; ++i) {
+    Call(*b, Outcome::kFailure);  // 3 failures: under minimum_calls of a fresh window
+  }
+  EXPECT_EQ(b->state(), State::kClosed);
+}
+
+TEST_F(BreakerTest, ResetClearsTheWindow) {
+  auto b = Make({.trip = TripPolicy::kTimeWindow, .window_size = 10, .minimum_calls = 4});
+  for (int i = 0; i < 3; ++i) {
+    Call(*b, Outcome::kFailure);
+  }
+  ASSERT_EQ(b->Snapshot().window_failures, 3U);
+  b->Reset();
+  EXPECT_EQ(b->Snapshot().window_calls, 0U);
+  Call(*b, Outcome::kFailure);  // 1 failure, not 4
+  EXPECT_EQ(b->state(), State::kClosed);
+}
+
+TEST_F(BreakerTest, EnteringOpenResetsTheRun) {
+  auto b = Make({.failure_threshold = 3, .cooldown = seconds(10)});
+  Trip(*b);
+  EXPECT_EQ(b->Snapshot().consecutive_failures, 0U);
+}
+
 // ---- cooldown growth and jitter ----
 
 TEST_F(BreakerTest, CooldownGrowsPerFailedProbeUpToTheCap) {
@@ -722,6 +943,21 @@ TEST_F(BreakerTest, DisabledAdmitsEverythingAndNeverTrips) {
     Call(*b, Outcome::kFailure);
   }
   EXPECT_EQ(b->state(), State::kDisabled);
+}
+
+TEST_F(BreakerTest, DisabledRecordsNothingIntoTheWindowOrTheRun) {
+  auto consecutive = Make({.failure_threshold = 3});
+  auto windowed = Make({.trip = TripPolicy::kCountWindow, .window_size = 10, .minimum_calls = 1});
+  consecutive->Disable();
+  windowed->Disable();
+  for (int i = 0; i < 5; ++i) {
+    Call(*consecutive, Outcome::kFailure);
+    Call(*windowed, Outcome::kFailure, seconds(60));
+  }
+  EXPECT_EQ(consecutive->Snapshot().consecutive_failures, 0U);
+  EXPECT_EQ(windowed->Snapshot().window_calls, 0U);
+  EXPECT_EQ(windowed->Snapshot().window_failures, 0U);
+  EXPECT_EQ(windowed->Snapshot().failed, 5U);  // still counted in the totals
 }
 
 TEST_F(BreakerTest, MetricsOnlyRecordsButNeverTrips) {

@@ -42,6 +42,15 @@ TEST(RegistryTest, InvalidDefaultsFailGetWithTheField) {
   EXPECT_EQ(b.error().field, "failure_threshold");
 }
 
+TEST(RegistryTest, CreateRefusesInvalidDefaultsWithTheField) {
+  auto refused = Registry::Create({.failure_rate_threshold = 1.5});
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_EQ(refused.error().field, "failure_rate_threshold");
+  auto created = Registry::Create({.failure_threshold = 4});
+  ASSERT_TRUE(created.has_value());
+  EXPECT_EQ((*created)->Get("vpic").value()->config().failure_threshold, 4U);
+}
+
 TEST(RegistryTest, ConfiguringALiveBreakerIsRefused) {
   Registry registry;
   ASSERT_TRUE(registry.Get("vpic").has_value());

@@ -368,7 +368,7 @@ template <typename Op>
 auto RunWithRetry(CircuitBreaker& breaker, RetryPolicy policy, Random& random, Op op,
                   CallOptions options = {})
     -> boost::asio::awaitable<Result<internal::OpValueT<Op>>> {
-  return RunWithRetry(breaker, std::move(policy), random, std::move(op), internal::BoolClassify{},
+  return RunWithRetry(breaker, policy, random, std::move(op), internal::BoolClassify{},
                       std::move(options));
 }
 

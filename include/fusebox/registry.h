@@ -14,9 +14,9 @@
 // shared lock only; hold on to the shared_ptr instead of calling Get() per call.
 //
 // Example:
-//   fusebox::Registry registry({.failure_threshold = 5});
-//   registry.Configure("vpic", {.failure_threshold = 3, .cooldown = std::chrono::seconds(20)});
-//   std::shared_ptr<fusebox::CircuitBreaker> vpic = registry.Get("vpic").value();
+//   auto registry = fusebox::Registry::Create({.failure_threshold = 5}).value();
+//   registry->Configure("vpic", {.failure_threshold = 3, .cooldown = std::chrono::seconds(20)});
+//   std::shared_ptr<fusebox::CircuitBreaker> vpic = registry->Get("vpic").value();
 #pragma once
 
 #include <map>
@@ -33,7 +33,12 @@ namespace fusebox {
 
 class Registry {
  public:
-  // Refuses nothing here; an invalid `defaults` makes every Get() of an unconfigured name fail.
+  // Validates `defaults` first: fails with the ConfigError (field and range) when they are
+  // invalid, so a bad default is refused at startup rather than at the first Get().
+  static Result<std::unique_ptr<Registry>, ConfigError> Create(CircuitBreakerConfig defaults = {},
+                                                               CircuitBreakerDeps deps = {});
+  // Refuses nothing here; an invalid `defaults` makes every Get() of an unconfigured name fail
+  // (Create() checks them up front).
   explicit Registry(CircuitBreakerConfig defaults = {}, CircuitBreakerDeps deps = {});
 
   // Sets the config of `name`. Fails with the ConfigError when the config is invalid, or with

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs fusebox from a build tree into a temporary prefix, then configures, builds and runs
-# the consumer project of tests/package against it with find_package(fusebox).
+# the consumer programs of tests/package (fusebox::fusebox, fusebox::asio) against it with
+# find_package(fusebox).
 #
 #   tests/package/run.sh [build-dir]      default: build/release (must be built)
 #
@@ -35,11 +36,13 @@ cmake -S tests/package -B "$consumer_build" -G Ninja -DCMAKE_BUILD_TYPE=Release 
   -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF
 cmake --build "$consumer_build"
 
-echo "package: running the consumer"
-output="$("$consumer_build/consumer")"
-echo "$output"
-if [ "$output" != "OK" ]; then
-  echo "package: FAILED: the consumer printed '$output', expected 'OK'" >&2
-  exit 1
-fi
-echo "package: OK (find_package(fusebox) -> fusebox::fusebox works from the install tree)"
+for consumer in consumer asio_consumer; do
+  echo "package: running $consumer"
+  output="$("$consumer_build/$consumer")"
+  echo "$output"
+  if [ "$output" != "OK" ]; then
+    echo "package: FAILED: $consumer printed '$output', expected 'OK'" >&2
+    exit 1
+  fi
+done
+echo "package: OK (find_package(fusebox) -> fusebox::fusebox and fusebox::asio work from the install tree)"
