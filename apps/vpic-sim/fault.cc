@@ -1,15 +1,18 @@
 #include "fault.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
+#include <cerrno>
 #include <charconv>
 #include <cmath>
-#include <fstream>
 #include <limits>
 #include <numbers>
-#include <sstream>
+#include <set>
 #include <system_error>
 
 #include <toml++/toml.h>
@@ -24,6 +27,7 @@ constexpr Micros kDefaultSlowLatency = 5 * kMicrosPerSecond;
 constexpr Micros kDefaultFragileRelapse = 5 * kMicrosPerSecond;
 constexpr std::int64_t kStartupKey = -1;
 constexpr std::int64_t kNoKey = std::numeric_limits<std::int64_t>::min();
+constexpr std::size_t kMaxScheduleBytes = std::size_t{16} * 1024 * 1024;
 
 constexpr std::array kModes = {FaultMode::kOk,        FaultMode::kError, FaultMode::kHang,
                                FaultMode::kSlow,      FaultMode::kReset, FaultMode::kGarbage,
@@ -155,6 +159,45 @@ std::optional<std::int64_t> JsonInteger(const boost::json::value& v) {
   return std::nullopt;
 }
 
+// The first key that an object of the (valid) JSON `text` names twice, or nullopt. Boost.JSON
+// keeps the last value of a repeated key; the control API refuses such bodies instead. Keys are
+// compared unescaped ("mode" and "mo\u0064e" are the same key).
+std::optional<std::string> RepeatedKey(std::string_view text) {
+  struct Level {
+    bool object = false;
+    bool want_key = false;
+    std::set<std::string> keys;
+  };
+  std::vector<Level> stack;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '{' || c == '[') {
+      stack.push_back(Level{c == '{', c == '{', {}});
+    } else if ((c == '}' || c == ']') && !stack.empty()) {
+      stack.pop_back();
+    } else if (c == ',' && !stack.empty() && stack.back().object) {
+      stack.back().want_key = true;
+    } else if (c == '"') {
+      std::size_t end = i + 1;
+      while (end < text.size() && text[end] != '"') {
+        end += text[end] == '\\' ? std::size_t{2} : std::size_t{1};
+      }
+      if (!stack.empty() && stack.back().want_key) {
+        std::error_code ec;
+        const boost::json::value key = boost::json::parse(text.substr(i, end + 1 - i), ec);
+        std::string name = !ec && key.is_string() ? std::string(key.as_string())
+                                                  : std::string(text.substr(i + 1, end - i - 1));
+        if (!stack.back().keys.insert(name).second) {
+          return name;
+        }
+        stack.back().want_key = false;
+      }
+      i = end;
+    }
+  }
+  return std::nullopt;
+}
+
 // ---- TOML ----
 
 std::string Where(std::string_view source, const toml::node& node) {
@@ -165,6 +208,33 @@ std::string Where(std::string_view source, const toml::node& node) {
 ConfigError TomlError(std::string_view source, const toml::node& node, const std::string& key,
                       std::string_view what) {
   return ConfigError{key, fmt::format("{}: {}: {}", Where(source, node), key, what)};
+}
+
+// A parsed phase and where it came from, for errors that involve two phases.
+struct LocatedPhase {
+  Phase phase;
+  std::size_t number = 0;            // 1-based, in file order
+  const toml::node* from = nullptr;  // the `from` value
+};
+
+// The node an error about phase field `field` (TOML spelling) points at: the field's value; for a
+// field that is missing (latency_max of a uniform latency), the value that asked for it; else
+// the phase's `mode`.
+const toml::node& FieldNode(const toml::table& phase, std::string_view field) {
+  if (const toml::node* node = phase.get(field)) {
+    return *node;
+  }
+  if (field == "latency_max") {
+    for (std::string_view cause : {"latency_dist", "latency_min"}) {
+      if (const toml::node* node = phase.get(cause)) {
+        return *node;
+      }
+    }
+  }
+  if (const toml::node* node = phase.get("mode")) {
+    return *node;
+  }
+  return phase;
 }
 
 std::optional<Micros> TomlDuration(const toml::node& node) {
@@ -425,6 +495,10 @@ Result<FaultSpec, ConfigError> ParseFaultJson(std::string_view body) {
   if (!parsed.is_object()) {
     return ConfigError{"body", "body must be a JSON object such as {\"mode\":\"error\"}"};
   }
+  if (auto repeated = RepeatedKey(body)) {
+    return ConfigError{*repeated,
+                       fmt::format("{} is given more than once: name each field once", *repeated)};
+  }
   const boost::json::object& object = parsed.as_object();
   FaultOptions o;
   const boost::json::value* mode = object.if_contains("mode");
@@ -580,6 +654,7 @@ Result<Schedule, ConfigError> ParseSchedule(std::string_view toml_text, std::str
                                                e.source().begin.column, e.description())};
   }
   Schedule schedule;
+  std::vector<LocatedPhase> located;
   for (auto&& [key, node] : root) {
     const std::string_view k = key.str();
     if (k == "seed" || k == "duration" || k == "name" || k == "breaker" || k == "traffic" ||
@@ -637,42 +712,88 @@ Result<Schedule, ConfigError> ParseSchedule(std::string_view toml_text, std::str
           }
         }
         if (!from || !to || !has_mode) {
+          // No value to point at: the phase's [[upstream.phase]] header.
           return TomlError(source, *table, path,
                            !from ? "needs `from`" : (!to ? "needs `to`" : "needs `mode`"));
         }
         if (*to <= *from) {
-          return TomlError(source, *table, path + ".to", "must be after `from`");
+          return TomlError(source, *table->get("to"), path + ".to", "must be after `from`");
         }
         auto spec = BuildFaultSpec(options, Syntax::kToml);
         if (!spec) {
-          return TomlError(source, *table, path + "." + spec.error().field, spec.error().message);
+          const std::string& field = spec.error().field;
+          return TomlError(source, FieldNode(*table, field), path + "." + field,
+                           spec.error().message);
         }
-        schedule.phases.push_back(Phase{*from, *to, *spec});
+        located.push_back(LocatedPhase{Phase{*from, *to, *spec}, i + 1, table->get("from")});
       }
     }
   }
-  std::stable_sort(schedule.phases.begin(), schedule.phases.end(),
-                   [](const Phase& a, const Phase& b) { return a.from < b.from; });
-  for (std::size_t i = 1; i < schedule.phases.size(); ++i) {
-    if (schedule.phases[i].from < schedule.phases[i - 1].to) {
-      return ConfigError{"upstream.phase",
-                         fmt::format("{}: upstream.phase: phases overlap: [{}, {}) and [{}, {}) "
-                                     "(microseconds)",
-                                     source, schedule.phases[i - 1].from, schedule.phases[i - 1].to,
-                                     schedule.phases[i].from, schedule.phases[i].to)};
+  std::stable_sort(
+      located.begin(), located.end(),
+      [](const LocatedPhase& a, const LocatedPhase& b) { return a.phase.from < b.phase.from; });
+  for (std::size_t i = 1; i < located.size(); ++i) {
+    const LocatedPhase& earlier = located[i - 1];
+    const LocatedPhase& later = located[i];
+    if (later.phase.from < earlier.phase.to) {
+      // "Later" in time order; of the two, the one whose `from` falls inside the other.
+      return TomlError(source, *later.from, fmt::format("upstream.phase[{}].from", later.number),
+                       fmt::format("overlaps upstream.phase[{}]: [{}, {}) and [{}, {}) "
+                                   "(microseconds)",
+                                   earlier.number, earlier.phase.from, earlier.phase.to,
+                                   later.phase.from, later.phase.to));
     }
+  }
+  for (LocatedPhase& l : located) {
+    schedule.phases.push_back(std::move(l.phase));
   }
   return schedule;
 }
 
 Result<Schedule, ConfigError> LoadScheduleFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return ConfigError{"schedule", fmt::format("{}: cannot open the schedule file", path)};
+  auto fail = [&path](std::string_view what, int error) {
+    return ConfigError{
+        "schedule", fmt::format("{}: {}: {}", path, what, std::generic_category().message(error))};
+  };
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    return fail("cannot open the schedule file", errno);
   }
-  std::ostringstream text;
-  text << in.rdbuf();
-  return ParseSchedule(text.str(), path);
+  std::string text;
+  std::optional<ConfigError> error;
+  struct stat info {};
+  if (::fstat(fd, &info) != 0) {
+    error = fail("cannot read the schedule file", errno);
+  } else if (S_ISDIR(info.st_mode)) {
+    error = ConfigError{"schedule",
+                        fmt::format("{}: is a directory, not a schedule file (a TOML file)", path)};
+  } else {
+    std::array<char, 8192> chunk{};
+    for (;;) {
+      const ssize_t n = ::read(fd, chunk.data(), chunk.size());
+      if (n < 0 && errno == EINTR) {
+        continue;
+      }
+      if (n < 0) {
+        error = fail("cannot read the schedule file", errno);
+        break;
+      }
+      if (n == 0) {
+        break;
+      }
+      text.append(chunk.data(), static_cast<std::size_t>(n));
+      if (text.size() > kMaxScheduleBytes) {
+        error = ConfigError{"schedule", fmt::format("{}: larger than {} bytes: not a schedule file",
+                                                    path, kMaxScheduleBytes)};
+        break;
+      }
+    }
+  }
+  ::close(fd);
+  if (error) {
+    return *error;
+  }
+  return ParseSchedule(text, path);
 }
 
 const std::vector<std::string_view>& FaultLabels() {

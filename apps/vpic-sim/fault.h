@@ -143,8 +143,9 @@ Result<FaultSpec, ConfigError> BuildFaultSpec(const FaultOptions& options, Synta
 // The body of POST /__control/faults: a JSON object with "mode" and any of "status",
 // "retry_after_s", "latency_ms", "latency_dist", "latency_min_ms", "latency_max_ms",
 // "latency_sigma", "every", "capacity", "relapse_ms", "drip_bytes", "drip_interval_ms".
-// Unknown fields, wrong types and out-of-range values are errors naming the field; a body that
-// is not a JSON object is an error with field "body".
+// Unknown fields, wrong types, out-of-range values and a field given twice ({"mode":"ok",
+// "mode":"hang"}) are errors naming the field; a body that is not a JSON object is an error with
+// field "body".
 Result<FaultSpec, ConfigError> ParseFaultJson(std::string_view body);
 // The same fields, all present (retry_after_s only when set); ParseFaultJson reads it back.
 boost::json::object FaultSpecToJson(const FaultSpec& spec);
@@ -171,8 +172,12 @@ struct Schedule {
 // Parses a schedule: the `[upstream]` table and its `[[upstream.phase]]` array of a fusebox-sim
 // scenario (docs/vpic-sim.md), with vpic-sim's extra phase keys. The scenario's other top-level
 // keys (seed, duration, name, breaker, traffic, variant) are ignored, so a scenario file works as
-// is. Unknown keys, bad values, overlaps and to <= from are errors naming `source`, line and key.
+// is. Unknown keys, bad values, overlaps and to <= from are errors whose message starts with
+// "source:line:column: key: " locating the offending value (an overlap: the `from` of the phase
+// that starts later; a missing key: the phase's [[upstream.phase]] header).
 Result<Schedule, ConfigError> ParseSchedule(std::string_view toml_text, std::string_view source);
+// Reads and parses `path`. A directory, or a file that cannot be opened or read, is an error
+// naming the path and the reason.
 Result<Schedule, ConfigError> LoadScheduleFile(const std::string& path);
 
 // What the server does with one request.

@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -10,6 +12,8 @@
 #include <exception>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <system_error>
 #include <tuple>
 
 #include <CLI/CLI.hpp>
@@ -74,6 +78,20 @@ std::optional<ConfigError> ReadDuration(const std::string& text, std::string_vie
   return std::nullopt;
 }
 
+// A --seed value: decimal digits only (no sign, no spaces), fitting 64 bits.
+std::optional<std::uint64_t> ParseSeed(std::string_view text) {
+  if (text.empty() ||
+      !std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    return std::nullopt;
+  }
+  std::uint64_t value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size()) {
+    return std::nullopt;
+  }
+  return value;
+}
+
 int CurrentYear() {
   const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
   std::tm tm{};
@@ -88,7 +106,7 @@ int Main(int argc, char** argv) {
   std::string listen = "127.0.0.1:8080";
   std::string tls_cert;
   std::string tls_key;
-  std::uint64_t seed = 1;
+  std::string seed_text = "1";
   std::string schedule_path;
   int reference_year = CurrentYear();
   FaultOptions faults;
@@ -102,7 +120,8 @@ int Main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--tls-cert", tls_cert, "PEM certificate chain: serve HTTPS (needs --tls-key)");
   app.add_option("--tls-key", tls_key, "PEM private key for --tls-cert");
-  app.add_option("--seed", seed, "seed for latency draws")->capture_default_str();
+  app.add_option("--seed", seed_text, "seed for latency draws: an integer in [0, 2^64 - 1]")
+      ->capture_default_str();
   app.add_option("--mode", faults.mode, "startup fault mode (see below)")->capture_default_str();
   app.add_option("--status", faults.status, "error/flap/relapse HTTP status: 429 500 502 503 504");
   app.add_option("--retry-after", faults.retry_after_s, "Retry-After seconds (default 1 with 429)");
@@ -141,6 +160,13 @@ int Main(int argc, char** argv) {
       return fail(*e);
     }
   }
+  const std::optional<std::uint64_t> seed = ParseSeed(seed_text);
+  if (!seed) {
+    return fail(ConfigError{
+        "--seed",
+        fmt::format("--seed must be a decimal integer in [0, 18446744073709551615], got '{}'",
+                    seed_text)});
+  }
   auto spec = fusebox::vpic_sim::BuildFaultSpec(faults, fusebox::vpic_sim::Syntax::kFlags);
   if (!spec) {
     return fail(spec.error());
@@ -148,7 +174,7 @@ int Main(int argc, char** argv) {
   fusebox::vpic_sim::ServerOptions options;
   options.listen = listen;
   options.faults = *spec;
-  options.seed = seed;
+  options.seed = *seed;
   options.reference_year = reference_year;
   if (!schedule_path.empty()) {
     auto schedule = fusebox::vpic_sim::LoadScheduleFile(schedule_path);

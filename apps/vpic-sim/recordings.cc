@@ -1,12 +1,17 @@
 #include "recordings.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cstddef>
 #include <system_error>
+#include <utility>
 
+#include <boost/json/array.hpp>
 #include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
 #include <boost/json/value.hpp>
 
+#include "nested_keys.h"
 #include "vin_decoder.h"
 
 namespace fusebox::vpic_sim {
@@ -48,6 +53,38 @@ constexpr BatchSpec kBatches[] = {
     {"davidpeckham-vpic-api/decode-vin-batch.json", "5UXWX7C5*BA,2011;5YJSA3DS*EF"},
     {"ShaggyTech-nhtsa-api-wrapper/decode-vin-values-batch.response.json",
      "5UXWX7C5*BA,2011; 5YJSA3DS*EF"},
+};
+
+// Recordings in the nested DecodeVin shape of VINs that have no flat recording; served converted
+// (nested_keys.h). The nested captures of 1FTMW1T88MFA00001 and WA1A4AFY2J2008189 are not listed:
+// their flat captures of the same request are served (and the two shapes agree, see
+// tests/vpic_sim/nested_keys_test.cc).
+struct NestedSpec {
+  std::string_view fixture;
+  std::string_view vin;  // normalized
+  std::optional<int> model_year;
+};
+
+constexpr NestedSpec kNested[] = {
+    {"davidpeckham-vpic-api/decode-partial-vin-unflattened.json", "1FA6P8C0!M!100001", 2021},
+    {"barclay-nhtsa_vin/success.json", "1GYDE63A740121151", std::nullopt},
+    {"barclay-nhtsa_vin/not_found.json", "TACOS", std::nullopt},
+    {"cvrsor-vinfly/api_response.json", "3AKJHHDR3KSKX6689", std::nullopt},
+    {"cvrsor-vinfly/api_response_brief.json", "3AKJHHDR1KSKX6688", std::nullopt},
+    // The stub's SearchCriteria was hand-edited; the spec it comes from decodes this VIN with it.
+    {"cvrsor-vinfly/api_response_wrong_vin.json", "1AKJHHDR3KSKX6689", std::nullopt},
+};
+
+// Excerpts: the recorded keys of a flat answer whose other keys the author elided. Lines of
+// `"Key": "Value",` between `{` and `}`; `//` comment lines are skipped.
+struct ExcerptSpec {
+  std::string_view fixture;
+  std::string_view vin;  // normalized
+};
+
+constexpr ExcerptSpec kExcerpts[] = {
+    {"cfjedimaster-raymondcamden2023/999999999993VV3B7AXXNM077525.excerpt.js.txt",
+     "999999999993VV3B7AXXNM077525"},
 };
 
 struct NotFoundSpec {
@@ -194,6 +231,71 @@ Result<boost::json::object, ConfigError> FirstRow(std::string_view fixture,
   return results->as_array()[0].as_object();
 }
 
+// The "Key": "Value" pairs of an excerpt, or an error naming the line that is neither that nor
+// a comment or brace.
+Result<boost::json::object, ConfigError> ParseExcerpt(std::string_view fixture,
+                                                      std::string_view text) {
+  boost::json::object keys;
+  std::size_t line_number = 0;
+  while (!text.empty()) {
+    ++line_number;
+    const std::size_t nl = text.find('\n');
+    std::string_view line = text.substr(0, nl);
+    text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
+    while (!line.empty() && IsJsonSpace(line.front())) {
+      line.remove_prefix(1);
+    }
+    while (!line.empty() && (IsJsonSpace(line.back()) || line.back() == ',')) {
+      line.remove_suffix(1);
+    }
+    if (line.empty() || line == "{" || line == "}" || line.starts_with("//")) {
+      continue;
+    }
+    std::error_code ec;
+    // Built with append: gcc 12 at -O3 misreports `"{" + std::string(...)` (-Wrestrict).
+    std::string object = "{";
+    object.append(line);
+    object.append("}");
+    const boost::json::value pair = boost::json::parse(object, ec);
+    if (ec || !pair.is_object() || pair.as_object().size() != 1 ||
+        !pair.as_object().begin()->value().is_string()) {
+      std::string what = "line ";
+      what.append(std::to_string(line_number)).append(" is not a \"Key\": \"string\" pair");
+      return FixtureError(fixture, what);
+    }
+    const auto& kv = *pair.as_object().begin();
+    keys[kv.key()] = kv.value();
+  }
+  if (keys.empty()) {
+    return FixtureError(fixture, "holds no recorded key");
+  }
+  return keys;
+}
+
+// The VINs of a batch DATA field, in order, with their model years.
+std::vector<std::pair<std::string, std::optional<int>>> BatchItems(std::string_view data) {
+  std::vector<std::pair<std::string, std::optional<int>>> items;
+  const std::string normalized = Recordings::NormalizeBatchData(data);
+  std::string_view rest = normalized;
+  while (!rest.empty()) {
+    const std::size_t semi = rest.find(';');
+    const std::string_view item = rest.substr(0, semi);
+    rest = semi == std::string_view::npos ? std::string_view() : rest.substr(semi + 1);
+    const std::size_t comma = item.find(',');
+    std::optional<int> year;
+    if (comma != std::string_view::npos) {
+      int y = 0;
+      const std::string_view digits = item.substr(comma + 1);
+      auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), y);
+      if (ec == std::errc() && end == digits.data() + digits.size()) {
+        year = y;
+      }
+    }
+    items.emplace_back(std::string(item.substr(0, comma)), year);
+  }
+  return items;
+}
+
 }  // namespace
 
 std::string_view ToString(Endpoint endpoint) {
@@ -322,6 +424,92 @@ Result<Recordings, ConfigError> Recordings::Load(std::span<const EmbeddedFile> f
     rec.first_row = std::move(*row);
     r.recordings_.push_back(std::move(rec));
   }
+  if (r.flat_keys_.empty() || r.message_.empty()) {
+    return ConfigError{"recordings", "no flat DecodeVinValues recording with a Message"};
+  }
+  // Batch rows of VINs without a flat single recording; a later capture replaces an earlier one.
+  std::vector<Recording> rows;
+  for (const BatchSpec& spec : kBatches) {
+    const Recording* batch = nullptr;
+    for (const Recording& rec : r.recordings_) {
+      if (rec.endpoint == Endpoint::kDecodeVinValuesBatch && rec.fixture == spec.fixture) {
+        batch = &rec;
+      }
+    }
+    if (batch == nullptr) {
+      continue;
+    }
+    const boost::json::value parsed = boost::json::parse(batch->body);  // valid: parsed above
+    const boost::json::array& results = parsed.at("Results").as_array();
+    const auto items = BatchItems(spec.data);
+    if (items.size() != results.size()) {
+      return FixtureError(spec.fixture, "has not one row per DATA item");
+    }
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      const auto& [vin, year] = items[i];
+      if (!results[i].is_object() || r.HasExact(vin, year)) {
+        continue;
+      }
+      Recording rec;
+      rec.fixture = spec.fixture;
+      rec.origin = Origin::kBatchRow;
+      rec.vin = vin;
+      rec.model_year = year;
+      rec.first_row = results[i].as_object();
+      rec.body = r.SingleBody(rec.first_row, vin);
+      std::erase_if(rows,
+                    [&](const Recording& old) { return old.vin == vin && old.model_year == year; });
+      rows.push_back(std::move(rec));
+    }
+  }
+  for (Recording& rec : rows) {
+    r.recordings_.push_back(std::move(rec));
+  }
+  for (const NestedSpec& spec : kNested) {
+    auto file = FindFile(files, spec.fixture);
+    if (!file) {
+      return FixtureError(spec.fixture, "missing from the embedded data");
+    }
+    if (r.HasExact(spec.vin, spec.model_year)) {
+      continue;
+    }
+    auto body = ParseObject(spec.fixture, ResponseBytes(*file));
+    if (!body) {
+      return body.error();
+    }
+    const boost::json::value* results = body->if_contains("Results");
+    if (results == nullptr || !results->is_array() || results->as_array().empty()) {
+      return FixtureError(spec.fixture, "has no nested Results rows");
+    }
+    Recording rec;
+    rec.fixture = spec.fixture;
+    rec.origin = Origin::kNested;
+    rec.legacy_format = IsLegacyNested(results->as_array());
+    rec.vin = std::string(spec.vin);
+    rec.model_year = spec.model_year;
+    rec.first_row = FlattenNested(results->as_array(), r.flat_keys_, spec.vin);
+    rec.body = r.SingleBody(rec.first_row, spec.vin);
+    r.recordings_.push_back(std::move(rec));
+  }
+  for (const ExcerptSpec& spec : kExcerpts) {
+    auto file = FindFile(files, spec.fixture);
+    if (!file) {
+      return FixtureError(spec.fixture, "missing from the embedded data");
+    }
+    if (r.HasExact(spec.vin, std::nullopt)) {
+      continue;
+    }
+    auto keys = ParseExcerpt(spec.fixture, *file);
+    if (!keys) {
+      return keys.error();
+    }
+    Recording rec;
+    rec.fixture = spec.fixture;
+    rec.origin = Origin::kExcerpt;
+    rec.vin = std::string(spec.vin);
+    rec.first_row = std::move(*keys);
+    r.recordings_.push_back(std::move(rec));
+  }
   for (const NotFoundSpec& spec : kNotFounds) {
     auto file = FindFile(files, spec.fixture);
     if (!file) {
@@ -329,10 +517,27 @@ Result<Recordings, ConfigError> Recordings::Load(std::span<const EmbeddedFile> f
     }
     r.not_found_.emplace_back(std::string(spec.target), std::string(*file));
   }
-  if (r.flat_keys_.empty() || r.message_.empty()) {
-    return ConfigError{"recordings", "no flat DecodeVinValues recording with a Message"};
-  }
   return r;
+}
+
+bool Recordings::HasExact(std::string_view vin, std::optional<int> model_year) const {
+  return std::any_of(recordings_.begin(), recordings_.end(), [&](const Recording& rec) {
+    return rec.endpoint == Endpoint::kDecodeVinValues && rec.vin == vin &&
+           rec.model_year == model_year;
+  });
+}
+
+std::string Recordings::SingleBody(const boost::json::object& row, std::string_view vin) const {
+  boost::json::object body;
+  body["Count"] = 1;
+  body["Message"] = message_;
+  std::string criteria = "VIN(s): ";
+  criteria.append(vin);
+  body["SearchCriteria"] = criteria;
+  boost::json::array results;
+  results.emplace_back(row);
+  body["Results"] = std::move(results);
+  return boost::json::serialize(body);
 }
 
 const Recording* Recordings::FindSingle(Endpoint endpoint, std::string_view vin,

@@ -1,20 +1,30 @@
 // apps/vpic-sim/recordings.h
 //
-// The recorded vPIC responses that vpic-sim serves byte for byte (see data/README.md). Each
-// recording names the request it answers; the body is the recorded file itself, or, for files
-// that wrap the response in capture metadata (`{"url": ..., "content": {...}}`), the exact bytes
-// of the `content` value.
+// The recorded vPIC responses that vpic-sim serves (see data/README.md). Every input the fixtures
+// record answers from its recording:
+//   - flat recordings (DecodeVinValues, DecodeVinValuesExtended, DecodeVINValuesBatch) are served
+//     byte for byte: the recorded file itself, or, for files that wrap the response in capture
+//     metadata (`{"url": ..., "content": {...}}`), the exact bytes of the `content` value;
+//   - a VIN recorded only as a row of a batch answers a single decode with that row as recorded
+//     (Count 1, the newest Message, SearchCriteria "VIN(s): <VIN>", as vPIC writes a single
+//     decode). When two batch captures hold it, the newest (last in the table) wins;
+//   - a VIN recorded only in the nested DecodeVin shape answers with that recording converted to
+//     the newest flat shape (nested_keys.h), in the same single-decode envelope;
+//   - a VIN whose recording is an excerpt (a blog post that elided keys) answers with the
+//     recorded keys over the synthetic decode (VpicApi does the overlay).
+// A flat single recording wins over a batch row, which wins over a nested or excerpt one.
 //
 // Matching, done on the normalized VIN (trimmed, upper-cased):
 //   - single decodes: same endpoint and VIN, and a model year that fits: a recording made with
 //     `modelyear=Y` answers requests for Y; one made without answers requests without a year or
-//     with a year no other recording has. DecodeVinValuesExtended falls back to the plain
+//     with a year no other recording has; one made with a year also answers requests without one
+//     when no recording without a year exists. DecodeVinValuesExtended falls back to the plain
 //     DecodeVinValues recording of the same VIN (same keys, NCSA fields left empty).
 //   - batches: a DATA field equal to a recorded one byte for byte gets that recording; one equal
 //     after normalization (items trimmed and upper-cased) gets the newest recording of it.
 //   - 404: a request target equal to a recorded one gets the recorded error body.
 // The newest recorded flat row (the one with the most keys) fixes the key order of synthetic
-// decodes.
+// decodes and of converted nested recordings.
 //
 // Thread safety: immutable after Load(); all const members may be called concurrently.
 //
@@ -48,20 +58,31 @@ enum class Endpoint : std::uint8_t {
 // "DecodeVinValues", "DecodeVinValuesExtended", "DecodeVINValuesBatch" (vPIC's spelling).
 std::string_view ToString(Endpoint endpoint);
 
+// Where a recording's answer comes from.
+enum class Origin : std::uint8_t {
+  kFlat,      // a flat recording, served byte for byte
+  kBatchRow,  // one row of a recorded batch, served alone as a single decode
+  kNested,    // a nested DecodeVin recording, converted to the newest flat shape
+  kExcerpt,   // an excerpt: `first_row` holds the recorded keys only; `body` is empty
+};
+
 struct Recording {
   std::string_view fixture;  // path under data/, e.g. "cvrsor-vinfly/api_response.json"
+  Origin origin = Origin::kFlat;
+  // kNested: the 2017 format, whose "Error Code" holds text (split into ErrorCode and ErrorText).
+  bool legacy_format = false;
   Endpoint endpoint = Endpoint::kDecodeVinValues;
   std::string vin;                // single decodes: the normalized VIN
   std::optional<int> model_year;  // single decodes: the recorded `modelyear`, if any
   std::string batch_data;         // batches: the recorded DATA field, as sent
-  std::string body;               // the exact response bytes
-  boost::json::object first_row;  // Results[0] of the body (for reuse in batches)
+  std::string body;               // the response bytes (kFlat: exactly as recorded)
+  boost::json::object first_row;  // Results[0] of the body (the row a batch reuses)
 };
 
 class Recordings {
  public:
   // Indexes the recordings named in recordings.cc among `files`. Fails, naming the fixture, when
-  // one is missing or not the JSON it should be.
+  // one is missing or not the JSON (or excerpt) it should be.
   static Result<Recordings, ConfigError> Load(std::span<const EmbeddedFile> files);
 
   const Recording* FindSingle(Endpoint endpoint, std::string_view vin,
@@ -85,6 +106,9 @@ class Recordings {
   std::vector<std::pair<std::string, std::string>> not_found_;  // target, body
   std::vector<std::string> flat_keys_;
   std::string message_;
+
+  bool HasExact(std::string_view vin, std::optional<int> model_year) const;
+  std::string SingleBody(const boost::json::object& row, std::string_view vin) const;
 };
 
 // The bytes of the top-level member `key` of the JSON object in `text` (the value exactly as

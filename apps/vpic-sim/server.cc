@@ -12,6 +12,7 @@
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/ip/address.hpp>
 #include <boost/asio/ssl/stream_base.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -129,6 +130,43 @@ std::int64_t BatchItems(std::string_view form) {
     }
   }
   return n;
+}
+
+// How much a client may send while its request waits (a pipelined request, in practice) before
+// the server stops reading it; beyond that a disconnect is only noticed when the wait ends.
+constexpr std::size_t kWatchLimit = kHeaderLimit + kBodyLimit;
+
+// Reads the connection into `buffer` until the client closes it (or it breaks), then returns.
+// Cancelled by WaitWatching when the wait ends first. Bytes read stay in `buffer` for the next
+// request's parser.
+template <class Stream>
+asio::awaitable<void> WatchForClose(Stream& stream, beast::flat_buffer& buffer) {
+  for (;;) {
+    if (buffer.size() >= kWatchLimit) {
+      // Stop reading (back-pressure); wait until cancelled.
+      asio::steady_timer idle(co_await asio::this_coro::executor,
+                              asio::steady_timer::time_point::max());
+      co_await idle.async_wait(kUseTuple);
+      co_return;
+    }
+    auto [ec, n] = co_await stream.async_read_some(buffer.prepare(4096), kUseTuple);
+    if (ec) {
+      co_return;
+    }
+    buffer.commit(n);
+  }
+}
+
+// Waits `delay` while watching the connection, so that a client that gives up is noticed at once
+// (and stops counting as in flight), as in hang mode. True when the delay passed, false when the
+// client closed the connection first (a client that only shuts down its sending side counts as
+// gone, as in hang mode).
+template <class Stream>
+asio::awaitable<bool> WaitWatching(Stream& stream, beast::flat_buffer& buffer, Micros delay) {
+  using namespace asio::experimental::awaitable_operators;  // NOLINT: operator||
+  asio::steady_timer timer(co_await asio::this_coro::executor, std::chrono::microseconds(delay));
+  const auto first = co_await (timer.async_wait(kUseTuple) || WatchForClose(stream, buffer));
+  co_return first.index() == 0;
 }
 
 struct HostPort {
@@ -385,7 +423,7 @@ asio::awaitable<void> Server::ServeHttp(Stream& stream) {
         co_return;
       }
     } else {
-      keep_alive = co_await ServeDecode(stream, request) && keep_alive;
+      keep_alive = co_await ServeDecode(stream, request, buffer) && keep_alive;
     }
     if (!keep_alive) {
       boost::system::error_code ignored;
@@ -396,7 +434,8 @@ asio::awaitable<void> Server::ServeHttp(Stream& stream) {
 }
 
 template <class Stream>
-asio::awaitable<bool> Server::ServeDecode(Stream& stream, const Request& request) {
+asio::awaitable<bool> Server::ServeDecode(Stream& stream, const Request& request,
+                                          beast::flat_buffer& buffer) {
   const std::string_view target(request.target().data(), request.target().size());
   const std::optional<Endpoint> endpoint = RouteOf(target);
   stats_.CountRequest(endpoint ? ToString(*endpoint) : std::string_view("other"));
@@ -420,10 +459,8 @@ asio::awaitable<bool> Server::ServeDecode(Stream& stream, const Request& request
       }
     }
   }
-  if (decision.delay > 0) {
-    asio::steady_timer timer(co_await asio::this_coro::executor,
-                             std::chrono::microseconds(decision.delay));
-    co_await timer.async_wait(kUseTuple);
+  if (decision.delay > 0 && !co_await WaitWatching(stream, buffer, decision.delay)) {
+    co_return false;  // the client left: nothing to answer
   }
 
   auto answer = [&]() {
@@ -487,12 +524,10 @@ asio::awaitable<bool> Server::ServeDecode(Stream& stream, const Request& request
       if (hec) {
         co_return false;
       }
-      asio::steady_timer timer(co_await asio::this_coro::executor);
       const auto step = static_cast<std::size_t>(decision.drip_bytes);
       for (std::size_t at = 0; at < body.size(); at += step) {
-        if (at > 0) {
-          timer.expires_after(std::chrono::microseconds(decision.drip_interval));
-          co_await timer.async_wait(kUseTuple);
+        if (at > 0 && !co_await WaitWatching(stream, buffer, decision.drip_interval)) {
+          co_return false;
         }
         const std::size_t n = std::min(step, body.size() - at);
         auto [ec, written] =

@@ -12,7 +12,9 @@
 // {"error": "invalid_fault", "field": <the field>, "message": ...}.
 //
 // One thread runs one Asio io_context; every connection is a C++20 coroutine (no thread per
-// connection), so thousands of hanging connections cost a few KiB each.
+// connection), so thousands of hanging connections cost a few KiB each. While a request waits
+// (hang, a latency, a drip interval) the server keeps reading its connection, so a client that
+// disconnects stops counting in `in_flight` (and in `capacity`) at once.
 //
 // Thread safety: Create, port() and url() from one thread; Stop() from any thread (it only asks
 // the io_context to stop, so it returns at once even with hanging connections). Everything
@@ -39,6 +41,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl/context.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http/message.hpp>
 #include <boost/beast/http/string_body.hpp>
 
@@ -114,9 +117,12 @@ class Server {
   boost::asio::awaitable<void> ServeTls(boost::asio::ip::tcp::socket socket);
   template <class Stream>
   boost::asio::awaitable<void> ServeHttp(Stream& stream);
-  // Answers one decode request; returns whether the connection may carry another.
+  // Answers one decode request; returns whether the connection may carry another. `buffer` is
+  // the connection's read buffer: waits (latency, drip) keep reading into it to notice a client
+  // that leaves, and what they read stays there for the next request.
   template <class Stream>
-  boost::asio::awaitable<bool> ServeDecode(Stream& stream, const Request& request);
+  boost::asio::awaitable<bool> ServeDecode(Stream& stream, const Request& request,
+                                           boost::beast::flat_buffer& buffer);
 
   Response HandleControl(const Request& request);
   Micros Now() const;

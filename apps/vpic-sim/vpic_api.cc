@@ -104,6 +104,13 @@ std::string Printable(std::string_view text) {
 
 std::string SearchCriteria(std::string_view vin) { return "VIN(s): " + std::string(vin); }
 
+// An excerpt's recorded keys over a synthetic row.
+void Overlay(boost::json::object& row, const boost::json::object& recorded) {
+  for (const auto& kv : recorded) {
+    row[kv.key()] = kv.value();
+  }
+}
+
 }  // namespace
 
 std::string PercentDecode(std::string_view text, bool form) {
@@ -257,12 +264,16 @@ ApiResponse VpicApi::Single(Endpoint endpoint, std::string_view raw_segment,
   }
   ApiResponse r;
   const std::string vin = NormalizeVin(raw_vin);
-  if (const Recording* rec = recordings_.FindSingle(endpoint, vin, model_year)) {
+  const Recording* rec = recordings_.FindSingle(endpoint, vin, model_year);
+  if (rec != nullptr && rec->origin != Origin::kExcerpt) {
     r.body = rec->body;
     return r;
   }
   boost::json::object row =
       SyntheticRow(raw_vin, model_year, endpoint == Endpoint::kDecodeVinValuesExtended);
+  if (rec != nullptr) {
+    Overlay(row, rec->first_row);
+  }
   boost::json::object body;
   body["Count"] = 1;
   body["Message"] = recordings_.message();
@@ -307,10 +318,14 @@ ApiResponse VpicApi::Batch(std::string_view form) const {
   for (const auto& [raw_vin, year] : items) {
     const Recording* rec =
         recordings_.FindSingle(Endpoint::kDecodeVinValues, NormalizeVin(raw_vin), year);
-    if (rec != nullptr) {
+    if (rec != nullptr && rec->origin != Origin::kExcerpt) {
       results.emplace_back(rec->first_row);
     } else {
-      results.emplace_back(SyntheticRow(raw_vin, year, false));
+      boost::json::object row = SyntheticRow(raw_vin, year, false);
+      if (rec != nullptr) {
+        Overlay(row, rec->first_row);
+      }
+      results.emplace_back(std::move(row));
     }
   }
   boost::json::object body;

@@ -1,8 +1,9 @@
 // apps/vpic-sim/vpic_api.h
 //
 // vPIC's HTTP surface, without the network: routes a request to one of the three decode endpoints
-// and builds the answer vPIC would give (recorded bytes when there is a recording, otherwise the
-// synthetic decode of vin_decoder.h in the newest flat shape).
+// and builds the answer vPIC would give: the recording's answer when the input is recorded
+// (recordings.h: flat bytes, a batch row, a converted nested recording, or an excerpt's keys over
+// the synthetic decode), otherwise the synthetic decode of vin_decoder.h in the newest flat shape.
 //
 //   GET  /api/vehicles/DecodeVinValues/{vin}?format=json[&modelyear=YYYY]
 //   GET  /api/vehicles/DecodeVinValuesExtended/{vin}?format=json[&modelyear=YYYY]

@@ -97,6 +97,19 @@ TEST(FaultJsonTest, OutOfRangeNamesTheField) {
             "latency_max_ms");
 }
 
+TEST(FaultJsonTest, RepeatedKeyIsRefusedNamingIt) {
+  auto spec = ParseFaultJson(R"({"mode":"ok","mode":"hang"})");
+  ASSERT_FALSE(spec.has_value());
+  EXPECT_EQ(spec.error().field, "mode");
+  EXPECT_NE(spec.error().message.find("more than once"), std::string::npos) << spec.error().message;
+  // Spelled differently, the same key.
+  EXPECT_EQ(ErrorField(R"({"mode":"error","status":503,"st\u0061tus":502})"), "status");
+  // The same name in different objects, or inside a string value, is not a repeat.
+  EXPECT_EQ(ErrorField(R"({"mode":"error","status":503,"latency_dist":"{\"mode\":1}"})"),
+            "latency_dist");
+  EXPECT_TRUE(ParseFaultJson(R"({"mode":"slow", "latency_ms":10})").has_value());
+}
+
 TEST(FaultJsonTest, ErrorMessageNamesFieldAndRange) {
   auto spec = ParseFaultJson(R"({"mode":"error","status":418})");
   ASSERT_FALSE(spec.has_value());
@@ -189,6 +202,86 @@ TEST(ScheduleTest, UnknownPhaseKeyIsNamedWithItsLine) {
   ASSERT_FALSE(s.has_value());
   EXPECT_EQ(s.error().field, "upstream.phase[1].latnecy");
   EXPECT_NE(s.error().message.find("f.toml:5:"), std::string::npos) << s.error().message;
+}
+
+// Every schedule error points at file:line:column of the offending value.
+std::string ScheduleError(std::string_view toml) {
+  auto s = ParseSchedule(toml, "bad.toml");
+  return s ? std::string("<no error>") : s.error().message;
+}
+
+TEST(ScheduleTest, FaultFieldErrorsPointAtTheValue) {
+  EXPECT_TRUE(ScheduleError("[[upstream.phase]]\nfrom = 1\nto = 2\nmode = \"bogus\"\n")
+                  .starts_with("bad.toml:4:8: upstream.phase[1].mode: "));
+  EXPECT_TRUE(ScheduleError("[[upstream.phase]]\nfrom = 1\nto = 2\nmode = \"error\"\n"
+                            "status = 418\n")
+                  .starts_with("bad.toml:5:10: upstream.phase[1].status: "));
+  EXPECT_TRUE(ScheduleError("[[upstream.phase]]\nfrom = 1\nto = 2\nmode = \"slow\"\n"
+                            "latency = \"7200s\"\n")
+                  .starts_with("bad.toml:5:11: upstream.phase[1].latency: "));
+  EXPECT_TRUE(ScheduleError("[[upstream.phase]]\nfrom = 1\nto = 2\nmode = \"flap\"\n"
+                            "every = 0\n")
+                  .starts_with("bad.toml:5:9: upstream.phase[1].every: "));
+  EXPECT_TRUE(ScheduleError("[[upstream.phase]]\nfrom = 1\nto = 2\nmode = \"error\"\n"
+                            "status = 429\nretry_after = \"200000s\"\n")
+                  .starts_with("bad.toml:6:15: upstream.phase[1].retry_after: "));
+  // Second phase: its own lines.
+  EXPECT_TRUE(ScheduleError("[[upstream.phase]]\nfrom = 1\nto = 2\nmode = \"ok\"\n\n"
+                            "[[upstream.phase]]\nfrom = 3\nto = 4\nmode = \"nope\"\n")
+                  .starts_with("bad.toml:9:8: upstream.phase[2].mode: "));
+}
+
+TEST(ScheduleTest, MissingUniformMaximumPointsAtTheDistribution) {
+  EXPECT_TRUE(ScheduleError("[[upstream.phase]]\nfrom = 1\nto = 2\nmode = \"slow\"\n"
+                            "latency_dist = \"uniform\"\n")
+                  .starts_with("bad.toml:5:16: upstream.phase[1].latency_max: "));
+}
+
+TEST(ScheduleTest, ToNotAfterFromPointsAtTo) {
+  EXPECT_TRUE(ScheduleError("[[upstream.phase]]\nmode = \"hang\"\nfrom = 2\nto = 1\n")
+                  .starts_with("bad.toml:4:6: upstream.phase[1].to: "));
+}
+
+TEST(ScheduleTest, MissingKeyPointsAtThePhaseHeader) {
+  EXPECT_TRUE(ScheduleError("seed = 1\n\n[[upstream.phase]]\nfrom = 1\nmode = \"hang\"\n")
+                  .starts_with("bad.toml:3:1: upstream.phase[1]: needs `to`"));
+}
+
+TEST(ScheduleTest, OverlapPointsAtTheLaterPhasesFrom) {
+  const std::string in_order = ScheduleError(
+      "[[upstream.phase]]\nfrom = \"1s\"\nto = \"3s\"\nmode = \"hang\"\n\n"
+      "[[upstream.phase]]\nfrom = \"2s\"\nto = \"4s\"\nmode = \"ok\"\n");
+  EXPECT_TRUE(
+      in_order.starts_with("bad.toml:7:8: upstream.phase[2].from: overlaps "
+                           "upstream.phase[1]"))
+      << in_order;
+  // Written in the other order: the phase that starts later in time is the one named.
+  const std::string reversed = ScheduleError(
+      "[[upstream.phase]]\nfrom = 2\nto = 4\nmode = \"ok\"\n"
+      "[[upstream.phase]]\nfrom = 1\nto = 3\nmode = \"hang\"\n");
+  EXPECT_TRUE(
+      reversed.starts_with("bad.toml:2:8: upstream.phase[1].from: overlaps "
+                           "upstream.phase[2]"))
+      << reversed;
+}
+
+TEST(ScheduleFileTest, DirectoryIsRefused) {
+  auto s = LoadScheduleFile("/tmp");
+  ASSERT_FALSE(s.has_value());
+  EXPECT_EQ(s.error().message, "/tmp: is a directory, not a schedule file (a TOML file)");
+}
+
+TEST(ScheduleFileTest, UnreadableFileIsRefusedWithTheReason) {
+  // Opens (for any user), then read(2) fails with EIO: nothing is mapped at address 0.
+  auto s = LoadScheduleFile("/proc/self/mem");
+  ASSERT_FALSE(s.has_value());
+  EXPECT_TRUE(s.error().message.starts_with("/proc/self/mem: cannot read the schedule file: "))
+      << s.error().message;
+  auto missing = LoadScheduleFile("/nonexistent/schedule.toml");
+  ASSERT_FALSE(missing.has_value());
+  EXPECT_EQ(missing.error().message,
+            "/nonexistent/schedule.toml: cannot open the schedule file: No such file or "
+            "directory");
 }
 
 TEST(ScheduleTest, BadValueIsNamed) {

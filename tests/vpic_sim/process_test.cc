@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <optional>
 #include <sstream>
@@ -267,6 +268,66 @@ TEST(VpicSimProcessTest, BadFlagValueExitsWithTheFlagNamed) {
   EXPECT_EQ(WEXITSTATUS(*status), 2);
   EXPECT_NE(child.err().find("--status"), std::string::npos) << child.err();
   EXPECT_EQ(child.out(), "");
+}
+
+TEST(VpicSimProcessTest, ScheduleThatIsADirectoryExitsTwo) {
+  Child child({"--listen", "127.0.0.1:0", "--schedule", "/tmp"});
+  const auto status = child.WaitForExit(10s);
+  ASSERT_TRUE(status.has_value());
+  EXPECT_TRUE(WIFEXITED(*status));
+  EXPECT_EQ(WEXITSTATUS(*status), 2);
+  EXPECT_EQ(child.err(), "vpic-sim: /tmp: is a directory, not a schedule file (a TOML file)\n");
+  EXPECT_EQ(child.out(), "");
+}
+
+TEST(VpicSimProcessTest, UnreadableScheduleExitsTwo) {
+  Child child({"--listen", "127.0.0.1:0", "--schedule", "/proc/self/mem"});
+  const auto status = child.WaitForExit(10s);
+  ASSERT_TRUE(status.has_value());
+  EXPECT_EQ(WEXITSTATUS(*status), 2);
+  EXPECT_NE(child.err().find("/proc/self/mem: cannot read the schedule file: "), std::string::npos)
+      << child.err();
+  EXPECT_EQ(child.out(), "");
+}
+
+TEST(VpicSimProcessTest, NegativeOrNonNumericSeedExitsTwo) {
+  for (const char* seed : {"-1", "abc", "1.5", "18446744073709551616", ""}) {
+    Child child({"--listen", "127.0.0.1:0", "--seed", seed});
+    const auto status = child.WaitForExit(10s);
+    ASSERT_TRUE(status.has_value()) << seed;
+    EXPECT_EQ(WEXITSTATUS(*status), 2) << seed;
+    EXPECT_NE(child.err().find("--seed must be a decimal integer"), std::string::npos)
+        << seed << ": " << child.err();
+    EXPECT_EQ(child.out(), "") << seed;
+  }
+}
+
+TEST(VpicSimProcessTest, LargestSeedIsAccepted) {
+  Child child({"--listen", "127.0.0.1:0", "--seed", "18446744073709551615"});
+  const auto line = child.ReadLine(10s);
+  ASSERT_TRUE(line.has_value()) << child.err();
+  EXPECT_NE(PortFromListeningLine(*line), 0) << *line;
+  kill(child.pid(), SIGTERM);
+  const auto status = child.WaitForExit(5s);
+  ASSERT_TRUE(status.has_value());
+  EXPECT_EQ(WEXITSTATUS(*status), 0);
+}
+
+TEST(VpicSimProcessTest, ScheduleErrorNamesTheLineOfTheValue) {
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            ("vpic-sim-bad-" + std::to_string(getpid()) + ".toml"))
+                               .string();
+  {
+    std::ofstream out(path);
+    out << "[[upstream.phase]]\nfrom = \"1s\"\nto = \"2s\"\nmode = \"bogus\"\n";
+  }
+  Child child({"--listen", "127.0.0.1:0", "--schedule", path});
+  const auto status = child.WaitForExit(10s);
+  std::filesystem::remove(path);
+  ASSERT_TRUE(status.has_value());
+  EXPECT_EQ(WEXITSTATUS(*status), 2);
+  EXPECT_NE(child.err().find(path + ":4:8: upstream.phase[1].mode: "), std::string::npos)
+      << child.err();
 }
 
 TEST(VpicSimProcessTest, BadScheduleExitsWithTheFileAndKeyNamed) {

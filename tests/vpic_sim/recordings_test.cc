@@ -7,6 +7,10 @@
 #include <iterator>
 #include <set>
 #include <string>
+#include <vector>
+
+#include <boost/json/parse.hpp>
+#include <boost/json/value.hpp>
 
 #include "embedded_files.h"
 
@@ -27,7 +31,7 @@ Recordings Load() {
 TEST(EmbeddedFilesTest, HoldEveryDataFileByteForByte) {
   std::set<std::string> on_disk;
   for (const auto& entry : std::filesystem::recursive_directory_iterator(VPIC_SIM_DATA_DIR)) {
-    if (entry.path().extension() == ".json") {
+    if (entry.path().extension() == ".json" || entry.path().extension() == ".txt") {
       on_disk.insert(std::filesystem::relative(entry.path(), VPIC_SIM_DATA_DIR).generic_string());
     }
   }
@@ -42,7 +46,69 @@ TEST(EmbeddedFilesTest, HoldEveryDataFileByteForByte) {
 
 TEST(RecordingsTest, LoadsEveryServedFixture) {
   const Recordings r = Load();
-  EXPECT_EQ(r.all().size(), 10U);
+  // 8 flat singles, 2 batches, 1 batch row served alone (5YJSA3DS*EF), 6 nested, 1 excerpt.
+  EXPECT_EQ(r.all().size(), 18U);
+}
+
+TEST(RecordingsTest, BatchRowAloneIsTheNewestCaptureInASingleDecodeEnvelope) {
+  const Recordings r = Load();
+  const Recording* rec = r.FindSingle(Endpoint::kDecodeVinValues, "5YJSA3DS*EF", std::nullopt);
+  ASSERT_NE(rec, nullptr);
+  EXPECT_EQ(rec->origin, Origin::kBatchRow);
+  EXPECT_EQ(rec->fixture, "ShaggyTech-nhtsa-api-wrapper/decode-vin-values-batch.response.json");
+  const boost::json::value body = boost::json::parse(rec->body);
+  EXPECT_EQ(body.at("Count"), 1);
+  EXPECT_EQ(std::string_view(body.at("Message").as_string()), r.message());
+  EXPECT_EQ(body.at("SearchCriteria"), "VIN(s): 5YJSA3DS*EF");
+  const boost::json::value batch = boost::json::parse(
+      ReadFile(std::filesystem::path(VPIC_SIM_DATA_DIR) /
+               "ShaggyTech-nhtsa-api-wrapper/decode-vin-values-batch.response.json"));
+  EXPECT_EQ(body.at("Results").at(0), batch.at("Results").at(1));
+  EXPECT_EQ(body.at("Results").at(0).at("Model"), "Model S");
+  // 5UXWX7C5*BA,2011 has a flat single recording of its own: no batch row for it.
+  const Recording* bmw = r.FindSingle(Endpoint::kDecodeVinValues, "5UXWX7C5*BA", 2011);
+  ASSERT_NE(bmw, nullptr);
+  EXPECT_EQ(bmw->origin, Origin::kFlat);
+}
+
+TEST(RecordingsTest, NestedOnlyRecordingsAreConvertedToTheNewestFlatShape) {
+  const Recordings r = Load();
+  const Recording* rec =
+      r.FindSingle(Endpoint::kDecodeVinValues, "1GYDE63A740121151", std::nullopt);
+  ASSERT_NE(rec, nullptr);
+  EXPECT_EQ(rec->origin, Origin::kNested);
+  EXPECT_TRUE(rec->legacy_format);
+  std::vector<std::string> keys;
+  for (const auto& kv : rec->first_row) {
+    keys.emplace_back(kv.key());
+  }
+  EXPECT_EQ(keys, r.flat_keys());
+  EXPECT_EQ(rec->first_row.at("Model"), "SRX");
+  EXPECT_EQ(rec->first_row.at("VIN"), "1GYDE63A740121151");
+  EXPECT_EQ(rec->first_row.at("MakeID"), "469");
+  const boost::json::value body = boost::json::parse(rec->body);
+  EXPECT_EQ(body.at("Count"), 1);
+  EXPECT_EQ(body.at("SearchCriteria"), "VIN(s): 1GYDE63A740121151");
+  EXPECT_EQ(body.at("Results").at(0), rec->first_row);
+}
+
+TEST(RecordingsTest, NestedCaptureOfAVinWithAFlatOneIsNotServed) {
+  const Recordings r = Load();
+  for (const Recording& rec : r.all()) {
+    EXPECT_NE(rec.fixture, "davidpeckham-vpic-api/decode-vin-unflattened.json");
+    EXPECT_NE(rec.fixture, "ShaggyTech-nhtsa-api-wrapper/decode-vin.response.json");
+  }
+}
+
+TEST(RecordingsTest, ExcerptHoldsOnlyItsRecordedKeys) {
+  const Recordings r = Load();
+  const Recording* rec =
+      r.FindSingle(Endpoint::kDecodeVinValues, "999999999993VV3B7AXXNM077525", std::nullopt);
+  ASSERT_NE(rec, nullptr);
+  EXPECT_EQ(rec->origin, Origin::kExcerpt);
+  EXPECT_EQ(rec->first_row.size(), 2U);
+  EXPECT_EQ(rec->first_row.at("ErrorCode"), "1,7,400");
+  EXPECT_TRUE(rec->body.empty());
 }
 
 TEST(RecordingsTest, LoadFailsNamingAMissingFixture) {

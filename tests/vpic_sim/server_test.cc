@@ -238,19 +238,35 @@ TEST(VpicEndpointTest, VinSegmentIsPercentDecodedAndNormalized) {
 
 TEST(VpicEndpointTest, BatchDecodesEveryItemInOrder) {
   auto server = StartServer();
-  auto reply = Post(server->port(), "/api/vehicles/DecodeVINValuesBatch",
-                    "format=json&DATA=1G1JC1440PZ215164%3Btacos%3BWBA3A5C51CF256987%2C2012");
+  auto reply =
+      Post(server->port(), "/api/vehicles/DecodeVINValuesBatch",
+           "format=json&DATA=1G1JC1440PZ215164%3Bnachos%3BWBA3A5C51CF256987%2C2012%3Btacos");
   ASSERT_TRUE(reply.has_value());
   EXPECT_EQ(reply->result_int(), 200U);
   const boost::json::value body = ParseJson(reply->body());
-  EXPECT_EQ(body.at("Count"), 3);
+  EXPECT_EQ(body.at("Count"), 4);
   EXPECT_EQ(body.at("SearchCriteria"), "");
   const boost::json::array& rows = body.at("Results").as_array();
-  ASSERT_EQ(rows.size(), 3U);
+  ASSERT_EQ(rows.size(), 4U);
   EXPECT_EQ(rows[0].at("VIN"), "1G1JC1440PZ215164");
-  EXPECT_EQ(rows[1].at("VIN"), "TACOS");
-  EXPECT_EQ(rows[1].at("ErrorCode"), "6,7,11,400");
-  EXPECT_EQ(rows[2].at("Model"), "328i");  // the recorded row
+  EXPECT_EQ(rows[1].at("VIN"), "NACHOS");
+  EXPECT_EQ(rows[1].at("ErrorCode"), "6,7,11,400");  // synthetic
+  EXPECT_EQ(rows[2].at("Model"), "328i");            // the recorded row
+  EXPECT_EQ(rows[3].at("VIN"), "TACOS");
+  EXPECT_EQ(rows[3].at("ErrorCode"), "11");  // recorded in 2017 (barclay-nhtsa_vin), converted
+}
+
+TEST(VpicEndpointTest, NestedOnlyRecordingIsServedConverted) {
+  auto server = StartServer();
+  auto reply = Get(server->port(), "/api/vehicles/DecodeVinValues/1GYDE63A740121151?format=json");
+  ASSERT_TRUE(reply.has_value());
+  EXPECT_EQ(reply->result_int(), 200U);
+  const boost::json::value row = ParseJson(reply->body()).at("Results").at(0);
+  EXPECT_EQ(row.at("Make"), "CADILLAC");
+  EXPECT_EQ(row.at("Model"), "SRX");
+  EXPECT_EQ(row.at("ModelYear"), "2004");
+  EXPECT_EQ(row.at("ErrorCode"), "0");
+  EXPECT_EQ(row.at("Trim"), "");
 }
 
 TEST(VpicEndpointTest, BatchOfMoreThanFiftyAnswers400) {
@@ -316,6 +332,62 @@ TEST(FaultModeTest, SlowAnswersAfterTheLatency) {
   EXPECT_EQ(reply->result_int(), 200U);
   EXPECT_GE(elapsed, 300ms);
   EXPECT_EQ(StatsValue(Stats(server->port()), "faults", "slow"), 1);
+}
+
+// A client that gives up during the latency stops counting at once, as in hang mode.
+TEST(FaultModeTest, SlowReleasesInFlightWhenTheClientLeaves) {
+  auto server = StartWithFault(R"({"mode":"slow","latency_ms":600000})");
+  TestConnection c;
+  ASSERT_TRUE(c.Connect(server->port()));
+  ASSERT_TRUE(c.Send(HttpGet(kSyntheticPath)));
+  ASSERT_EQ(WaitForStat(server->port(), "in_flight", "", 1), 1);
+  c.Close();
+  EXPECT_EQ(WaitForStat(server->port(), "in_flight", "", 0), 0);
+  EXPECT_EQ(StatsValue(Stats(server->port()), "faults", "slow"), 1);
+}
+
+TEST(FaultModeTest, DripReleasesInFlightWhenTheClientLeaves) {
+  auto server = StartWithFault(R"({"mode":"drip","drip_bytes":1,"drip_interval_ms":60000})");
+  TestConnection c;
+  ASSERT_TRUE(c.Connect(server->port()));
+  ASSERT_TRUE(c.Send(HttpGet(kSyntheticPath)));
+  // The head and the first byte go out at once; the next byte waits a minute.
+  ASSERT_EQ(WaitForStat(server->port(), "in_flight", "", 1), 1);
+  c.Close();
+  EXPECT_EQ(WaitForStat(server->port(), "in_flight", "", 0), 0);
+  EXPECT_EQ(StatsValue(Stats(server->port()), "faults", "drip"), 1);
+}
+
+TEST(FaultModeTest, ClientThatLeavesFreesItsCapacitySlot) {
+  auto server = StartWithFault(R"({"mode":"capacity","capacity":1,"latency_ms":600000})");
+  TestConnection first;
+  ASSERT_TRUE(first.Connect(server->port()));
+  ASSERT_TRUE(first.Send(HttpGet(kSyntheticPath)));
+  ASSERT_EQ(WaitForStat(server->port(), "in_flight", "", 1), 1);
+  first.Close();
+  ASSERT_EQ(WaitForStat(server->port(), "in_flight", "", 0), 0);
+  TestConnection second;
+  ASSERT_TRUE(second.Connect(server->port()));
+  ASSERT_TRUE(second.Send(HttpGet(kSyntheticPath)));
+  ASSERT_EQ(WaitForStat(server->port(), "in_flight", "", 1), 1);  // admitted, not rejected
+  const boost::json::object stats = Stats(server->port());
+  EXPECT_EQ(StatsValue(stats, "faults", "capacity_rejected"), 0);
+  EXPECT_EQ(StatsValue(stats, "faults", "ok"), 2);
+}
+
+// Watching the connection during a latency keeps what the client sends meanwhile.
+TEST(FaultModeTest, SlowKeepsAPipelinedRequest) {
+  auto server = StartWithFault(R"({"mode":"slow","latency_ms":100})");
+  TestConnection c;
+  ASSERT_TRUE(c.Connect(server->port()));
+  ASSERT_TRUE(c.Send(HttpGet(kSyntheticPath) +
+                     HttpGet("/api/vehicles/DecodeVinValues/1FTMW1T88MFA00001?format=json")));
+  auto one = c.ReadResponse();
+  ASSERT_TRUE(one.has_value());
+  EXPECT_EQ(ParseJson(one->body()).at("Results").at(0).at("VIN"), "1G1JC1440PZ215164");
+  auto two = c.ReadResponse();
+  ASSERT_TRUE(two.has_value());
+  EXPECT_EQ(ParseJson(two->body()).at("Results").at(0).at("VIN"), "1FTMW1T88MFA00001");
 }
 
 TEST(FaultModeTest, ResetClosesTheConnectionWithoutAnAnswer) {
@@ -446,6 +518,19 @@ TEST(ControlApiTest, BadFaultJsonAnswers400NamingTheField) {
     EXPECT_EQ(std::string_view(body.at("field").as_string()), c.field) << c.body;
   }
   EXPECT_EQ(Get(server->port(), kSyntheticPath)->result_int(), 200U);  // unchanged
+}
+
+TEST(ControlApiTest, RepeatedKeyAnswers400NamingIt) {
+  auto server = StartServer();
+  auto reply = Post(server->port(), "/__control/faults", R"({"mode":"ok","mode":"hang"})",
+                    "application/json");
+  ASSERT_TRUE(reply.has_value());
+  EXPECT_EQ(reply->result_int(), 400U);
+  const boost::json::value body = ParseJson(reply->body());
+  EXPECT_EQ(body.at("error"), "invalid_fault");
+  EXPECT_EQ(body.at("field"), "mode");
+  EXPECT_NE(std::string_view(body.at("message").as_string()).find("mode"), std::string::npos);
+  EXPECT_EQ(Stats(server->port()).at("fault").at("mode"), "ok");  // unchanged
 }
 
 TEST(ControlApiTest, ResetRestoresTheStartupFaultAndZeroesCounters) {
@@ -586,6 +671,27 @@ TEST(TlsTest, ServesHttpsWithTheGivenCertificate) {
   EXPECT_EQ(reply->body(),
             ReadFile(std::filesystem::path(VPIC_SIM_DATA_DIR) /
                      "cfjedimaster-raymondcamden2023/3VV3B7AXXNM077525.decodevinvalues.json"));
+}
+
+TEST(TlsTest, SlowAnswersOverHttpsAfterWatchingTheConnection) {
+  TempDir dir;
+  ASSERT_FALSE(dir.path().empty());
+  const std::string cert = dir.path() + "/cert.pem";
+  const std::string key = dir.path() + "/key.pem";
+  const std::string command =
+      "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 "
+      "-subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 -keyout " +
+      key + " -out " + cert + " >/dev/null 2>&1";
+  ASSERT_EQ(std::system(command.c_str()), 0);
+  ServerOptions options;
+  options.tls = TlsFiles{cert, key};
+  options.faults = Fault(R"({"mode":"slow","latency_ms":100})");
+  auto server = StartServer(std::move(options));
+  ASSERT_NE(server, nullptr);
+  auto reply = test_client::HttpsGet(server->port(), std::string(kSyntheticPath), cert);
+  ASSERT_TRUE(reply.has_value());
+  EXPECT_EQ(reply->result_int(), 200U);
+  EXPECT_EQ(ParseJson(reply->body()).at("Results").at(0).at("VIN"), "1G1JC1440PZ215164");
 }
 
 TEST(TlsTest, MissingCertificateIsAConfigError) {
