@@ -251,6 +251,11 @@ std::optional<ConfigError> CircuitBreakerConfig::Validate() const {
   if (minimum_calls < 1 || minimum_calls > 1'000'000) {
     return RangeError("minimum_calls", minimum_calls, "[1, 1000000]");
   }
+  // A count window never holds more than window_size outcomes: a larger gate never opens.
+  if (trip == TripPolicy::kCountWindow && minimum_calls > window_size) {
+    return RangeError("minimum_calls", minimum_calls,
+                      "[1, window_size (" + std::to_string(window_size) + ")] (count_window)");
+  }
   if (!(failure_rate_threshold > 0.0 && failure_rate_threshold <= 1.0)) {
     return RangeError("failure_rate_threshold", failure_rate_threshold, "(0, 1]");
   }
@@ -304,7 +309,6 @@ struct CircuitBreaker::Impl {
         random(deps.random != nullptr ? deps.random : &own_random),
         slow_after(cfg.effective_slow_call_duration()),
         successes_to_close(cfg.effective_half_open_successes()),
-        minimum_calls(cfg.effective_minimum_calls()),
         lock_free_closed(cfg.trip == TripPolicy::kConsecutive),
         lock_free_admit(!cfg.inflight_slow_accounting),
         window_short_path(cfg.trip != TripPolicy::kConsecutive && !cfg.inflight_slow_accounting),
@@ -324,7 +328,6 @@ struct CircuitBreaker::Impl {
   Random* const random;
   const Duration slow_after;
   const std::uint32_t successes_to_close;
-  const std::uint32_t minimum_calls;
   const bool lock_free_closed;  // consecutive policy: a fast success in CLOSED takes no lock
   const bool lock_free_admit;   // no in-flight list: admission in CLOSED takes no lock
   // Window policy without an in-flight list: an outcome in CLOSED that does not trip the breaker
@@ -512,7 +515,7 @@ struct CircuitBreaker::Impl {
   // not finished has not failed.
   std::optional<TransitionCause> WindowTripCauseLocked(const WindowTotals& t,
                                                        std::uint64_t running_slow = 0) noexcept {
-    if (t.calls != 0 && t.calls >= minimum_calls) {
+    if (t.calls != 0 && t.calls >= config.minimum_calls) {
       if (failure_boundary.calls != t.calls) {
         failure_boundary = {t.calls, MinCountReaching(t.calls, config.failure_rate_threshold)};
       }
@@ -521,7 +524,7 @@ struct CircuitBreaker::Impl {
       }
     }
     const std::uint64_t calls = t.calls + running_slow;
-    if (calls != 0 && calls >= minimum_calls) {
+    if (calls != 0 && calls >= config.minimum_calls) {
       if (slow_boundary.calls != calls) {
         slow_boundary = {calls, MinCountReaching(calls, config.slow_call_rate_threshold)};
       }
@@ -840,7 +843,10 @@ void CircuitBreaker::OnOutcomeLocked(const Permit& permit, Outcome outcome, Time
     std::lock_guard lock(s.mu);
     const bool overdue_self = probe && elapsed >= s.config.call_timeout;
     // The instant this outcome takes effect: a probe can never hold its slot past its budget.
-    const TimePoint effective = overdue_self ? permit.start() + s.config.call_timeout : now;
+    // Never later than now: `elapsed` is the caller's figure, and a state change in the future
+    // would reopen the breaker for longer than its cooldown.
+    const TimePoint effective =
+        overdue_self ? std::min(permit.start() + s.config.call_timeout, now) : now;
     const std::size_t own_slot = probe && permit.generation() == s.generation
                                      ? static_cast<std::size_t>(permit.ticket_)
                                      : s.probe_slots.size();

@@ -25,14 +25,14 @@ struct Op {
   std::size_t index = 0;  // which held permit to record
   int outcome = 0;        // 0 success, 1 failure, 2 timeout, 3 ignored
   int advance_ms = 0;
-  int command = 0;  // 0 force-close, 1 reset
+  int command = 0;  // 0 force-close, 1 reset, 2 force-open, 3 disable, 4 metrics-only
 };
 
 rc::Gen<Op> GenOp() {
   return rc::gen::map(
       rc::gen::tuple(rc::gen::weightedElement<int>({{6, 0}, {6, 1}, {4, 2}, {1, 3}}),
                      rc::gen::arbitrary<bool>(), rc::gen::inRange<std::size_t>(0, 16),
-                     rc::gen::inRange(0, 4), rc::gen::inRange(0, 25000), rc::gen::inRange(0, 2)),
+                     rc::gen::inRange(0, 4), rc::gen::inRange(0, 25000), rc::gen::inRange(0, 5)),
       [](const auto& t) {
         Op op;
         op.kind = static_cast<Op::Kind>(std::get<0>(t));
@@ -45,13 +45,35 @@ rc::Gen<Op> GenOp() {
       });
 }
 
+void Command(CircuitBreaker& breaker, int command) {
+  switch (command) {
+    case 0:
+      breaker.ForceClose();
+      break;
+    case 1:
+      breaker.Reset();
+      break;
+    case 2:
+      breaker.ForceOpen();
+      break;
+    case 3:
+      breaker.Disable();
+      break;
+    default:
+      breaker.MetricsOnly();
+      break;
+  }
+}
+
 CircuitBreakerConfig GenConfig() {
   CircuitBreakerConfig c;
   c.trip = *rc::gen::element(TripPolicy::kConsecutive, TripPolicy::kCountWindow,
                              TripPolicy::kTimeWindow);
   c.failure_threshold = *rc::gen::inRange<std::uint32_t>(1, 6);
   c.window_size = *rc::gen::inRange<std::uint32_t>(1, 20);
-  c.minimum_calls = *rc::gen::inRange<std::uint32_t>(1, 10);
+  // A count window's gate is at most its size (Validate() refuses more).
+  c.minimum_calls = *rc::gen::inRange<std::uint32_t>(
+      1, (c.trip == TripPolicy::kCountWindow ? std::min<std::uint32_t>(c.window_size, 9) : 9) + 1);
   c.failure_rate_threshold = *rc::gen::element(0.25, 0.5, 1.0);
   c.call_timeout = milliseconds(*rc::gen::inRange(1000, 10000));
   c.slow_call_duration = milliseconds(*rc::gen::inRange(500, 10000));
@@ -110,11 +132,7 @@ RC_GTEST_PROP(CircuitBreakerPropertyTest, InvariantsHoldOverRandomOperations, ()
         clock.Advance(milliseconds(op.advance_ms));
         break;
       case Op::kOperator:
-        if (op.command == 0) {
-          breaker->ForceClose();
-        } else {
-          breaker->Reset();
-        }
+        Command(*breaker, op.command);
         break;
     }
     const MetricsSnapshot m = breaker->Snapshot();
@@ -224,13 +242,8 @@ RC_GTEST_PROP(CircuitBreakerPropertyTest, ShortPathsLeaveWhatTheFullPathLeaves, 
         clock.Advance(milliseconds(op.advance_ms));
         break;
       case Op::kOperator:
-        if (op.command == 0) {
-          full->ForceClose();
-          quiet->ForceClose();
-        } else {
-          full->Reset();
-          quiet->Reset();
-        }
+        Command(*full, op.command);
+        Command(*quiet, op.command);
         break;
     }
     const MetricsSnapshot f = full->Snapshot();

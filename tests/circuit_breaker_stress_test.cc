@@ -27,9 +27,10 @@ struct Admitted {
   TimePoint start{};
 };
 
-// `listen`: with a listener every outcome takes the breaker's full locked path and the event
-// replay below checks the state machine; without one the short paths run (lock-free success,
-// window sample without the event batch) and the counters are checked.
+// `listen`: with a listener every window outcome takes the breaker's full locked path and the
+// event replay below checks the state machine; without one the window short path runs (a sample
+// added without the event batch) and the counters are checked. The consecutive policy's
+// lock-free success path runs either way.
 void Hammer(TripPolicy trip, bool inflight_slow, bool listen = true) {
   constexpr int kThreads = 8;
   constexpr int kCallsPerThread = 20000;

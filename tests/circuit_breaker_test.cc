@@ -110,6 +110,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadConfigCase{"window_size", {.window_size = 0}},
         BadConfigCase{"window_size", {.trip = TripPolicy::kTimeWindow, .window_size = 3601}},
         BadConfigCase{"minimum_calls", {.minimum_calls = 0}},
+        BadConfigCase{"minimum_calls", {.trip = TripPolicy::kCountWindow, .window_size = 5}},
         BadConfigCase{"failure_rate_threshold", {.failure_rate_threshold = 0.0}},
         BadConfigCase{"failure_rate_threshold", {.failure_rate_threshold = 1.5}},
         BadConfigCase{"slow_call_duration", {.slow_call_duration = Duration::zero()}},
@@ -432,6 +433,21 @@ TEST_F(BreakerTest, ProbeCancelledByItsCallerPastItsBudgetIsATimeout) {
   EXPECT_EQ(Transitions().back().at, At(17));
 }
 
+// The caller's elapsed says the probe ran past its budget, but the clock has not got there yet:
+// the breaker reopens now, not at a deadline in the future (that would lengthen the cooldown).
+TEST_F(BreakerTest, AnOverdueReportNeverReopensLaterThanNow) {
+  auto b = Make({.failure_threshold = 1, .call_timeout = seconds(7), .cooldown = seconds(10)});
+  Trip(*b);
+  clock_.Advance(seconds(10));
+  auto probe = b->TryAcquire();  // t=10, deadline 17
+  ASSERT_TRUE(probe.has_value());
+  clock_.Set(At(11));
+  probe->Record(Outcome::kSuccess, seconds(8));
+  EXPECT_EQ(b->state(), State::kOpen);
+  EXPECT_EQ(Transitions().back().at, At(11));
+  EXPECT_EQ(b->retry_after(), seconds(10));
+}
+
 TEST_F(BreakerTest, ProbeDeadlineIsItsStartPlusCallTimeout) {
   auto b = Make({.failure_threshold = 1, .call_timeout = seconds(7), .cooldown = seconds(10)});
   Trip(*b);
@@ -682,7 +698,7 @@ TEST_F(BreakerTest, InflightSlowCallsTripBeforeTheyFinish) {
 TEST_F(BreakerTest, InflightSlowCallIsCountedOnce) {
   auto b = Make({.trip = TripPolicy::kCountWindow,
                  .window_size = 10,
-                 .minimum_calls = 100,
+                 .minimum_calls = 10,
                  .slow_call_duration = seconds(2),
                  .call_timeout = seconds(30),
                  .inflight_slow_accounting = true});
@@ -738,23 +754,21 @@ TEST_F(BreakerTest, TimeWindowCountsInflightSlowCalls) {
   EXPECT_EQ(Transitions().back().cause, TransitionCause::kSlowCallRate);
 }
 
-TEST_F(BreakerTest, CountWindowSmallerThanMinimumCallsStillTrips) {
-  CircuitBreakerConfig config{.trip = TripPolicy::kCountWindow, .window_size = 5};
-  ASSERT_EQ(config.minimum_calls, 10U);  // the default, more than the window can hold
-  EXPECT_EQ(config.effective_minimum_calls(), 5U);
-  auto b = Make(config);
-  for (int i = 0; i < 4; ++i) {
-    Call(*b, Outcome::kFailure);
-  }
-  EXPECT_EQ(b->state(), State::kClosed);
-  Call(*b, Outcome::kFailure);  // 5/5: the window is full
-  EXPECT_EQ(b->state(), State::kOpen);
-}
-
-TEST(CircuitBreakerConfigTest, TimeWindowKeepsItsMinimumCalls) {
-  const CircuitBreakerConfig config{
-      .trip = TripPolicy::kTimeWindow, .window_size = 5, .minimum_calls = 50};
-  EXPECT_EQ(config.effective_minimum_calls(), 50U);  // a second may hold any number of calls
+TEST(CircuitBreakerConfigTest, ACountWindowGateLargerThanTheWindowIsRefusedWithTheWindow) {
+  // The default minimum_calls (10) with a count window of 5 could never trip.
+  const auto error =
+      CircuitBreakerConfig{.trip = TripPolicy::kCountWindow, .window_size = 5}.Validate();
+  ASSERT_TRUE(error.has_value());
+  EXPECT_EQ(error->message, "minimum_calls must be in [1, window_size (5)] (count_window), got 10");
+  EXPECT_FALSE(
+      (CircuitBreakerConfig{.trip = TripPolicy::kCountWindow, .window_size = 5, .minimum_calls = 5}
+           .Validate()
+           .has_value()));
+  // A time window's second may hold any number of calls: its gate is not bounded by its size.
+  EXPECT_FALSE(
+      (CircuitBreakerConfig{.trip = TripPolicy::kTimeWindow, .window_size = 5, .minimum_calls = 50}
+           .Validate()
+           .has_value()));
 }
 
 TEST_F(BreakerTest, TimeWindowBucketsByCompletionTime) {

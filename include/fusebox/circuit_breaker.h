@@ -82,8 +82,8 @@ struct CircuitBreakerConfig {
   // Default 100, range [1, 1000000] (calls) or [1, 3600] (seconds).
   std::uint32_t window_size = 100;
   // Window policies: no rate trips before this many outcomes are in the window. Default 10,
-  // range [1, 1000000]. A count window holds at most window_size outcomes, so it uses
-  // min(minimum_calls, window_size) (as resilience4j does): see effective_minimum_calls().
+  // range [1, 1000000], and at most window_size for kCountWindow (a count window never holds
+  // more outcomes than that, so a larger gate would never open: Validate() refuses it).
   std::uint32_t minimum_calls = 10;
   // Window policies: trip when failures / calls >= this. Default 0.5, range (0, 1].
   double failure_rate_threshold = 0.5;
@@ -128,11 +128,6 @@ struct CircuitBreakerConfig {
       return *cooldown_max;
     }
     return std::max<Duration>(std::chrono::minutes(5), cooldown);
-  }
-  // The minimum_calls gate as applied: a count window can never hold more than window_size
-  // outcomes, so a larger minimum_calls would mean it never trips.
-  std::uint32_t effective_minimum_calls() const noexcept {
-    return trip == TripPolicy::kCountWindow ? std::min(minimum_calls, window_size) : minimum_calls;
   }
   std::uint32_t effective_half_open_successes() const noexcept {
     return half_open_successes.value_or(half_open_max_probes);

@@ -90,8 +90,8 @@ class TimeWindow {
   // seconds >= 1.
   explicit TimeWindow(std::uint32_t seconds);
   // Records a sample completed in whole second `second` (>= 0). A second older than the window
-  // is dropped; time never goes back in practice (the breaker records under its lock from a
-  // monotonic clock), but an older second is harmless.
+  // is dropped. Seconds may arrive slightly out of order (the breaker reads its clock before it
+  // takes its lock); an older second still inside the window goes to its own bucket.
   void Add(std::int64_t second, Sample sample) noexcept;
   // Totals of the window that ends with `second` (drops the buckets that fell out).
   WindowTotals TotalsAt(std::int64_t second) noexcept;
