@@ -94,7 +94,8 @@ PARAMETERS (sweep)
 
 EXIT STATUS
   0 success; 1 the scenario or a --param is invalid (the message names file, line and key);
-  2 bad command line; 3 an output file cannot be written; 4 the breaker broke its contract.
+  2 bad command line; 3 an output file cannot be written; 4 the run could not complete: the
+  breaker broke its contract, or more than 2000000 calls were in flight at once (memory bound).
 
 EXAMPLES
   fusebox-sim run scenarios/lesson5.toml

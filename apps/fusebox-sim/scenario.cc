@@ -879,9 +879,17 @@ class Builder {
     if (total <= kMaxExpectedCalls) {
       return;
     }
-    const std::string key = traffic_form_ == TrafficForm::kStreams
-                                ? fmt::format("traffic.stream[{}].rate", most_index)
-                                : std::string("traffic.rate");
+    const std::string rate_key = traffic_form_ == TrafficForm::kStreams
+                                     ? fmt::format("traffic.stream[{}].rate", most_index)
+                                     : std::string("traffic.rate");
+    // Point at what the layer that broke the limit set (a variant or an override): a variant
+    // that only lengthens the duration is the one to fix, not the file's rate.
+    auto set_by_layer = [&](const std::string& key) {
+      auto it = where_.find(key);
+      return it != where_.end() && it->second.key != key;
+    };
+    const std::string key =
+        !set_by_layer(rate_key) && set_by_layer("duration") ? "duration" : rate_key;
     const std::string streams = scenario_.streams.size() > 1
                                     ? fmt::format(" in all, {:.0f} of them from this stream", most)
                                     : std::string();

@@ -50,11 +50,16 @@ inline constexpr Micros kMicrosPerSecond = 1'000'000;
 //   - a stream's rate is in [kMinRate, kMaxRate] calls per second: its mean gap between arrivals
 //     is at least 1 us (the simulator's time resolution) and at most kMaxDuration;
 //   - the traffic asks for at most kMaxExpectedCalls calls per run: the sum over the streams of
-//     rate x (duration - start).
+//     rate x (duration - start);
+//   - (checked while running, not here) at most kMaxCallsInFlight calls in flight at once.
 inline constexpr Micros kMaxDuration = 1'000'000'000LL * kMicrosPerSecond;
 inline constexpr double kMinRate = 1e-9;
 inline constexpr double kMaxRate = 1e6;
 inline constexpr double kMaxExpectedCalls = 1e9;
+// Calls in flight at once beyond which a run stops with an error: each one holds a permit and an
+// event until it ends (about 150 bytes), so this bounds a run's memory near 300 MB whatever the
+// upstream does (a hang at a high rate keeps rate x call_timeout calls).
+inline constexpr double kMaxCallsInFlight = 2e6;
 
 enum class Arrivals : std::uint8_t { kUniform, kPoisson };
 // "uniform", "poisson".

@@ -302,6 +302,16 @@ class Simulation {
     const Fate fate = DecideFate(t);
     ++in_flight_;
     c.max_in_flight = std::max<std::uint64_t>(c.max_in_flight, in_flight_);
+    if (static_cast<double>(in_flight_) > options_.max_calls_in_flight) {
+      // Every call in flight holds memory until it ends; a hung upstream at a high rate would
+      // otherwise take it all (rate x call_timeout calls).
+      unexpected_ = fmt::format(
+          "more than {:.0f} calls in flight at t={} s (the upstream holds about rate x "
+          "min(call_timeout, its latency) of them): lower the rate or breaker.call_timeout",
+          options_.max_calls_in_flight, FormatSeconds(t));
+      permit->Record(Outcome::kIgnored);
+      return;
+    }
 
     std::uint32_t slot = 0;
     if (!free_.empty()) {

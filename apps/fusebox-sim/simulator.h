@@ -108,10 +108,13 @@ struct SimOptions {
   bool record_timeline = false;
   // Upper bound of timeline bins; the width is rounded up to a readable step (1-2-5 series).
   std::size_t max_bins = 240;
+  // A run stops with an error when more calls than this are in flight at once (memory bound).
+  double max_calls_in_flight = kMaxCallsInFlight;
 };
 
-// Runs the scenario. Fails only if the breaker refuses the config or answers outside its
-// contract (e.g. an unexpected rejection code); the message says which.
+// Runs the scenario. Fails if the breaker refuses the config or answers outside its contract
+// (e.g. an unexpected rejection code), or when more than options.max_calls_in_flight calls are
+// in flight at once; the message says which.
 Result<RunResult, std::string> Simulate(const Scenario& scenario, const SimOptions& options = {});
 
 // Time from the latest `to` among phases whose mode is not ok to the first transition into

@@ -437,6 +437,18 @@ TEST(ScenarioErrorTest, TrafficAboveTheCallLimitIsRefused) {
   EXPECT_TRUE(Load("duration = \"1000s\"\n[traffic]\nrate = 1e6\n"));
 }
 
+TEST(ScenarioErrorTest, AVariantThatBreaksTheCallLimitIsNamedAtItsOwnLine) {
+  auto file = LoadScenarioString(
+      "duration = \"10s\"\n[traffic]\nrate = 1e6\n\n[[variant]]\nname = \"long\"\n"
+      "duration = \"2000s\"\n",
+      "v.toml");
+  ASSERT_FALSE(file.has_value());
+  EXPECT_EQ(file.error().line, 7);
+  EXPECT_THAT(file.error().key, ::testing::EndsWith("duration"));
+  EXPECT_THAT(file.error().key, HasSubstr("variant"));
+  EXPECT_THAT(file.error().message, HasSubstr("asks for 2000000000 calls"));
+}
+
 TEST(ScenarioErrorTest, OverridesAreHeldToTheSameRateAndCallLimits) {
   auto file = Load(kMinimal);
   ASSERT_TRUE(file);

@@ -95,6 +95,31 @@ TEST(LessonTraceTest, CountsMatchTheFormatsExample) {
   EXPECT_EQ(c.allowed, c.succeeded + c.failed);
 }
 
+// A hung upstream at a high rate keeps every call in flight until its budget: the run stops with
+// an error once more are in flight than the memory bound allows, instead of taking all memory.
+TEST(SimulatorTest, StopsWithAnErrorWhenTooManyCallsAreInFlight) {
+  const Scenario scenario = Build(R"(
+duration = "10s"
+[breaker]
+call_timeout = "2000s"
+[traffic]
+rate = 1000
+[[upstream.phase]]
+from = "0s"
+to = "10s"
+mode = "hang"
+)");
+  SimOptions options;
+  options.max_calls_in_flight = 500;
+  auto result = Simulate(scenario, options);
+  ASSERT_FALSE(result.has_value());
+  EXPECT_EQ(result.error(),
+            "more than 500 calls in flight at t=0.5 s (the upstream holds about rate x "
+            "min(call_timeout, its latency) of them): lower the rate or breaker.call_timeout");
+  options.max_calls_in_flight = 20000;  // room for all 10,000: the run completes
+  EXPECT_TRUE(Simulate(scenario, options).has_value());
+}
+
 TEST(SimulatorTest, IsDeterministic) {
   const Scenario scenario = Build(R"(
 duration = "30s"
