@@ -1,8 +1,10 @@
 #include "nested_keys.h"
 
 #include <algorithm>
+#include <functional>
 #include <iterator>
 #include <optional>
+#include <set>
 #include <string>
 
 #include <boost/json/value.hpp>
@@ -214,6 +216,7 @@ namespace {
 constexpr int kMakeId = 26;
 constexpr int kManufacturerNameId = 27;
 constexpr int kModelId = 28;
+constexpr int kManufacturerIdId = 157;
 constexpr int kErrorCodeId = 143;
 constexpr int kErrorTextId = 191;
 
@@ -275,26 +278,43 @@ bool IsLegacyNested(const boost::json::array& results) {
   return false;
 }
 
-boost::json::object FlattenNested(const boost::json::array& results,
-                                  std::span<const std::string> flat_keys, std::string_view vin) {
+namespace {
+
+// The conversion shared by FlattenNested and FlattenNestedRecorded: `flat` gets every key of
+// `flat_keys` ("" unless recorded); `recorded` the keys that a row with a non-null Value set.
+struct Flattened {
   boost::json::object flat;
-  flat.reserve(flat_keys.size());
+  std::set<std::string, std::less<>> recorded;
+};
+
+Flattened Flatten(const boost::json::array& results, std::span<const std::string> flat_keys) {
+  Flattened out;
+  out.flat.reserve(flat_keys.size());
   for (const std::string& key : flat_keys) {
-    flat[key] = "";
+    out.flat[key] = "";
   }
-  auto set = [&flat](std::string_view key, std::string value) {
-    if (boost::json::value* slot = flat.if_contains(key)) {
+  // A key outside `flat_keys` is not added. `recorded`: the row's Value was not null.
+  auto set = [&out](std::string_view key, std::string value, bool recorded) {
+    if (boost::json::value* slot = out.flat.if_contains(key)) {
       *slot = std::move(value);
+      if (recorded) {
+        out.recorded.emplace(key);
+      }
     }
   };
-  set("VIN", std::string(vin));
   bool has_error_text = false;
   std::string legacy_error;  // the 2017 "Error Code" text
+  // ManufacturerId has two sources; the precedence is applied after the loop, so the result does
+  // not depend on the order of the rows.
+  std::optional<std::string> manufacturer_id_variable;  // 157's non-empty Value
+  std::optional<std::string> manufacturer_name_id;      // 27's ValueId (null as "")
+  bool manufacturer_id_recorded = false;
   for (const boost::json::value& v : results) {
     const std::optional<NestedRow> row = ReadRow(v);
     if (!row) {
       continue;
     }
+    const bool recorded = row->value != nullptr && !row->value->is_null();
     std::string value = FlatValue(row->value);
     if (row->id == kErrorTextId) {
       has_error_text = has_error_text || !value.empty();
@@ -304,20 +324,59 @@ boost::json::object FlattenNested(const boost::json::array& results,
       legacy_error = value;
       value = IsErrorCodeList(value_id) ? value_id : LeadingCodes(value);
     }
-    if (row->id == kMakeId || row->id == kManufacturerNameId || row->id == kModelId) {
-      const std::string_view id_key = row->id == kMakeId               ? "MakeID"
-                                      : row->id == kManufacturerNameId ? "ManufacturerId"
-                                                                       : "ModelID";
-      set(id_key, FlatValue(row->value_id));
+    if (row->id == kManufacturerIdId || row->id == kManufacturerNameId) {
+      manufacturer_id_recorded = manufacturer_id_recorded || recorded;
+    }
+    if (row->id == kManufacturerIdId) {
+      if (!value.empty()) {
+        manufacturer_id_variable = value;
+      }
+      continue;  // applied below
+    }
+    if (row->id == kManufacturerNameId) {
+      manufacturer_name_id = FlatValue(row->value_id);
+    }
+    if (row->id == kMakeId || row->id == kModelId) {
+      set(row->id == kMakeId ? "MakeID" : "ModelID", FlatValue(row->value_id), recorded);
     }
     if (const std::string_view key = FlatKeyFor(row->id); !key.empty()) {
-      set(key, std::move(value));
+      set(key, std::move(value), recorded);
     }
   }
-  if (!legacy_error.empty() && !has_error_text) {
-    set("ErrorText", legacy_error);
+  // The "Manufacturer Id" variable (157, 2017 captures) when its Value is not empty, else the
+  // ValueId of "Manufacturer Name" (27), as the flat shape writes it.
+  if (manufacturer_id_variable || manufacturer_name_id) {
+    set("ManufacturerId",
+        manufacturer_id_variable ? *manufacturer_id_variable : manufacturer_name_id.value_or(""),
+        manufacturer_id_recorded);
   }
-  return flat;
+  if (!legacy_error.empty() && !has_error_text) {
+    set("ErrorText", legacy_error, true);
+  }
+  return out;
+}
+
+}  // namespace
+
+boost::json::object FlattenNested(const boost::json::array& results,
+                                  std::span<const std::string> flat_keys, std::string_view vin) {
+  Flattened out = Flatten(results, flat_keys);
+  if (boost::json::value* slot = out.flat.if_contains("VIN")) {
+    *slot = std::string(vin);
+  }
+  return std::move(out.flat);
+}
+
+boost::json::object FlattenNestedRecorded(const boost::json::array& results,
+                                          std::span<const std::string> flat_keys) {
+  Flattened out = Flatten(results, flat_keys);
+  boost::json::object recorded;
+  for (const std::string& key : flat_keys) {
+    if (out.recorded.contains(key)) {
+      recorded[key] = out.flat.at(key);
+    }
+  }
+  return recorded;
 }
 
 }  // namespace fusebox::vpic_sim

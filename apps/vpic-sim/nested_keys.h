@@ -14,12 +14,18 @@
 //   - every key of `flat_keys` starts as "";
 //   - "VIN" is the decoded VIN (the request's, normalized): vPIC's flat row always echoes it;
 //   - a row whose VariableId is in the table sets that key to its Value (null -> "");
-//   - MakeID, ManufacturerId and ModelID take the ValueId of Make (26), Manufacturer Name (27) and
-//     Model (28), as the flat shape does;
+//   - MakeID and ModelID take the ValueId of Make (26) and Model (28), as the flat shape does;
+//   - ManufacturerId has two sources, with a fixed precedence whatever the row order: the
+//     "Manufacturer Id" variable (157, only the 2017 captures have it) when its Value is not
+//     empty, else the ValueId of Manufacturer Name (27);
 //   - the 2017 format, whose "Error Code" Value holds text ("0 - VIN decoded clean. ...") and
 //     which has no "Error Text" (191) row: ErrorCode gets the code list (the row's ValueId, or the
 //     leading digits of the text), ErrorText the text as recorded.
-// Rows with an unknown VariableId are dropped.
+// Rows with an unknown VariableId are dropped; a variable recorded twice takes its last row.
+//
+// A recording its author cut down (rows deleted) is not a whole answer: FlattenNestedRecorded
+// keeps only the keys that a row with a non-null Value sets (the id keys with their variable,
+// ErrorText with a 2017 "Error Code" text), for laying over the synthetic decode.
 //
 // Thread safety: pure functions over constant data.
 //
@@ -59,6 +65,11 @@ bool IsErrorCodeList(std::string_view text);
 // keys and their order; keys outside it are not added.
 boost::json::object FlattenNested(const boost::json::array& results,
                                   std::span<const std::string> flat_keys, std::string_view vin);
+
+// Only the keys `results` records with a non-null Value, converted as FlattenNested does, in the
+// order of `flat_keys` (no "VIN": the recording has no such variable).
+boost::json::object FlattenNestedRecorded(const boost::json::array& results,
+                                          std::span<const std::string> flat_keys);
 
 // True when `results` is in the 2017 format (its "Error Code" Value is text, not a code list).
 bool IsLegacyNested(const boost::json::array& results);

@@ -55,24 +55,29 @@ constexpr BatchSpec kBatches[] = {
      "5UXWX7C5*BA,2011; 5YJSA3DS*EF"},
 };
 
-// Recordings in the nested DecodeVin shape of VINs that have no flat recording; served converted
-// (nested_keys.h). The nested captures of 1FTMW1T88MFA00001 and WA1A4AFY2J2008189 are not listed:
-// their flat captures of the same request are served (and the two shapes agree, see
-// tests/vpic_sim/nested_keys_test.cc).
+// Recordings in the nested DecodeVin shape of VINs that have no flat recording (nested_keys.h).
+// A whole recording is served converted; one its author cut down (MANIFEST.md: "cut down") is laid
+// over the synthetic decode, like an excerpt. The nested captures of 1FTMW1T88MFA00001 and
+// WA1A4AFY2J2008189 are not listed: their flat captures of the same request are served (and the
+// two shapes agree, see tests/vpic_sim/nested_keys_test.cc).
+// cvrsor-vinfly/api_response_wrong_vin.json is not listed either: its author cut it down and
+// hand-edited it, and its codes (6,7,11,400; "Invalid character(s): 3:O;") describe an input
+// that is not 1AKJHHDR3KSKX6689, the VIN the spec sends with it (17 VIN characters, no O).
+// That VIN gets the synthetic decode.
 struct NestedSpec {
   std::string_view fixture;
   std::string_view vin;  // normalized
   std::optional<int> model_year;
+  bool cut_down = false;
 };
 
 constexpr NestedSpec kNested[] = {
     {"davidpeckham-vpic-api/decode-partial-vin-unflattened.json", "1FA6P8C0!M!100001", 2021},
     {"barclay-nhtsa_vin/success.json", "1GYDE63A740121151", std::nullopt},
     {"barclay-nhtsa_vin/not_found.json", "TACOS", std::nullopt},
-    {"cvrsor-vinfly/api_response.json", "3AKJHHDR3KSKX6689", std::nullopt},
-    {"cvrsor-vinfly/api_response_brief.json", "3AKJHHDR1KSKX6688", std::nullopt},
-    // The stub's SearchCriteria was hand-edited; the spec it comes from decodes this VIN with it.
-    {"cvrsor-vinfly/api_response_wrong_vin.json", "1AKJHHDR3KSKX6689", std::nullopt},
+    // Cut down by their author, to 13 and to 3 rows.
+    {"cvrsor-vinfly/api_response.json", "3AKJHHDR3KSKX6689", std::nullopt, true},
+    {"cvrsor-vinfly/api_response_brief.json", "3AKJHHDR1KSKX6688", std::nullopt, true},
 };
 
 // Excerpts: the recorded keys of a flat answer whose other keys the author elided. Lines of
@@ -310,6 +315,10 @@ std::string_view ToString(Endpoint endpoint) {
   return "";
 }
 
+bool OverlaysSynthetic(Origin origin) {
+  return origin == Origin::kExcerpt || origin == Origin::kCutDown;
+}
+
 std::optional<std::string_view> RawMember(std::string_view text, std::string_view key) {
   std::size_t at = 0;
   SkipSpace(text, at);
@@ -483,12 +492,16 @@ Result<Recordings, ConfigError> Recordings::Load(std::span<const EmbeddedFile> f
     }
     Recording rec;
     rec.fixture = spec.fixture;
-    rec.origin = Origin::kNested;
+    rec.origin = spec.cut_down ? Origin::kCutDown : Origin::kNested;
     rec.legacy_format = IsLegacyNested(results->as_array());
     rec.vin = std::string(spec.vin);
     rec.model_year = spec.model_year;
-    rec.first_row = FlattenNested(results->as_array(), r.flat_keys_, spec.vin);
-    rec.body = r.SingleBody(rec.first_row, spec.vin);
+    if (spec.cut_down) {
+      rec.first_row = FlattenNestedRecorded(results->as_array(), r.flat_keys_);
+    } else {
+      rec.first_row = FlattenNested(results->as_array(), r.flat_keys_, spec.vin);
+      rec.body = r.SingleBody(rec.first_row, spec.vin);
+    }
     r.recordings_.push_back(std::move(rec));
   }
   for (const ExcerptSpec& spec : kExcerpts) {

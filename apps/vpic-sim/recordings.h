@@ -10,9 +10,14 @@
 //     decode). When two batch captures hold it, the newest (last in the table) wins;
 //   - a VIN recorded only in the nested DecodeVin shape answers with that recording converted to
 //     the newest flat shape (nested_keys.h), in the same single-decode envelope;
-//   - a VIN whose recording is an excerpt (a blog post that elided keys) answers with the
-//     recorded keys over the synthetic decode (VpicApi does the overlay).
-// A flat single recording wins over a batch row, which wins over a nested or excerpt one.
+//   - a VIN whose recording is partial (an excerpt: a blog post that elided keys; or a nested
+//     test stub its author cut down to a few rows) answers with the synthetic decode, each key
+//     the recording holds with a non-null value overriding the synthetic one (VpicApi does the
+//     overlay): a cut-down stub is not a whole answer, so the keys it dropped are not "".
+// A recording whose error codes describe an input other than the VIN it is filed under (the
+// hand-edited vinfly stub api_response_wrong_vin.json) is not served at all: that VIN gets the
+// synthetic decode.
+// A flat single recording wins over a batch row, which wins over a nested or partial one.
 //
 // Matching, done on the normalized VIN (trimmed, upper-cased):
 //   - single decodes: same endpoint and VIN, and a model year that fits: a recording made with
@@ -64,12 +69,19 @@ enum class Origin : std::uint8_t {
   kBatchRow,  // one row of a recorded batch, served alone as a single decode
   kNested,    // a nested DecodeVin recording, converted to the newest flat shape
   kExcerpt,   // an excerpt: `first_row` holds the recorded keys only; `body` is empty
+  kCutDown,   // a cut-down nested recording: `first_row` holds the converted keys whose recorded
+              // Value is not null (FlattenNestedRecorded); `body` is empty
 };
+
+// True for the origins whose `first_row` is laid over the synthetic decode (kExcerpt, kCutDown)
+// instead of being the whole answer.
+bool OverlaysSynthetic(Origin origin);
 
 struct Recording {
   std::string_view fixture;  // path under data/, e.g. "cvrsor-vinfly/api_response.json"
   Origin origin = Origin::kFlat;
-  // kNested: the 2017 format, whose "Error Code" holds text (split into ErrorCode and ErrorText).
+  // kNested, kCutDown: the 2017 format, whose "Error Code" holds text (split into ErrorCode and
+  // ErrorText).
   bool legacy_format = false;
   Endpoint endpoint = Endpoint::kDecodeVinValues;
   std::string vin;                // single decodes: the normalized VIN

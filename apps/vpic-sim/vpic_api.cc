@@ -104,7 +104,7 @@ std::string Printable(std::string_view text) {
 
 std::string SearchCriteria(std::string_view vin) { return "VIN(s): " + std::string(vin); }
 
-// An excerpt's recorded keys over a synthetic row.
+// A partial recording's keys (an excerpt's, a cut-down stub's) over a synthetic row.
 void Overlay(boost::json::object& row, const boost::json::object& recorded) {
   for (const auto& kv : recorded) {
     row[kv.key()] = kv.value();
@@ -265,7 +265,7 @@ ApiResponse VpicApi::Single(Endpoint endpoint, std::string_view raw_segment,
   ApiResponse r;
   const std::string vin = NormalizeVin(raw_vin);
   const Recording* rec = recordings_.FindSingle(endpoint, vin, model_year);
-  if (rec != nullptr && rec->origin != Origin::kExcerpt) {
+  if (rec != nullptr && !OverlaysSynthetic(rec->origin)) {
     r.body = rec->body;
     return r;
   }
@@ -318,7 +318,7 @@ ApiResponse VpicApi::Batch(std::string_view form) const {
   for (const auto& [raw_vin, year] : items) {
     const Recording* rec =
         recordings_.FindSingle(Endpoint::kDecodeVinValues, NormalizeVin(raw_vin), year);
-    if (rec != nullptr && rec->origin != Origin::kExcerpt) {
+    if (rec != nullptr && !OverlaysSynthetic(rec->origin)) {
       results.emplace_back(rec->first_row);
     } else {
       boost::json::object row = SyntheticRow(raw_vin, year, false);

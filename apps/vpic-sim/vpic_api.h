@@ -2,8 +2,9 @@
 //
 // vPIC's HTTP surface, without the network: routes a request to one of the three decode endpoints
 // and builds the answer vPIC would give: the recording's answer when the input is recorded
-// (recordings.h: flat bytes, a batch row, a converted nested recording, or an excerpt's keys over
-// the synthetic decode), otherwise the synthetic decode of vin_decoder.h in the newest flat shape.
+// (recordings.h: flat bytes, a batch row, a converted nested recording, or the keys of an excerpt
+// or a cut-down stub over the synthetic decode), otherwise the synthetic decode of vin_decoder.h in
+// the newest flat shape.
 //
 //   GET  /api/vehicles/DecodeVinValues/{vin}?format=json[&modelyear=YYYY]
 //   GET  /api/vehicles/DecodeVinValuesExtended/{vin}?format=json[&modelyear=YYYY]

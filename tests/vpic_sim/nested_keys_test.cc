@@ -98,8 +98,7 @@ TEST(NestedKeysTest, EveryVariableOfTheServedNestedFixturesHasAFlatKey) {
   for (const char* fixture :
        {"davidpeckham-vpic-api/decode-partial-vin-unflattened.json",
         "barclay-nhtsa_vin/success.json", "barclay-nhtsa_vin/not_found.json",
-        "cvrsor-vinfly/api_response.json", "cvrsor-vinfly/api_response_brief.json",
-        "cvrsor-vinfly/api_response_wrong_vin.json"}) {
+        "cvrsor-vinfly/api_response.json", "cvrsor-vinfly/api_response_brief.json"}) {
     const boost::json::object body = Body(fixture);
     for (const boost::json::value& row : body.at("Results").as_array()) {
       const auto id = static_cast<int>(row.at("VariableId").as_int64());
@@ -131,6 +130,72 @@ TEST(NestedKeysTest, OldFormatCodeWithoutValueIdComesFromTheText) {
   const boost::json::object row = FlattenNested(rows, FlatKeys(), "X");
   EXPECT_EQ(row.at("ErrorCode"), "1,7");
   EXPECT_EQ(row.at("ErrorText"), "1,7- Check digit; not registered");
+}
+
+// ManufacturerId: "Manufacturer Id" (157) when not empty, else Manufacturer Name's (27) ValueId,
+// whatever the order of the rows.
+TEST(NestedKeysTest, ManufacturerIdPrecedenceDoesNotDependOnRowOrder) {
+  const boost::json::value name = boost::json::parse(
+      R"({"Value": "GENERAL MOTORS LLC", "ValueId": "984", "Variable": "Manufacturer Name",
+          "VariableId": 27})");
+  const boost::json::value id = boost::json::parse(
+      R"({"Value": "985", "ValueId": "", "Variable": "Manufacturer Id", "VariableId": 157})");
+  const boost::json::value empty_id = boost::json::parse(
+      R"({"Value": "", "ValueId": "", "Variable": "Manufacturer Id", "VariableId": 157})");
+  const boost::json::value null_id = boost::json::parse(
+      R"({"Value": null, "ValueId": "", "Variable": "Manufacturer Id", "VariableId": 157})");
+  auto manufacturer_id = [](const boost::json::array& rows) {
+    return FlattenNested(rows, FlatKeys(), "X").at("ManufacturerId");
+  };
+  EXPECT_EQ(manufacturer_id({name, id}), "985");
+  EXPECT_EQ(manufacturer_id({id, name}), "985");
+  EXPECT_EQ(manufacturer_id({name, empty_id}), "984");
+  EXPECT_EQ(manufacturer_id({empty_id, name}), "984");
+  EXPECT_EQ(manufacturer_id({null_id, name}), "984");
+  EXPECT_EQ(manufacturer_id({id}), "985");
+  EXPECT_EQ(manufacturer_id({name}), "984");
+  EXPECT_EQ(manufacturer_id({}), "");
+  // The 2017 capture that has both: they agree.
+  EXPECT_EQ(FlattenNested(Body("barclay-nhtsa_vin/success.json").at("Results").as_array(),
+                          FlatKeys(), "1GYDE63A740121151")
+                .at("ManufacturerId"),
+            "984");
+}
+
+TEST(NestedKeysTest, RecordedOnlyConversionKeepsTheNonNullVariables) {
+  const boost::json::array rows =
+      boost::json::parse(
+          R"([{"Value": "CADILLAC", "ValueId": "469", "Variable": "Make",
+                                           "VariableId": 26},
+                                          {"Value": null, "ValueId": "", "Variable": "Series",
+                                           "VariableId": 34},
+                                          {"Value": "", "ValueId": "", "Variable": "Trim",
+                                           "VariableId": 38},
+                                          {"Value": null, "ValueId": null, "Variable": "Model",
+                                           "VariableId": 28},
+                                          {"Value": "1", "ValueId": "", "Variable": "Nope",
+                                           "VariableId": 99999},
+                                          {"Value": "11- Incorrect Model Year", "ValueId": "11",
+                                           "Variable": "Error Code", "VariableId": 143}])")
+          .as_array();
+  const boost::json::object row = FlattenNestedRecorded(rows, FlatKeys());
+  EXPECT_EQ(row, (boost::json::object{{"ErrorCode", "11"},
+                                      {"ErrorText", "11- Incorrect Model Year"},
+                                      {"Make", "CADILLAC"},
+                                      {"MakeID", "469"},
+                                      {"Trim", ""}}));
+  // In the order of the flat shape.
+  std::vector<std::string> keys;
+  for (const auto& kv : row) {
+    keys.emplace_back(kv.key());
+  }
+  std::vector<std::string> in_order;
+  for (const std::string& key : FlatKeys()) {
+    if (row.contains(key)) {
+      in_order.push_back(key);
+    }
+  }
+  EXPECT_EQ(keys, in_order);
 }
 
 TEST(NestedKeysTest, ErrorCodeListIsDigitsAndCommas) {

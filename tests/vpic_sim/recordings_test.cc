@@ -46,8 +46,9 @@ TEST(EmbeddedFilesTest, HoldEveryDataFileByteForByte) {
 
 TEST(RecordingsTest, LoadsEveryServedFixture) {
   const Recordings r = Load();
-  // 8 flat singles, 2 batches, 1 batch row served alone (5YJSA3DS*EF), 6 nested, 1 excerpt.
-  EXPECT_EQ(r.all().size(), 18U);
+  // 8 flat singles, 2 batches, 1 batch row served alone (5YJSA3DS*EF), 3 nested, 2 cut-down
+  // nested stubs, 1 excerpt.
+  EXPECT_EQ(r.all().size(), 17U);
 }
 
 TEST(RecordingsTest, BatchRowAloneIsTheNewestCaptureInASingleDecodeEnvelope) {
@@ -109,6 +110,42 @@ TEST(RecordingsTest, ExcerptHoldsOnlyItsRecordedKeys) {
   EXPECT_EQ(rec->first_row.size(), 2U);
   EXPECT_EQ(rec->first_row.at("ErrorCode"), "1,7,400");
   EXPECT_TRUE(rec->body.empty());
+}
+
+TEST(RecordingsTest, CutDownStubsHoldOnlyTheirRecordedNonNullKeys) {
+  const Recordings r = Load();
+  const Recording* brief =
+      r.FindSingle(Endpoint::kDecodeVinValues, "3AKJHHDR1KSKX6688", std::nullopt);
+  ASSERT_NE(brief, nullptr);
+  EXPECT_EQ(brief->origin, Origin::kCutDown);
+  EXPECT_TRUE(OverlaysSynthetic(brief->origin));
+  EXPECT_TRUE(brief->body.empty());
+  // Make (with its ValueId) and ErrorCode; Series is null, so it is not recorded.
+  EXPECT_EQ(brief->first_row,
+            (boost::json::object{{"ErrorCode", "0"}, {"Make", "FREIGHTLINER"}, {"MakeID", "450"}}));
+  const Recording* full =
+      r.FindSingle(Endpoint::kDecodeVinValues, "3AKJHHDR3KSKX6689", std::nullopt);
+  ASSERT_NE(full, nullptr);
+  EXPECT_EQ(full->origin, Origin::kCutDown);
+  std::set<std::string> keys;
+  for (const auto& kv : full->first_row) {
+    keys.emplace(kv.key());
+  }
+  EXPECT_EQ(keys, (std::set<std::string>{"BodyClass", "ErrorCode", "ErrorText", "Make", "MakeID",
+                                         "Manufacturer", "ManufacturerId", "Model", "ModelID",
+                                         "PossibleValues", "SuggestedVIN", "VehicleDescriptor"}));
+  EXPECT_EQ(full->first_row.at("ManufacturerId"), "1024");
+  EXPECT_FALSE(OverlaysSynthetic(Origin::kNested));
+  EXPECT_FALSE(OverlaysSynthetic(Origin::kFlat));
+}
+
+// Its codes describe an input that is not the VIN the spec sends with it.
+TEST(RecordingsTest, HandEditedWrongVinStubIsNotServed) {
+  const Recordings r = Load();
+  EXPECT_EQ(r.FindSingle(Endpoint::kDecodeVinValues, "1AKJHHDR3KSKX6689", std::nullopt), nullptr);
+  for (const Recording& rec : r.all()) {
+    EXPECT_NE(rec.fixture, "cvrsor-vinfly/api_response_wrong_vin.json");
+  }
 }
 
 TEST(RecordingsTest, LoadFailsNamingAMissingFixture) {
