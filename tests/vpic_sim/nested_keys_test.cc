@@ -17,23 +17,10 @@
 
 #include "embedded_files.h"
 #include "recordings.h"
+#include "vpic_sim/fixture_files.h"
 
 namespace fusebox::vpic_sim {
 namespace {
-
-std::string ReadFile(const std::string& fixture) {
-  std::ifstream in(std::filesystem::path(VPIC_SIM_DATA_DIR) / fixture, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-// The vPIC body of a fixture (the `content` of a capture wrapper, else the file).
-boost::json::object Body(const std::string& fixture) {
-  boost::json::value v = boost::json::parse(ReadFile(fixture));
-  if (const boost::json::value* content = v.as_object().if_contains("content")) {
-    return content->as_object();
-  }
-  return v.as_object();
-}
 
 const std::vector<std::string>& FlatKeys() {
   static const std::vector<std::string> kKeys = [] {
@@ -53,9 +40,9 @@ class NestedPairTest : public ::testing::TestWithParam<Pair> {};
 
 TEST_P(NestedPairTest, ConvertingTheNestedCaptureGivesTheFlatCapture) {
   const Pair& p = GetParam();
-  const boost::json::object flat = Body(p.flat).at("Results").at(0).as_object();
+  const boost::json::object flat = FixtureBody(p.flat).at("Results").at(0).as_object();
   const boost::json::object converted =
-      FlattenNested(Body(p.nested).at("Results").as_array(), FlatKeys(), p.vin);
+      FlattenNested(FixtureBody(p.nested).at("Results").as_array(), FlatKeys(), p.vin);
   ASSERT_EQ(converted.size(), FlatKeys().size());
   for (const auto& kv : flat) {
     ASSERT_TRUE(converted.contains(kv.key())) << kv.key();
@@ -99,7 +86,7 @@ TEST(NestedKeysTest, EveryVariableOfTheServedNestedFixturesHasAFlatKey) {
        {"davidpeckham-vpic-api/decode-partial-vin-unflattened.json",
         "barclay-nhtsa_vin/success.json", "barclay-nhtsa_vin/not_found.json",
         "cvrsor-vinfly/api_response.json", "cvrsor-vinfly/api_response_brief.json"}) {
-    const boost::json::object body = Body(fixture);
+    const boost::json::object body = FixtureBody(fixture);
     for (const boost::json::value& row : body.at("Results").as_array()) {
       const auto id = static_cast<int>(row.at("VariableId").as_int64());
       EXPECT_NE(FlatKeyFor(id), "") << fixture << ": " << row.at("Variable");
@@ -109,16 +96,19 @@ TEST(NestedKeysTest, EveryVariableOfTheServedNestedFixturesHasAFlatKey) {
 
 TEST(NestedKeysTest, OldFormatErrorCodeSplitsIntoCodeAndText) {
   const boost::json::object success = FlattenNested(
-      Body("barclay-nhtsa_vin/success.json").at("Results").as_array(), FlatKeys(), "X");
+      FixtureBody("barclay-nhtsa_vin/success.json").at("Results").as_array(), FlatKeys(), "X");
   EXPECT_EQ(success.at("ErrorCode"), "0");
   EXPECT_EQ(success.at("ErrorText"),
             "0 - VIN decoded clean. Check Digit (9th position) is correct");
-  const boost::json::object tacos = FlattenNested(
-      Body("barclay-nhtsa_vin/not_found.json").at("Results").as_array(), FlatKeys(), "TACOS");
+  const boost::json::object tacos =
+      FlattenNested(FixtureBody("barclay-nhtsa_vin/not_found.json").at("Results").as_array(),
+                    FlatKeys(), "TACOS");
   EXPECT_EQ(tacos.at("ErrorCode"), "11");
   EXPECT_EQ(tacos.at("ErrorText"), "11- Incorrect Model Year, decoded data may not be accurate!");
-  EXPECT_TRUE(IsLegacyNested(Body("barclay-nhtsa_vin/not_found.json").at("Results").as_array()));
-  EXPECT_FALSE(IsLegacyNested(Body("cvrsor-vinfly/api_response.json").at("Results").as_array()));
+  EXPECT_TRUE(
+      IsLegacyNested(FixtureBody("barclay-nhtsa_vin/not_found.json").at("Results").as_array()));
+  EXPECT_FALSE(
+      IsLegacyNested(FixtureBody("cvrsor-vinfly/api_response.json").at("Results").as_array()));
 }
 
 TEST(NestedKeysTest, OldFormatCodeWithoutValueIdComesFromTheText) {
@@ -156,7 +146,7 @@ TEST(NestedKeysTest, ManufacturerIdPrecedenceDoesNotDependOnRowOrder) {
   EXPECT_EQ(manufacturer_id({name}), "984");
   EXPECT_EQ(manufacturer_id({}), "");
   // The 2017 capture that has both: they agree.
-  EXPECT_EQ(FlattenNested(Body("barclay-nhtsa_vin/success.json").at("Results").as_array(),
+  EXPECT_EQ(FlattenNested(FixtureBody("barclay-nhtsa_vin/success.json").at("Results").as_array(),
                           FlatKeys(), "1GYDE63A740121151")
                 .at("ManufacturerId"),
             "984");

@@ -25,6 +25,7 @@
 #include "server.h"
 #include "vin_decoder.h"
 #include "vpic_api.h"
+#include "vpic_sim/fixture_files.h"
 #include "vpic_sim/test_client.h"
 
 namespace fusebox::vpic_sim {
@@ -87,28 +88,18 @@ std::vector<RecordedInput> Inputs() {
   };
 }
 
-std::string ReadFile(const std::string& fixture) {
-  std::ifstream in(std::filesystem::path(VPIC_SIM_DATA_DIR) / fixture, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-boost::json::object Body(const std::string& fixture) {
-  boost::json::value v = boost::json::parse(ReadFile(fixture));
-  if (const boost::json::value* content = v.as_object().if_contains("content")) {
-    return content->as_object();
-  }
-  return v.as_object();
-}
-
 // What the recording says, as flat keys and values.
 boost::json::object Expected(const RecordedInput& in) {
   if (in.kind == Kind::kFlat || in.kind == Kind::kBatchRow) {
-    return Body(in.fixture).at("Results").at(static_cast<std::size_t>(in.batch_row)).as_object();
+    return FixtureBody(in.fixture)
+        .at("Results")
+        .at(static_cast<std::size_t>(in.batch_row))
+        .as_object();
   }
   boost::json::object expected;
   if (in.kind == Kind::kExcerpt) {
     // `"Key": "Value",` lines between comment lines.
-    const std::string text = ReadFile(in.fixture);
+    const std::string text = ReadFixture(in.fixture);
     std::size_t at = 0;
     while (at < text.size()) {
       std::size_t nl = text.find('\n', at);
@@ -130,7 +121,7 @@ boost::json::object Expected(const RecordedInput& in) {
     EXPECT_FALSE(expected.empty());
     return expected;
   }
-  const boost::json::object body = Body(in.fixture);
+  const boost::json::object body = FixtureBody(in.fixture);
   for (const boost::json::value& row : body.at("Results").as_array()) {
     const auto id = static_cast<int>(row.at("VariableId").as_int64());
     const std::string_view key = FlatKeyFor(id);
