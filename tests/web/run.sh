@@ -3,17 +3,34 @@
 # drives Debian's chromium (/usr/bin/chromium) with playwright-core through the page, and stops
 # both servers however it ends.
 #
-#   tests/web/run.sh BIN_DIR [ARTIFACT_DIR]
+#   tests/web/run.sh [--update-docs-images] BIN_DIR [ARTIFACT_DIR]
 #
 # BIN_DIR holds vpic-sim and vin-gateway (e.g. build/release/bin). Screenshots of each state and
-# the servers' logs go to ARTIFACT_DIR (default build/web-artifacts); the OK and OPEN screenshots
-# are also copied to docs/img/form-ok.png and docs/img/form-open.png (set
-# WEB_TEST_DOC_IMAGES=0 to leave docs/img alone). Exits non-zero on any failure.
+# the servers' logs go to ARTIFACT_DIR (default build/web-artifacts) and nowhere else: a test run
+# never changes tracked files. To refresh the README's and docs/web-form.md's pictures, ask for it
+# with --update-docs-images (or WEB_TEST_DOC_IMAGES=1): the OK and OPEN screenshots are then also
+# copied to docs/img/form-ok.png and docs/img/form-open.png. Exits non-zero on any failure.
 # Needs: node >= 20 with npm (node_modules is installed with `npm ci` when missing) and chromium.
 set -euo pipefail
 
+# Off by default: each run's screenshots differ (times, countdowns), so refreshing docs/img on
+# every run would leave the tracked images modified after any test run.
+update_doc_images="${WEB_TEST_DOC_IMAGES:-0}"
+positional=()
+for arg in "$@"; do
+  case "$arg" in
+    --update-docs-images) update_doc_images=1 ;;
+    -*)
+      echo "run.sh: unknown option $arg" >&2
+      echo "usage: $0 [--update-docs-images] BIN_DIR [ARTIFACT_DIR]" >&2
+      exit 2
+      ;;
+    *) positional+=("$arg") ;;
+  esac
+done
+set -- "${positional[@]}"
 if [[ $# -lt 1 || $# -gt 2 ]]; then
-  echo "usage: $0 BIN_DIR [ARTIFACT_DIR]" >&2
+  echo "usage: $0 [--update-docs-images] BIN_DIR [ARTIFACT_DIR]" >&2
   exit 2
 fi
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -102,8 +119,9 @@ gateway_url="$url"
 echo "vpic-sim at $sim_url, vin-gateway at $gateway_url, artifacts in $artifact_dir"
 
 doc_img_dir=""
-if [[ "${WEB_TEST_DOC_IMAGES:-1}" != 0 ]]; then
+if [[ "$update_doc_images" != 0 ]]; then
   doc_img_dir="$repo/docs/img"
+  echo "run.sh: refreshing docs/img/form-ok.png and docs/img/form-open.png"
 fi
 cd "$here"
 # Its own process group, so that cleanup also ends the chromium it starts; `timeout` bounds it.
