@@ -20,6 +20,7 @@ if ! [[ "$seconds" =~ ^[1-9][0-9]*$ ]]; then
   echo "fuzz: error: SECONDS_PER_TARGET must be a positive whole number, got '$seconds'" >&2
   exit 2
 fi
+# shellcheck disable=SC2043  # a list of one tool, kept a loop so that another can join
 for tool in clang++-16; do
   if ! command -v "$tool" >/dev/null; then
     echo "fuzz: error: $tool not found (scripts/install-deps.sh installs clang-16)" >&2

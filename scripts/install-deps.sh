@@ -9,6 +9,8 @@ packages=(
   build-essential cmake ninja-build pkg-config git
   # lint and sanitizer toolchain (clang-14 cannot parse libstdc++ 12's <ranges>)
   clang-16 clang-format-16 clang-tidy-16 libclang-rt-16-dev
+  # shell lint (scripts/check-shell.sh)
+  shellcheck
   # fuzzing (scripts/fuzz.sh, the `fuzz` preset)
   libfuzzer-16-dev
   # tests and benchmarks

@@ -1,4 +1,5 @@
--- VIN helpers shared by the wrk scripts (found through LUA_PATH, which run.sh sets).
+-- The benchmark's one VIN generator: used by the wrk scripts (found through LUA_PATH, which run.sh
+-- sets) and, through print_vins.lua, by run.sh and its scenarios (lib/vins.sh).
 --
 -- The gateway rejects only VINs with a wrong length or charset (422, before the cache and the
 -- breaker); a wrong check digit still decodes. The benchmark VINs nevertheless carry real check

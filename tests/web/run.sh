@@ -56,6 +56,7 @@ fi
 work="$(mktemp -d "${TMPDIR:-/tmp}/vin-web-test.XXXXXX")"
 pids=()        # the servers
 test_group=""  # the test runner's process group (node and the chromium it starts)
+# shellcheck disable=SC2317  # the EXIT trap runs it; shellcheck 0.9 misreads the final exit
 cleanup() {
   local status=$?
   if [[ -n "$test_group" ]]; then
