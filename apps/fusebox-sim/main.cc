@@ -4,7 +4,7 @@
 //   fusebox-sim sweep SCENARIO.toml --param KEY=FROM:TO:STEP [--param ...] [--format csv|json]
 //                     [--plot FILE.svg] [--jobs N]
 //
-// The scenario format and the outputs are ../shared/design/scenario-format.md; `--help` says it
+// The scenario format and the outputs are docs/scenario-format.md; `--help` says it
 // all in short.
 #include <fmt/format.h>
 #include <unistd.h>
@@ -38,9 +38,9 @@ constexpr int kExitOutput = 3;
 constexpr int kExitBreaker = 4;
 
 constexpr const char* kFooter = R"(
-SCENARIO FILES (TOML; see docs/scenarios.md and design/scenario-format.md)
+SCENARIO FILES (TOML; see docs/scenarios.md and docs/scenario-format.md)
   Durations are "<decimal><unit>" with unit us, ms, s or m ("250ms", "23.3s", "2m"), or a plain
-  number of seconds; rounded to the microsecond. Simulated time starts at 0.
+  number of seconds (10, not "10"); rounded to the microsecond. Simulated time starts at 0.
 
   name = "lesson5"            label of the run (default: the file's stem)
   seed = 1                    poisson arrivals and cooldown jitter (default 1)

@@ -1,6 +1,6 @@
 // apps/fusebox-sim/report.h
 //
-// The outputs of `fusebox-sim` (scenario-format.md, "Output"): a run as text (the lesson's
+// The outputs of `fusebox-sim` (docs/scenario-format.md, "Output"): a run as text (the lesson's
 // transition list, then the counters), as JSON (`{"seed", "transitions", "counters", ...}`) or as
 // CSV (`t,from,to`); a sweep as CSV (the swept keys, then the counters) or JSON (`{"points":
 // ...}`). Times are seconds with microsecond precision ("64.02"). The JSON adds keys beyond the

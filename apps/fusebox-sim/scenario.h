@@ -1,19 +1,23 @@
 // apps/fusebox-sim/scenario.h
 //
 // A simulator scenario: the breaker's config, the traffic, and what the upstream does when.
-// Loaded from TOML as ../shared/design/scenario-format.md states (the contract), with two
-// additions that the shipped comparisons need:
+// Loaded from TOML as docs/scenario-format.md states (the contract), with two additions that the
+// shipped comparisons need:
 //   - a top-level `name` (default: the file's stem) that labels the run;
 //   - `[[variant]]` tables, each a `name` plus any top-level keys or tables, applied over the
 //     base scenario key by key (a variant's `[[variant.traffic.stream]]` or
 //     `[[variant.upstream.phase]]` replaces the whole array). `run` runs the base and then every
 //     variant, so one file can put "1 probe / 10 probes / unlimited" side by side.
 //
-// Every error names the file, the line and column, and the dotted key (`breaker.cooldown`,
-// `upstream.phase[1].from`, `variant[2].breaker.half_open_max_probes`): unknown keys, wrong
-// types, bad durations, overlapping phases, rates outside [kMinRate, kMaxRate], traffic above
-// kMaxExpectedCalls calls, and every range that
-// CircuitBreakerConfig::Validate() refuses (the breaker's own rule; the loader does not repeat it).
+// Durations, errors and the [[upstream.phase]] table follow the grammar every fusebox app shares
+// (apps/common: common/duration.h, common/located_error.h, common/phase_schedule.h), so vpic-sim
+// reads a scenario's [upstream] the same way. Every error names the file, the line and column,
+// and the dotted key, indexes from 0 (`breaker.cooldown`, `upstream.phase[1].from`,
+// `variant[2].breaker.half_open_max_probes`): unknown keys, wrong types, bad durations,
+// overlapping phases, rates outside [kMinRate, kMaxRate], traffic above kMaxExpectedCalls calls,
+// and every range that CircuitBreakerConfig::Validate() refuses (the breaker's own rule; the
+// loader does not repeat it). Each key's name, kind, range and help live in one settings table
+// per [table] (breaker_table.cc, traffic_table.cc, upstream_table.cc, scenario.cc for the root).
 //
 // Time in the simulator is integer microseconds from 0 (`Micros`).
 //
@@ -34,6 +38,9 @@
 #include <string_view>
 #include <vector>
 
+#include "common/duration.h"
+#include "common/located_error.h"
+#include "common/rate.h"
 #include "fusebox/circuit_breaker.h"
 #include "fusebox/outcome.h"
 #include "fusebox/status.h"
@@ -41,9 +48,9 @@
 namespace fusebox::sim {
 
 // Simulated time and durations: integer microseconds (time starts at 0).
-using Micros = std::int64_t;
+using Micros = app::Micros;
 
-inline constexpr Micros kMicrosPerSecond = 1'000'000;
+inline constexpr Micros kMicrosPerSecond = app::kMicrosPerSecond;
 
 // The limits that keep every instant of a run representable (they are the loader's ranges):
 //   - any duration key is in [0, kMaxDuration] (1e9 s, about 31.7 years);
@@ -52,9 +59,9 @@ inline constexpr Micros kMicrosPerSecond = 1'000'000;
 //   - the traffic asks for at most kMaxExpectedCalls calls per run: the sum over the streams of
 //     rate x (duration - start);
 //   - (checked while running, not here) at most kMaxCallsInFlight calls in flight at once.
-inline constexpr Micros kMaxDuration = 1'000'000'000LL * kMicrosPerSecond;
-inline constexpr double kMinRate = 1e-9;
-inline constexpr double kMaxRate = 1e6;
+inline constexpr Micros kMaxDuration = app::kMaxDuration;
+inline constexpr double kMinRate = app::kMinCallRate;
+inline constexpr double kMaxRate = app::kMaxCallRate;
 inline constexpr double kMaxExpectedCalls = 1e9;
 // Calls in flight at once beyond which a run stops with an error: each one holds a permit and an
 // event until it ends (about 150 bytes), so this bounds a run's memory near 300 MB whatever the
@@ -105,17 +112,10 @@ struct Scenario {
   std::vector<Phase> phases;                // sorted by `from`, not overlapping
 };
 
-// A load error: where, which key, what is wrong.
-struct LoadError {
-  std::string file;
-  int line = 0;     // 1-based; 0 when the value has no place in the file (a --param override)
-  int column = 0;   // 1-based; 0 when unknown
-  std::string key;  // dotted, e.g. "upstream.phase[1].from"; empty for TOML syntax errors
-  std::string message;
-
-  // "file:line:column: key: message" (the parts that are known).
-  std::string ToString() const;
-};
+// A load error: where, which key, what is wrong; ToString() gives "file:line:column: key:
+// message" (the parts that are known). line is 0 when the value has no place in the file (a
+// --param override).
+using LoadError = app::LocatedError;
 
 // One `KEY=VALUE` override: KEY dotted as in the messages above (`breaker.cooldown`,
 // `traffic.rate`, `traffic.stream[1].rate`, `upstream.phase[0].to`, `seed`, `duration`), VALUE
@@ -171,13 +171,14 @@ Result<Scenario, LoadError> BuildScenario(const ScenarioFile& file, const BuildO
 enum class KeyKind : std::uint8_t { kDuration, kInteger, kNumber, kBool, kString };
 std::optional<KeyKind> LookupKeyKind(std::string_view dotted_key);
 
-// Parses a duration as the format states: "<decimal><unit>" with unit us|ms|s|m, rounded to the
-// nearest microsecond. Returns nullopt on anything else (negative values included), and for a
-// well-formed value above kMaxDuration, when it also sets `*too_large` (if given).
+// Parses a duration as a scenario file's strings hold it (common/duration.h, a unit required):
+// "<decimal><unit>" with unit us|ms|s|m, rounded to the nearest microsecond. Returns nullopt on
+// anything else (negative values and bare numbers included), and for a well-formed value above
+// kMaxDuration, when it also sets `*too_large` (if given).
 std::optional<Micros> ParseDuration(std::string_view text, bool* too_large = nullptr);
 
 // Seconds with microsecond precision and no trailing zeros beyond the first decimal:
 // 14000000 -> "14.0", 64020000 -> "64.02", 1 -> "0.000001".
-std::string FormatSeconds(Micros micros);
+using app::FormatSeconds;
 
 }  // namespace fusebox::sim

@@ -212,7 +212,7 @@ class Simulation {
     return nullptr;
   }
 
-  // What the upstream does with a call admitted at `t` (scenario-format.md, "Exact rules").
+  // What the upstream does with a call admitted at `t` (docs/scenario-format.md, "Exact rules").
   Fate DecideFate(Micros t) {
     Fate fate{Outcome::kSuccess, scenario_.upstream_latency};
     if (const Phase* phase = PhaseAt(t)) {

@@ -4,7 +4,7 @@
 //
 // The simulator is a discrete-event loop over integer microseconds. Each arrival sets a
 // testing::ManualClock to its instant and asks the breaker (`TryAcquire`); each admitted call's
-// fate is decided by the upstream mode in force at its admission (scenario-format.md) and its
+// fate is decided by the upstream mode in force at its admission (docs/scenario-format.md) and its
 // completion sets the clock to its instant and calls `Permit::Record`. Events at the same instant
 // run completions first (in admission order), then arrivals in stream order. A call whose time to
 // answer is >= call_timeout completes at start + call_timeout as a timeout.
@@ -46,7 +46,7 @@ struct Transition {
   TransitionCause cause = TransitionCause::kOperator;
 };
 
-// The contract's counters (scenario-format.md, "Output") plus a few extras.
+// The contract's counters (docs/scenario-format.md, "Output") plus a few extras.
 struct Counters {
   std::uint64_t calls = 0;               // arrivals
   std::uint64_t allowed = 0;             // admitted (each one an upstream call)

@@ -15,6 +15,7 @@
 #include <thread>
 #include <utility>
 
+#include "common/duration.h"
 #include "report.h"
 
 namespace fusebox::sim {
@@ -51,20 +52,22 @@ std::optional<std::int64_t> ToInt(std::string_view text) {
   return value;
 }
 
-// A duration as the scenario accepts it: "<decimal><unit>" or a plain number of seconds, in
-// [0, kMaxDuration]. Sets `*too_large` for a well-formed value above kMaxDuration.
+// A duration as a --param value gives it, a TOML value unquoted: "<decimal><unit>"
+// (common/duration.h) or a number of seconds, in [0, kMaxDuration]. Sets `*too_large` for a
+// well-formed value above kMaxDuration.
 std::optional<Micros> ToMicros(std::string_view text, bool* too_large = nullptr) {
   if (std::optional<Micros> micros = ParseDuration(text, too_large)) {
     return micros;
   }
   if (std::optional<double> seconds = ToDouble(text); seconds && *seconds >= 0.0) {
-    if (*seconds > static_cast<double>(kMaxDuration) / 1e6) {
+    Result<Micros, app::DurationError> micros = app::SecondsToDuration(*seconds);
+    if (!micros) {
       if (too_large != nullptr) {
         *too_large = true;
       }
       return std::nullopt;
     }
-    return static_cast<Micros>(std::llround(*seconds * 1e6));
+    return *micros;
   }
   return std::nullopt;
 }

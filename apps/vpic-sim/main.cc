@@ -14,18 +14,22 @@
 #include <string>
 #include <string_view>
 #include <system_error>
-#include <tuple>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 #include <boost/asio/signal_set.hpp>
 
-#include "fault.h"
+#include "common/duration.h"
+#include "fault_spec.h"
+#include "schedule.h"
 #include "server.h"
 
 namespace {
 
 using fusebox::ConfigError;
+using fusebox::vpic_sim::FaultField;
 using fusebox::vpic_sim::FaultOptions;
+using fusebox::vpic_sim::FieldKind;
 using fusebox::vpic_sim::Micros;
 
 constexpr std::string_view kModesHelp = R"(
@@ -45,9 +49,11 @@ Fault modes (--mode, a schedule phase's `mode`, or POST /__control/faults {"mode
   capacity   at most --capacity (default 1) requests in flight; one more gets 503, or with
              --relapse > 0 collapses into `error` for that long
   fragile    capacity with --relapse 5s by default (fusebox-sim's name)
-Durations: "250ms", "8s", "2m", "300us" or a number of seconds.
+Durations: "250ms", "8s", "2m", "300us" or a number of seconds (in a schedule file a string
+needs its unit: from = "10s" or from = 10, not "10").
 
-Schedule (--schedule FILE): TOML phases relative to the start, as in fusebox-sim scenarios:
+Schedule (--schedule FILE): TOML phases relative to the start, read as fusebox-sim reads them
+(errors name upstream.phase[0] for the first phase):
   [[upstream.phase]]
   from = "10s"
   to = "60s"
@@ -63,17 +69,46 @@ Endpoints: GET /api/vehicles/DecodeVinValues/{vin}?format=json[&modelyear=YYYY],
   POST /api/vehicles/DecodeVINValuesBatch/ (DATA=vin[,year];vin...&format=json, at most 50).
 The first stdout line is "listening on http(s)://HOST:PORT". SIGTERM/SIGINT stop at once.)";
 
-// A duration flag: parsed with the schedule's syntax, the error names the flag.
-std::optional<ConfigError> ReadDuration(const std::string& text, std::string_view flag,
-                                        std::optional<Micros>& out) {
-  if (text.empty()) {
-    return std::nullopt;
-  }
-  out = fusebox::vpic_sim::ParseDuration(text);
-  if (!out) {
-    return ConfigError{
-        std::string(flag),
-        fmt::format("{} must be a duration such as 250ms or 8s, got '{}'", flag, text)};
+// Reads one fault flag's text into `options` as FaultFields() says; the error names the flag.
+std::optional<ConfigError> ReadFaultFlag(const FaultField& field, const std::string& text,
+                                         FaultOptions& options) {
+  const std::string flag =
+      fusebox::vpic_sim::FieldName(field.name, fusebox::vpic_sim::Syntax::kFlags);
+  auto bad = [&](std::string_view what) {
+    return ConfigError{flag, fmt::format("{} must be {}, got '{}'", flag, what, text)};
+  };
+  switch (field.kind) {
+    case FieldKind::kInteger:
+    case FieldKind::kWholeSeconds: {
+      std::int64_t value = 0;
+      auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+      if (ec != std::errc() || end != text.data() + text.size()) {
+        return bad("an integer");
+      }
+      options.*field.integer = value;
+      return std::nullopt;
+    }
+    case FieldKind::kDuration: {
+      // The apps' one grammar; a bare number is seconds on the command line.
+      auto value = fusebox::app::ParseDuration(text);
+      if (!value) {
+        return bad("a duration such as 250ms or 8s");
+      }
+      options.*field.integer = *value;
+      return std::nullopt;
+    }
+    case FieldKind::kNumber: {
+      double value = 0.0;
+      auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+      if (ec != std::errc() || end != text.data() + text.size()) {
+        return bad("a number");
+      }
+      options.*field.number = value;
+      return std::nullopt;
+    }
+    case FieldKind::kText:
+      options.*field.text = text;
+      return std::nullopt;
   }
   return std::nullopt;
 }
@@ -110,11 +145,8 @@ int Main(int argc, char** argv) {
   std::string schedule_path;
   int reference_year = CurrentYear();
   FaultOptions faults;
-  std::string latency;
-  std::string latency_min;
-  std::string latency_max;
-  std::string relapse;
-  std::string drip_interval;
+  // One text per fault setting, in FaultFields() order: read after parsing.
+  std::vector<std::string> fault_flags(fusebox::vpic_sim::FaultFields().size());
 
   app.add_option("--listen", listen, "HOST:PORT to listen on; port 0 picks a free port")
       ->capture_default_str();
@@ -123,18 +155,11 @@ int Main(int argc, char** argv) {
   app.add_option("--seed", seed_text, "seed for latency draws: an integer in [0, 2^64 - 1]")
       ->capture_default_str();
   app.add_option("--mode", faults.mode, "startup fault mode (see below)")->capture_default_str();
-  app.add_option("--status", faults.status, "error/flap/relapse HTTP status: 429 500 502 503 504");
-  app.add_option("--retry-after", faults.retry_after_s, "Retry-After seconds (default 1 with 429)");
-  app.add_option("--latency", latency, "fixed latency, or the lognormal median (a duration)");
-  app.add_option("--latency-dist", faults.latency_dist, "fixed, uniform or lognormal");
-  app.add_option("--latency-min", latency_min, "uniform: lowest latency");
-  app.add_option("--latency-max", latency_max, "uniform: highest latency; lognormal: cap");
-  app.add_option("--latency-sigma", faults.latency_sigma, "lognormal sigma (default 0.5)");
-  app.add_option("--every", faults.every, "flap: run length of ok and of error (default 5)");
-  app.add_option("--capacity", faults.capacity, "capacity: requests served at once (default 1)");
-  app.add_option("--relapse", relapse, "capacity: collapse time after an overload (default 0)");
-  app.add_option("--drip-bytes", faults.drip_bytes, "drip: bytes per interval (default 4)");
-  app.add_option("--drip-interval", drip_interval, "drip: interval (default 1s)");
+  for (std::size_t i = 0; i < fault_flags.size(); ++i) {
+    const FaultField& field = fusebox::vpic_sim::FaultFields()[i];
+    app.add_option(fusebox::vpic_sim::FieldName(field.name, fusebox::vpic_sim::Syntax::kFlags),
+                   fault_flags[i], std::string(field.help));
+  }
   app.add_option("--schedule", schedule_path, "TOML schedule of [[upstream.phase]] tables");
   app.add_option("--reference-year", reference_year,
                  "current year, for model years the position-7 rule leaves open")
@@ -150,13 +175,11 @@ int Main(int argc, char** argv) {
     fmt::print(stderr, "vpic-sim: {}\n", e.message);
     return 2;
   };
-  for (auto [text, flag, slot] :
-       {std::tuple{&latency, "--latency", &faults.latency},
-        std::tuple{&latency_min, "--latency-min", &faults.latency_min},
-        std::tuple{&latency_max, "--latency-max", &faults.latency_max},
-        std::tuple{&relapse, "--relapse", &faults.relapse},
-        std::tuple{&drip_interval, "--drip-interval", &faults.drip_interval}}) {
-    if (auto e = ReadDuration(*text, flag, *slot)) {
+  for (std::size_t i = 0; i < fault_flags.size(); ++i) {
+    if (fault_flags[i].empty()) {
+      continue;
+    }
+    if (auto e = ReadFaultFlag(fusebox::vpic_sim::FaultFields()[i], fault_flags[i], faults)) {
       return fail(*e);
     }
   }
@@ -182,7 +205,7 @@ int Main(int argc, char** argv) {
       return fail(schedule.error());
     }
     options.schedule = std::move(*schedule);
-    const bool latency_flags = !latency.empty() || !latency_min.empty() || !latency_max.empty();
+    const bool latency_flags = faults.latency || faults.latency_min || faults.latency_max;
     if (options.schedule.healthy_latency &&
         options.faults.mode == fusebox::vpic_sim::FaultMode::kOk && !latency_flags) {
       options.faults.latency.value = *options.schedule.healthy_latency;

@@ -30,6 +30,7 @@
 #include <boost/json/serialize.hpp>
 
 #include "embedded_files.h"
+#include "fault_json.h"
 
 namespace fusebox::vpic_sim {
 namespace {

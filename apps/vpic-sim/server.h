@@ -1,7 +1,7 @@
 // apps/vpic-sim/server.h
 //
 // The vpic-sim HTTP(S) server: vPIC's decode endpoints (vpic_api.h) behind the fault engine
-// (fault.h), plus the control API that tests and demos drive:
+// (fault_engine.h), plus the control API that tests and demos drive:
 //
 //   GET  /__control/stats    counters (stats.h), the fault in force and where it comes from
 //   GET  /__control/faults   the fault in force, as POST accepts it
@@ -45,7 +45,7 @@
 #include <boost/beast/http/message.hpp>
 #include <boost/beast/http/string_body.hpp>
 
-#include "fault.h"
+#include "fault_engine.h"
 #include "fusebox/clock.h"
 #include "fusebox/status.h"
 #include "recordings.h"

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "fault.h"
+#include "fault_engine.h"
 #include "recordings.h"
 
 namespace fusebox::vpic_sim {

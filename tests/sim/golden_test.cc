@@ -2,7 +2,7 @@
 // JSON output (what `fusebox-sim run FILE --format json` prints) must equal
 // tests/sim/golden/<name>.json byte for byte. The cooldown trade-off sweep is pinned the same way
 // as CSV. After an intended change, regenerate with
-//   FUSEBOX_UPDATE_GOLDEN=1 build/<preset>/bin/fusebox_sim_test --gtest_filter='*Golden*'
+//   FUSEBOX_UPDATE_GOLDEN=1 build/<preset>/bin/fusebox_sim_golden_test --gtest_filter='*Golden*'
 // and review the diff like code.
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-// Tests of the output formats (design/scenario-format.md, "Output") and of the SVG plots.
+// Tests of the output formats (docs/scenario-format.md, "Output") and of the SVG plots.
 #include "report.h"
 
 #include <gmock/gmock.h>

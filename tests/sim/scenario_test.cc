@@ -1,4 +1,4 @@
-// Tests of the scenario loader: the format of design/scenario-format.md, its defaults, variants,
+// Tests of the scenario loader: the format of docs/scenario-format.md, its defaults, variants,
 // overrides, and errors that name the file, the line and the key.
 #include "scenario.h"
 

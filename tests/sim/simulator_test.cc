@@ -1,5 +1,5 @@
 // Tests of the virtual-time driver: the lesson trace transition by transition, the ordering and
-// timing rules of design/scenario-format.md, and the counters.
+// timing rules of docs/scenario-format.md, and the counters.
 #include "simulator.h"
 
 #include <gtest/gtest.h>

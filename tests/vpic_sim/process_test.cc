@@ -326,7 +326,7 @@ TEST(VpicSimProcessTest, ScheduleErrorNamesTheLineOfTheValue) {
   std::filesystem::remove(path);
   ASSERT_TRUE(status.has_value());
   EXPECT_EQ(WEXITSTATUS(*status), 2);
-  EXPECT_NE(child.err().find(path + ":4:8: upstream.phase[1].mode: "), std::string::npos)
+  EXPECT_NE(child.err().find(path + ":4:8: upstream.phase[0].mode: "), std::string::npos)
       << child.err();
 }
 

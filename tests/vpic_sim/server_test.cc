@@ -24,6 +24,7 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
+#include "fault_json.h"
 #include "fusebox/testing/manual_clock.h"
 #include "vpic_sim/test_client.h"
 

@@ -1,0 +1,138 @@
+// Tests of the one duration grammar (common/duration.h): table-driven accepted and refused
+// texts, rounding, the upper bound, and the two places a bare number is read differently.
+#include "common/duration.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <limits>
+#include <string>
+#include <string_view>
+
+namespace fusebox::app {
+namespace {
+
+constexpr DurationGrammar kToml{BareNumber::kRefused, false};
+constexpr DurationGrammar kGateway{BareNumber::kSeconds, true};
+
+struct Accepted {
+  std::string_view text;
+  Micros micros;
+};
+
+TEST(DurationGrammarTest, AcceptsADecimalAndAUnit) {
+  constexpr Accepted kCases[] = {
+      {"250ms", 250'000},
+      {"23.3s", 23'300'000},
+      {"1500ms", 1'500'000},
+      {"2m", 120'000'000},
+      {"7us", 7},
+      {"0ms", 0},
+      {".5s", 500'000},
+      {"5.s", 5'000'000},
+      {"007s", 7'000'000},
+      {"0.25m", 15'000'000},
+      {"1.0015ms", 1'002},
+      {"0.0000004s", 0},
+      {"0.0000006s", 1},
+      {"0.0000005s", 1},
+      {"1000000000s", kMaxDuration},
+      {"0.0000005000000000000000001s", 1},
+      {"0.0000004999999999999999999s", 0},
+  };
+  for (const Accepted& c : kCases) {
+    for (DurationGrammar grammar : {DurationGrammar{}, kToml, kGateway}) {
+      Result<Micros, DurationError> d = ParseDuration(c.text, grammar);
+      ASSERT_TRUE(d) << c.text << ": " << d.error().message;
+      EXPECT_EQ(*d, c.micros) << c.text;
+    }
+  }
+}
+
+TEST(DurationGrammarTest, ABareNumberIsSecondsOnACommandLineOnly) {
+  EXPECT_EQ(*ParseDuration("10"), 10'000'000);
+  EXPECT_EQ(*ParseDuration("1.5"), 1'500'000);
+  EXPECT_EQ(*ParseDuration("0"), 0);
+  Result<Micros, DurationError> toml = ParseDuration("10", kToml);
+  ASSERT_FALSE(toml);
+  EXPECT_EQ(toml.error().problem, DurationProblem::kNeedsUnit);
+  EXPECT_EQ(toml.error().message,
+            "bad duration \"10\": a string needs a unit (us, ms, s, m), e.g. \"10s\"; a number of "
+            "seconds is written without quotes");
+}
+
+TEST(DurationGrammarTest, RefusesAnythingElse) {
+  for (std::string_view bad : {"",    "s",   "-1s", "+1s",   "1 s", " 1s",        "1s ",  "1.2.3s",
+                               "ms5", ".s",  ".",   "1e3ms", "1e3", "10 seconds", "1sec", "1S",
+                               "inf", "nan", "1h",  "1d",    "1ns", "0x10s"}) {
+    Result<Micros, DurationError> d = ParseDuration(bad);
+    ASSERT_FALSE(d) << bad;
+    EXPECT_EQ(d.error().problem, DurationProblem::kMalformed) << bad;
+    EXPECT_EQ(d.error().message,
+              "bad duration \"" + std::string(bad) +
+                  "\": expected a non-negative decimal number and a unit (us, ms, s, m), e.g. "
+                  "\"250ms\", or a number of seconds")
+        << bad;
+  }
+}
+
+TEST(DurationGrammarTest, TellsATooLargeValueFromAMalformedOne) {
+  for (std::string_view big :
+       {"1000000000.000001s", "16666667m", "99999999999999999999999s", "1000000001", "277778h"}) {
+    Result<Micros, DurationError> d = ParseDuration(big, kGateway);
+    ASSERT_FALSE(d) << big;
+    EXPECT_EQ(d.error().problem, DurationProblem::kTooLarge) << big;
+    EXPECT_EQ(d.error().message, "bad duration \"" + std::string(big) +
+                                     "\": must be at most 1000000000 s (about 31.7 years)");
+  }
+}
+
+TEST(DurationGrammarTest, TheGatewayAlsoTakesHoursAndDays) {
+  constexpr Accepted kCases[] = {
+      {"1h", 3'600'000'000},
+      {"30d", 2'592'000'000'000},
+      {"1.5h", 5'400'000'000},
+      {"500ms", 500'000},
+      {"7", 7'000'000},
+      {"20m", 1'200'000'000},
+      {"11574d", 999'993'600'000'000},
+  };
+  for (const Accepted& c : kCases) {
+    Result<std::chrono::microseconds, DurationError> d = ParseFlagDuration(c.text);
+    ASSERT_TRUE(d) << c.text << ": " << d.error().message;
+    EXPECT_EQ(d->count(), c.micros) << c.text;
+  }
+  // What vin-gateway's flags refused stays refused.
+  for (std::string_view bad : {"7 s", "-1s", "1w", ""}) {
+    EXPECT_FALSE(ParseFlagDuration(bad)) << bad;
+  }
+  EXPECT_NE(ParseFlagDuration("1x").error().message.find("(us, ms, s, m, h, d)"),
+            std::string::npos);
+}
+
+TEST(SecondsToDurationTest, TakesFiniteNonNegativeSecondsUpToTheBound) {
+  EXPECT_EQ(*SecondsToDuration(0.0), 0);
+  EXPECT_EQ(*SecondsToDuration(1.5), 1'500'000);
+  EXPECT_EQ(*SecondsToDuration(1e9), kMaxDuration);
+  EXPECT_EQ(*SecondsToDuration(0.0000005), 1);
+  Result<Micros, DurationError> big = SecondsToDuration(1e15);
+  ASSERT_FALSE(big);
+  EXPECT_EQ(big.error().problem, DurationProblem::kTooLarge);
+  EXPECT_EQ(big.error().message,
+            "bad duration 1e+15: a number of seconds must be finite, >= 0 and at most "
+            "1000000000 s (about 31.7 years)");
+  EXPECT_EQ(SecondsToDuration(-1.0).error().problem, DurationProblem::kMalformed);
+  EXPECT_FALSE(SecondsToDuration(std::numeric_limits<double>::infinity()));
+  EXPECT_FALSE(SecondsToDuration(std::numeric_limits<double>::quiet_NaN()));
+}
+
+TEST(FormatSecondsTest, KeepsMicrosecondsAndOneDecimalAtLeast) {
+  EXPECT_EQ(FormatSeconds(14'000'000), "14.0");
+  EXPECT_EQ(FormatSeconds(64'020'000), "64.02");
+  EXPECT_EQ(FormatSeconds(1), "0.000001");
+  EXPECT_EQ(FormatSeconds(0), "0.0");
+  EXPECT_EQ(FormatSeconds(-1'500'000), "-1.5");
+}
+
+}  // namespace
+}  // namespace fusebox::app
