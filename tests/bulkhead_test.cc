@@ -147,6 +147,7 @@ TEST(BulkheadTest, ConcurrentCallersNeverExceedTheCap) {
   constexpr std::uint32_t kCap = 3;
   constexpr int kThreads = 8;
   constexpr int kCallsPerThread = 20'000;
+  constexpr int kLooksWhileHolding = 16;
   auto bulkhead = MakeBulkhead(kCap);
   std::atomic<std::uint32_t> active{0};
   std::atomic<std::uint32_t> max_active{0};
@@ -171,11 +172,16 @@ TEST(BulkheadTest, ConcurrentCallersNeverExceedTheCap) {
         std::uint32_t seen = max_active.load();
         while (now > seen && !max_active.compare_exchange_weak(seen, now)) {
         }
-        const std::uint32_t in_flight = bulkhead->in_flight();
-        seen = max_in_flight.load();
-        while (in_flight > seen && !max_in_flight.compare_exchange_weak(seen, in_flight)) {
+        // Hold the slot a little to create contention, watching in_flight meanwhile. A busy hold,
+        // not a yield: on a loaded machine each yield hands the CPU to another process, and
+        // 60,000 of them took seconds. A holder preempted here keeps its slot while the others
+        // race for the rest, which is the contention this test is after.
+        for (int look = 0; look < kLooksWhileHolding; ++look) {
+          const std::uint32_t in_flight = bulkhead->in_flight();
+          seen = max_in_flight.load();
+          while (in_flight > seen && !max_in_flight.compare_exchange_weak(seen, in_flight)) {
+          }
         }
-        std::this_thread::yield();  // hold the slot a little to create contention
         active.fetch_sub(1);
       }
     });
