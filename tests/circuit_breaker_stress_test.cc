@@ -3,36 +3,21 @@
 // never more probes in flight than the cap, allowed + rejected = calls, nothing admitted while OPEN
 // (every permit belongs to a generation that admits, and HALF_OPEN comes no earlier than the
 // cooldown after OPEN), and CLOSED from OPEN only through HALF_OPEN with enough good probes.
-//
-// Two binaries run this file: fusebox_stress_test (label `stress`, in the default run) runs each
-// case once with 20,000 calls per thread, in well under a second; fusebox_stress_long_test (label
-// `long`) is compiled with FUSEBOX_STRESS_CALLS_PER_THREAD and FUSEBOX_STRESS_ROUNDS set: longer
-// runs (threads preempted mid-run more often), repeated with fresh seeds, for more
-// interleavings. The environment variable FUSEBOX_STRESS_ROUNDS overrides the round count of
-// either binary, for a soak run by hand.
+// The work per case is set by stress_scale.h (a short run by default, a long one under `long`).
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <atomic>
-#include <charconv>
 #include <chrono>
-#include <cstdlib>
-#include <cstring>
 #include <map>
 #include <mutex>
 #include <random>
 #include <thread>
 #include <vector>
 
-#ifndef FUSEBOX_STRESS_CALLS_PER_THREAD
-#define FUSEBOX_STRESS_CALLS_PER_THREAD 20000
-#endif
-#ifndef FUSEBOX_STRESS_ROUNDS
-#define FUSEBOX_STRESS_ROUNDS 1
-#endif
-
 #include "fusebox/circuit_breaker.h"
 #include "fusebox/testing/manual_clock.h"
+#include "stress_scale.h"
 
 namespace fusebox {
 namespace {
@@ -44,20 +29,6 @@ struct Admitted {
   TimePoint start{};
 };
 
-// How many times each case runs: FUSEBOX_STRESS_ROUNDS from the environment when it is a
-// positive number, otherwise the binary's compiled-in count.
-int Rounds() {
-  int rounds = FUSEBOX_STRESS_ROUNDS;
-  if (const char* env = std::getenv("FUSEBOX_STRESS_ROUNDS")) {
-    int parsed = 0;
-    const char* end = env + std::strlen(env);
-    if (std::from_chars(env, end, parsed).ptr == end && parsed > 0) {
-      rounds = parsed;
-    }
-  }
-  return rounds;
-}
-
 constexpr int kThreads = 8;
 
 // `listen`: with a listener every window outcome takes the breaker's full locked path and the
@@ -65,7 +36,7 @@ constexpr int kThreads = 8;
 // added without the event batch) and the counters are checked. The consecutive policy's
 // lock-free success path runs either way. `round` picks the threads' seeds (round 0: 1..8).
 void Hammer(TripPolicy trip, bool inflight_slow, bool listen, int round) {
-  constexpr int kCallsPerThread = FUSEBOX_STRESS_CALLS_PER_THREAD;
+  constexpr int kCallsPerThread = testing::kStressCallsPerThread;
   const CircuitBreakerConfig config{.trip = trip,
                                     .failure_threshold = 3,
                                     .window_size = 20,
@@ -207,9 +178,10 @@ void Hammer(TripPolicy trip, bool inflight_slow, bool listen, int round) {
   }
 }
 
-// Runs Hammer(trip, inflight_slow, listen) Rounds() times, stopping at the first failing round.
+// Runs Hammer(trip, inflight_slow, listen) testing::StressRounds() times, stopping at the first
+// failing round.
 void HammerRounds(TripPolicy trip, bool inflight_slow, bool listen = true) {
-  for (int round = 0; round < Rounds(); ++round) {
+  for (int round = 0; round < testing::StressRounds(); ++round) {
     SCOPED_TRACE(::testing::Message() << "round " << round);
     Hammer(trip, inflight_slow, listen, round);
     if (::testing::Test::HasFailure()) {
