@@ -1,4 +1,4 @@
-// The circuit breaker's state machine. The rules are in docs/architecture.md; comments here
+// The circuit breaker's state machine. The rules are in docs/breaker-rules.md; comments here
 // say why the code is shaped as it is.
 //
 // Concurrency design

@@ -1,6 +1,7 @@
 // CircuitBreakerConfig::Validate: the valid range of every field, checked before a breaker is
 // built (CircuitBreaker::Create refuses a config it rejects). Each error names the first field
 // out of range, the range, and the value given, so a config file's author can fix it at once.
+// The ranges are the contract's (docs/breaker-rules.md, "Configuration: defaults and ranges").
 #include "fusebox/circuit_breaker.h"
 
 #include <array>
