@@ -1,4 +1,4 @@
-// The circuit breaker's state machine. The rules are in docs/architecture.md; comments here
+// The circuit breaker's state machine. The rules are in docs/breaker-rules.md; comments here
 // say why the code is shaped as it is.
 //
 // Concurrency design
@@ -7,8 +7,8 @@
 //   1. CLOSED with the consecutive policy: admitting, and recording a fast success while the run
 //      of failures is zero. Neither changes the state machine, so it is enough to read the state
 //      word (state + generation) and the run counter; the only writes are counter increments on
-//      the calling thread's own shard (see internal/thread_slot.h).
-//   2. OPEN before the cooldown ends: a rejection. It reads the state word and `open_until_ns_`,
+//      the calling thread's own shard (internal/counter_shards.h).
+//   2. OPEN before the cooldown ends: a rejection. It reads the state word and `open_until_ns`,
 //      which is stored before the state word is published (release), so a reader that sees OPEN
 //      sees at least that OPEN period's deadline. Reading a newer deadline is fine: the breaker
 //      was then OPEN with it, and the rejection is ordered after that transition.
@@ -18,36 +18,38 @@
 // A window policy's outcome in CLOSED takes the lock but, when nobody listens and it does not
 // trip the breaker, not the full locked path: it only adds its sample to the window
 // (RecordWindowSampleUnlessItTrips).
-// Everything else (trips, windows, probes, transitions, operator commands) takes `mu_`, a short
-// spin lock: critical sections are a few dozen instructions and never call out (listeners are
-// invoked after unlocking), so a futex-based mutex would only add its own RMW on unlock.
+// Everything else (trips, windows, probes, transitions, operator commands) takes `mu`, a short
+// spin lock (internal/spin_lock.h): critical sections are a few dozen instructions and never call
+// out (listeners are invoked after unlocking, from an internal::EventBatch), so a futex-based
+// mutex would only add its own RMW on unlock.
+//
+// Config validation is in circuit_breaker_config.cc.
 #include "fusebox/circuit_breaker.h"
 
 #include <algorithm>
-#include <array>
 #include <atomic>
 #include <cmath>
 #include <cstddef>
-#include <cstdio>
-#include <deque>
-#include <limits>
+#include <cstdint>
+#include <memory>
 #include <mutex>
-#include <new>
 #include <optional>
 #include <string>
-#include <thread>
-#include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "fusebox/sliding_window.h"
-#include "internal/thread_slot.h"
+#include "internal/counter_shards.h"
+#include "internal/event_batch.h"
+#include "internal/inflight_tracker.h"
+#include "internal/spin_lock.h"
 
 namespace fusebox {
 namespace {
 
-using internal::kExclusiveSlots;
-using internal::kSlotCount;
+using internal::EventBatch;
+using internal::InflightTracker;
+using internal::SpinLock;
 
 constexpr std::uint64_t kStateBits = 3;
 constexpr std::uint64_t kStateMask = (1U << kStateBits) - 1;
@@ -60,28 +62,7 @@ constexpr State StateOf(std::uint64_t word) noexcept {
 }
 constexpr std::uint64_t GenerationOf(std::uint64_t word) noexcept { return word >> kStateBits; }
 
-// Test-and-test-and-set spin lock with a yield fallback. Unlock is a plain release store, so an
-// uncontended lock/unlock costs one atomic exchange.
-class SpinLock {
- public:
-  void lock() noexcept {
-    for (int spins = 0;; ++spins) {
-      if (!locked_.exchange(true, std::memory_order_acquire)) {
-        return;
-      }
-      while (locked_.load(std::memory_order_relaxed)) {
-        if (++spins > 64) {
-          std::this_thread::yield();
-        }
-      }
-    }
-  }
-  void unlock() noexcept { locked_.store(false, std::memory_order_release); }
-
- private:
-  std::atomic<bool> locked_{false};
-};
-
+// The breaker's totals, one internal::ShardedCounters index each.
 enum Counter : std::size_t {
   kAllowed,
   kRejectedOpen,
@@ -93,91 +74,6 @@ enum Counter : std::size_t {
   kIgnored,
   kLate,
   kCounterCount,
-};
-
-// One thread's counters; cache-line aligned so two threads never share a line.
-struct alignas(64) CounterShard {
-  std::array<std::atomic<std::uint64_t>, kCounterCount> values{};
-};
-
-// Events gathered under the lock and delivered after it is released. A single operation
-// produces at most a few (e.g. an overdue probe's timeout, the reopen, the cooldown elapsing,
-// and the call's own rejection).
-struct EventBatch {
-  static constexpr std::size_t kCapacity = 8;
-  static_assert(std::is_trivially_destructible_v<Event>);
-
-  // Uninitialized storage: most operations produce no event (or nobody listens), and
-  // default-constructing eight Events on every locked call would cost more than the call.
-  alignas(Event) std::array<std::byte, kCapacity * sizeof(Event)> storage;
-  std::size_t size = 0;
-
-  void Push(const Event& e) noexcept {
-    if (size < kCapacity) {
-      new (storage.data() + size * sizeof(Event)) Event(e);
-      ++size;
-    }
-  }
-  const Event& operator[](std::size_t i) const noexcept {
-    return *std::launder(reinterpret_cast<const Event*>(storage.data() + i * sizeof(Event)));
-  }
-};
-
-// Calls in flight in CLOSED, in admission order, for in-flight slow accounting. Entries before
-// `frontier_` started at least slow_call_duration ago; `slow_` counts those not yet finished.
-class InflightTracker {
- public:
-  std::uint64_t Add(TimePoint start) {
-    entries_.push_back({start, false});
-    return base_ + entries_.size() - 1;
-  }
-
-  void Done(std::uint64_t ticket) noexcept {
-    if (ticket < base_ || ticket - base_ >= entries_.size()) {
-      return;  // cleared by a transition since
-    }
-    const auto index = static_cast<std::size_t>(ticket - base_);
-    entries_[index].done = true;
-    if (index < frontier_) {
-      --slow_;
-    }
-    while (!entries_.empty() && entries_.front().done) {
-      entries_.pop_front();
-      ++base_;
-      if (frontier_ > 0) {
-        --frontier_;
-      }
-    }
-  }
-
-  // Counts, once each, the calls that have now been running for at least `slow_after`.
-  void Advance(TimePoint now, Duration slow_after) noexcept {
-    while (frontier_ < entries_.size() && entries_[frontier_].start + slow_after <= now) {
-      if (!entries_[frontier_].done) {
-        ++slow_;
-      }
-      ++frontier_;
-    }
-  }
-
-  std::uint64_t slow() const noexcept { return slow_; }
-
-  void Clear() noexcept {
-    base_ += entries_.size();
-    entries_.clear();
-    frontier_ = 0;
-    slow_ = 0;
-  }
-
- private:
-  struct Entry {
-    TimePoint start;
-    bool done;
-  };
-  std::deque<Entry> entries_;
-  std::uint64_t base_ = 0;  // ticket of entries_.front()
-  std::size_t frontier_ = 0;
-  std::uint64_t slow_ = 0;
 };
 
 struct ProbeSlot {
@@ -220,83 +116,7 @@ std::uint64_t HashName(const std::string& name) noexcept {
   return h;
 }
 
-std::string Number(double v) {
-  std::array<char, 32> buf{};
-  std::snprintf(buf.data(), buf.size(), "%g", v);
-  return buf.data();
-}
-
-std::optional<ConfigError> RangeError(const char* field, double value, const std::string& range) {
-  return ConfigError{field, std::string(field) + " must be in " + range + ", got " + Number(value)};
-}
-
-std::string Seconds(Duration d) { return Number(ToSeconds(d)) + "s"; }
-
 }  // namespace
-
-// ---- config ----
-
-std::optional<ConfigError> CircuitBreakerConfig::Validate() const {
-  constexpr Duration kDay = std::chrono::hours(24);
-  if (failure_threshold < 1 || failure_threshold > 1'000'000) {
-    return RangeError("failure_threshold", failure_threshold, "[1, 1000000]");
-  }
-  if (trip == TripPolicy::kTimeWindow && (window_size < 1 || window_size > 3600)) {
-    return RangeError("window_size", window_size, "[1, 3600] (seconds, time_window)");
-  }
-  static_assert(1'000'000 <= CountWindow::kMaxSize);
-  if (window_size < 1 || window_size > 1'000'000) {
-    return RangeError("window_size", window_size, "[1, 1000000]");
-  }
-  if (minimum_calls < 1 || minimum_calls > 1'000'000) {
-    return RangeError("minimum_calls", minimum_calls, "[1, 1000000]");
-  }
-  // A count window never holds more than window_size outcomes: a larger gate never opens.
-  if (trip == TripPolicy::kCountWindow && minimum_calls > window_size) {
-    return RangeError("minimum_calls", minimum_calls,
-                      "[1, window_size (" + std::to_string(window_size) + ")] (count_window)");
-  }
-  if (!(failure_rate_threshold > 0.0 && failure_rate_threshold <= 1.0)) {
-    return RangeError("failure_rate_threshold", failure_rate_threshold, "(0, 1]");
-  }
-  if (!(slow_call_rate_threshold > 0.0 && slow_call_rate_threshold <= 1.0)) {
-    return RangeError("slow_call_rate_threshold", slow_call_rate_threshold, "(0, 1]");
-  }
-  if (call_timeout <= Duration::zero() || call_timeout > kDay) {
-    return ConfigError{"call_timeout",
-                       "call_timeout must be in (0s, 86400s], got " + Seconds(call_timeout)};
-  }
-  if (slow_call_duration &&
-      (*slow_call_duration <= Duration::zero() || *slow_call_duration > kDay)) {
-    return ConfigError{"slow_call_duration", "slow_call_duration must be in (0s, 86400s], got " +
-                                                 Seconds(*slow_call_duration)};
-  }
-  if (cooldown <= Duration::zero() || cooldown > kDay) {
-    return ConfigError{"cooldown", "cooldown must be in (0s, 86400s], got " + Seconds(cooldown)};
-  }
-  if (half_open_max_probes < 1 || half_open_max_probes > 10'000) {
-    return RangeError("half_open_max_probes", half_open_max_probes, "[1, 10000]");
-  }
-  if (half_open_successes && (*half_open_successes < 1 || *half_open_successes > 10'000)) {
-    return RangeError("half_open_successes", *half_open_successes, "[1, 10000]");
-  }
-  if (inflight_slow_accounting && trip == TripPolicy::kConsecutive) {
-    return ConfigError{"inflight_slow_accounting",
-                       "inflight_slow_accounting must be false with trip = consecutive (it "
-                       "feeds the slow-call rate of count_window and time_window)"};
-  }
-  if (!(cooldown_multiplier >= 1.0 && cooldown_multiplier <= 100.0)) {
-    return RangeError("cooldown_multiplier", cooldown_multiplier, "[1, 100]");
-  }
-  if (cooldown_max && (*cooldown_max < cooldown || *cooldown_max > kDay)) {
-    return ConfigError{"cooldown_max", "cooldown_max must be in [cooldown (" + Seconds(cooldown) +
-                                           "), 86400s], got " + Seconds(*cooldown_max)};
-  }
-  if (!(cooldown_jitter >= 0.0 && cooldown_jitter <= 1.0)) {
-    return RangeError("cooldown_jitter", cooldown_jitter, "[0, 1]");
-  }
-  return std::nullopt;
-}
 
 // ---- state ----
 
@@ -339,7 +159,7 @@ struct CircuitBreaker::Impl {
   std::atomic<std::int64_t> open_until_ns{0};
   std::atomic<std::uint32_t> consecutive_run{0};
   std::atomic<std::uint64_t> sequence{0};
-  std::array<CounterShard, kSlotCount> shards{};
+  internal::ShardedCounters<kCounterCount> counters;
 
   mutable SpinLock mu;
   State state = State::kClosed;        // Guarded by mu.
@@ -369,24 +189,8 @@ struct CircuitBreaker::Impl {
 
   // ---- counters ----
 
-  void Bump(Counter c) noexcept {
-    const std::size_t slot = internal::ThisThreadSlot();
-    std::atomic<std::uint64_t>& v = shards[slot].values[c];
-    if (slot < kExclusiveSlots) [[likely]] {
-      // Single writer (this thread owns the slot): no locked RMW needed.
-      v.store(v.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-    } else {
-      v.fetch_add(1, std::memory_order_relaxed);
-    }
-  }
-
-  std::uint64_t Sum(Counter c) const noexcept {
-    std::uint64_t total = 0;
-    for (const CounterShard& s : shards) {
-      total += s.values[c].load(std::memory_order_relaxed);
-    }
-    return total;
-  }
+  void Bump(Counter c) noexcept { counters.Bump(c); }
+  std::uint64_t Sum(Counter c) const noexcept { return counters.Sum(c); }
 
   // ---- events ----
 

@@ -1,5 +1,5 @@
 // The printable names of fusebox's enums. They appear in logs, metrics, HTTP bodies and traces,
-// so they are part of the contract (docs/architecture.md, "Reason codes").
+// so they are part of the contract (docs/breaker-rules.md, "Reason codes").
 #include <optional>
 #include <string_view>
 

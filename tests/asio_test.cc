@@ -11,6 +11,7 @@
 #include <thread>
 #include <utility>
 #include <variant>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <boost/asio/awaitable.hpp>
@@ -531,35 +532,52 @@ TEST(AsioRunTest, TimedOutProbeReopensTheBreaker) {
 
 // Many calls on a two-thread io_context: each records exactly one outcome (run under TSan too).
 TEST(AsioRunTest, ConcurrentCallsOnAThreadPoolRecordOneOutcomeEach) {
-  fusebox::PreciseMonotonicClock clock;
-  auto config = Config();
-  config.call_timeout = 2s;  // the hung half waits it out; the other half answers at once
-  auto breaker = MakeBreaker(config, clock);
+  // The answering half must complete and the hung half must time out, under one call_timeout.
+  // The hung half's permits are taken first and the virtual clock moved on until kShortBudget is
+  // left of their budget: they time out after kShortBudget of real time, while the answering
+  // half, admitted by Run() on the pool, gets the whole of kBudget.
+  fusebox::testing::ManualClock clock;
+  auto breaker = MakeBreaker(Config(), clock);
   net::io_context io;
   constexpr int kCalls = 20;
+  std::vector<fusebox::Permit> hung_permits;
+  for (int i = 0; i < kCalls; i += 2) {
+    auto permit = breaker->TryAcquire();
+    ASSERT_TRUE(permit);
+    hung_permits.push_back(std::move(*permit));
+  }
+  clock.Advance(kBudget - kShortBudget);
   std::atomic<int> cancelled_ops{0};
   std::atomic<int> completions{0};
   for (int i = 0; i < kCalls; ++i) {
     const bool hang = i % 2 == 0;
+    auto op = [&, hang](const CallContext&) -> net::awaitable<int> {
+      if (!hang) {
+        co_return 200;
+      }
+      bool observed = false;
+      try {
+        co_return co_await WaitAnHour(observed);
+      } catch (const boost::system::system_error&) {
+        cancelled_ops.fetch_add(observed ? 1 : 0);
+        throw;
+      }
+    };
+    std::optional<fusebox::Permit> permit;
+    if (hang) {
+      permit.emplace(std::move(hung_permits[static_cast<std::size_t>(i / 2)]));
+    }
     net::co_spawn(
         io,
-        [&, hang]() -> net::awaitable<void> {
-          auto result = co_await fusebox::asio::Run(
-              *breaker,
-              [&, hang](const CallContext&) -> net::awaitable<int> {
-                if (!hang) {
-                  co_return 200;
-                }
-                bool observed = false;
-                try {
-                  co_return co_await WaitAnHour(observed);
-                } catch (const boost::system::system_error&) {
-                  cancelled_ops.fetch_add(observed ? 1 : 0);
-                  throw;
-                }
-              },
-              FailOn503);
-          EXPECT_EQ(static_cast<bool>(result), !hang);
+        [&, hang, op, permit = std::move(permit)]() mutable -> net::awaitable<void> {
+          if (hang) {
+            auto result =
+                co_await fusebox::asio::RunAdmitted(*breaker, std::move(*permit), op, FailOn503);
+            EXPECT_FALSE(result);
+          } else {
+            auto result = co_await fusebox::asio::Run(*breaker, op, FailOn503);
+            EXPECT_TRUE(result);
+          }
         },
         [&completions](std::exception_ptr error) {
           EXPECT_EQ(error, nullptr);

@@ -3,6 +3,7 @@
 // never more probes in flight than the cap, allowed + rejected = calls, nothing admitted while OPEN
 // (every permit belongs to a generation that admits, and HALF_OPEN comes no earlier than the
 // cooldown after OPEN), and CLOSED from OPEN only through HALF_OPEN with enough good probes.
+// The work per case is set by stress_scale.h (a short run by default, a long one under `long`).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -16,6 +17,7 @@
 
 #include "fusebox/circuit_breaker.h"
 #include "fusebox/testing/manual_clock.h"
+#include "stress_scale.h"
 
 namespace fusebox {
 namespace {
@@ -27,13 +29,14 @@ struct Admitted {
   TimePoint start{};
 };
 
+constexpr int kThreads = 8;
+
 // `listen`: with a listener every window outcome takes the breaker's full locked path and the
 // event replay below checks the state machine; without one the window short path runs (a sample
 // added without the event batch) and the counters are checked. The consecutive policy's
-// lock-free success path runs either way.
-void Hammer(TripPolicy trip, bool inflight_slow, bool listen = true) {
-  constexpr int kThreads = 8;
-  constexpr int kCallsPerThread = 20000;
+// lock-free success path runs either way. `round` picks the threads' seeds (round 0: 1..8).
+void Hammer(TripPolicy trip, bool inflight_slow, bool listen, int round) {
+  constexpr int kCallsPerThread = testing::kStressCallsPerThread;
   const CircuitBreakerConfig config{.trip = trip,
                                     .failure_threshold = 3,
                                     .window_size = 20,
@@ -68,7 +71,7 @@ void Hammer(TripPolicy trip, bool inflight_slow, bool listen = true) {
   std::vector<std::thread> workers;
   for (int w = 0; w < kThreads; ++w) {
     workers.emplace_back([&, w] {
-      std::mt19937 rng(static_cast<unsigned>(w) + 1);
+      std::mt19937 rng(static_cast<unsigned>(round * kThreads + w) + 1);
       std::uniform_int_distribution<int> pick(0, 99);
       for (int i = 0; i < kCallsPerThread; ++i) {
         // Virtual time moves with the work done (1 ms per 25 calls of each thread), not with the
@@ -175,22 +178,34 @@ void Hammer(TripPolicy trip, bool inflight_slow, bool listen = true) {
   }
 }
 
+// Runs Hammer(trip, inflight_slow, listen) testing::StressRounds() times, stopping at the first
+// failing round.
+void HammerRounds(TripPolicy trip, bool inflight_slow, bool listen = true) {
+  for (int round = 0; round < testing::StressRounds(); ++round) {
+    SCOPED_TRACE(::testing::Message() << "round " << round);
+    Hammer(trip, inflight_slow, listen, round);
+    if (::testing::Test::HasFailure()) {
+      return;
+    }
+  }
+}
+
 TEST(CircuitBreakerStressTest, ConsecutivePolicyUnderEightThreads) {
-  Hammer(TripPolicy::kConsecutive, false);
+  HammerRounds(TripPolicy::kConsecutive, false);
 }
 
 TEST(CircuitBreakerStressTest, CountWindowWithInflightSlowUnderEightThreads) {
-  Hammer(TripPolicy::kCountWindow, true);
+  HammerRounds(TripPolicy::kCountWindow, true);
 }
 
 TEST(CircuitBreakerStressTest, TimeWindowUnderEightThreads) {
-  Hammer(TripPolicy::kTimeWindow, false);
+  HammerRounds(TripPolicy::kTimeWindow, false);
 }
 
 TEST(CircuitBreakerStressTest, ShortPathsUnderEightThreads) {
-  Hammer(TripPolicy::kConsecutive, false, /*listen=*/false);
-  Hammer(TripPolicy::kCountWindow, false, /*listen=*/false);
-  Hammer(TripPolicy::kTimeWindow, false, /*listen=*/false);
+  HammerRounds(TripPolicy::kConsecutive, false, /*listen=*/false);
+  HammerRounds(TripPolicy::kCountWindow, false, /*listen=*/false);
+  HammerRounds(TripPolicy::kTimeWindow, false, /*listen=*/false);
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-// Every rule of the breaker (docs/architecture.md) as a unit test, in virtual time.
+// Every rule of the breaker (docs/breaker-rules.md) as a unit test, in virtual time.
 #include "fusebox/circuit_breaker.h"
 
 #include <gmock/gmock.h>

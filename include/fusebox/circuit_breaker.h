@@ -8,7 +8,7 @@
 //   Operator states, entered and left only by command: DISABLED (admit all, nothing trips),
 //   METRICS_ONLY (admit all, record, never trip), FORCED_OPEN (reject all with CIRCUIT_OPEN).
 //
-// The exact rules are in docs/architecture.md ("The breaker's rules"). In short:
+// The exact rules are in docs/breaker-rules.md. In short:
 //   - Trip policies: `kConsecutive` (a run of failures or slow calls), `kCountWindow` (rates over
 //     the last N outcomes), `kTimeWindow` (rates over the last N one-second buckets), with
 //     `minimum_calls`; optionally calls still running past `slow_call_duration` count as slow.

@@ -1,7 +1,7 @@
 // fusebox/outcome.h
 //
 // What became of an admitted call. Every admitted call ends in exactly one Outcome
-// (docs/architecture.md, "The breaker's rules"):
+// (docs/breaker-rules.md, "Outcomes"):
 //   kSuccess  completed before its budget and the classifier accepted it (a sparse but honest
 //             answer is a success);
 //   kFailure  the classifier rejected it (5xx, network error, reset, unparseable reply, ...);
