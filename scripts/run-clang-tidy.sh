@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# Runs clang-tidy-16 (config: .clang-tidy) over the library: every .cc under src/ that the build
-# compiles, the generated units that include each public header on its own (tests/CMakeLists.txt,
-# <build>/tests/header_check/), and through HeaderFilterRegex the headers of include/fusebox/ and
-# src/ they include.
+# Runs clang-tidy-16 over the library and the apps:
+#   - the library (config: .clang-tidy): every .cc under src/ that the build compiles, the
+#     generated units that include each public header on its own (tests/CMakeLists.txt,
+#     <build>/tests/header_check/), and through HeaderFilterRegex the headers of include/fusebox/
+#     and src/ they include;
+#   - the apps (config: apps/.clang-tidy, the bugprone and performance families): every .cc under
+#     apps/ that the build compiles, and the apps' headers they include.
 #
 #   scripts/run-clang-tidy.sh [build-dir]     default build dir: build/release
 #
@@ -41,6 +44,14 @@ if [ ${#files[@]} -eq 0 ]; then
   exit 1
 fi
 src_count=${#files[@]}
+# The apps' translation units (apps/.clang-tidy applies to them), when the apps are configured.
+app_count=0
+while IFS= read -r f; do
+  if grep -qF "\"file\": \"$root/$f\"" "$db"; then
+    files+=("$f")
+    app_count=$((app_count + 1))
+  fi
+done < <(find apps -type f -name '*.cc' | LC_ALL=C sort)
 # One unit per public header, so headers no file of src/ includes are checked too.
 header_units=0
 while IFS= read -r f; do
@@ -53,7 +64,8 @@ if [ "$header_units" -eq 0 ]; then
   exit 1
 fi
 
-echo "run-clang-tidy: $clang_tidy on $src_count files of src/ and $header_units public headers"
+echo "run-clang-tidy: $clang_tidy on $src_count files of src/, $header_units public headers" \
+  "and $app_count files of apps/"
 # xargs exits 123 when any invocation fails; each file is reported on its own.
 if ! printf '%s\0' "${files[@]}" |
     xargs -0 -n 1 -P "$jobs" "$clang_tidy" -p "$build_dir" --quiet; then
