@@ -1,6 +1,6 @@
 // Both cache backends: get/put, LRU bound, and for SQLite: created with its directory on first
 // run, WAL mode, survives a reopen, and a broken file is reported, not fatal.
-#include "cache.h"
+#include "service/cache.h"
 
 #include <sqlite3.h>
 
@@ -11,7 +11,7 @@
 
 #include <gtest/gtest.h>
 
-#include "decode.h"
+#include "core/decode.h"
 
 namespace {
 
