@@ -1,6 +1,7 @@
 // The HTTP surface without sockets: routes, JSON bodies, status codes and headers, batch request
 // validation, operations endpoints, admin auth; plus the status mapping table and the log line.
 #include "http/router.h"
+#include "http/admin_route.h"
 
 #include <fstream>
 #include <memory>

@@ -6,6 +6,8 @@
 #include <boost/json/object.hpp>
 #include <boost/json/serialize.hpp>
 
+#include "core/decode.h"
+
 namespace vin_gateway {
 namespace {
 

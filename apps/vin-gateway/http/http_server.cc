@@ -20,6 +20,8 @@
 #include <boost/json/object.hpp>
 #include <boost/json/serialize.hpp>
 
+#include "core/decode.h"
+#include "http/http_message.h"
 #include "http/transport_status.h"
 
 namespace vin_gateway {
@@ -218,26 +220,14 @@ http::response<http::string_body> ToBeast(const HttpResponse& response, unsigned
 // The answer to a request that could not be read (then the connection closes).
 std::optional<HttpResponse> ReadFailureResponse(const boost::system::error_code& ec) {
   if (ec == http::error::header_limit) {
-    HttpResponse r;
-    r.status = HttpStatus(TransportStatus::kHeadersTooLarge);
-    r.body = ErrorBody(TransportStatus::kHeadersTooLarge);
-    r.log_status = std::string(ToString(TransportStatus::kHeadersTooLarge));
-    return r;
+    return ErrorResponse(TransportStatus::kHeadersTooLarge);
   }
   if (ec == http::error::body_limit) {
-    HttpResponse r;
-    r.status = HttpStatus(TransportStatus::kPayloadTooLarge);
-    r.body = ErrorBody(TransportStatus::kPayloadTooLarge);
-    r.log_status = std::string(ToString(TransportStatus::kPayloadTooLarge));
-    return r;
+    return ErrorResponse(TransportStatus::kPayloadTooLarge);
   }
   if (ec.category() == http::make_error_code(http::error::bad_version).category() &&
       ec != http::error::end_of_stream && ec != http::error::partial_message) {
-    HttpResponse r;
-    r.status = HttpStatus(TransportStatus::kBadRequest);
-    r.body = ErrorBody(TransportStatus::kBadRequest, "The request is not valid HTTP/1.1.");
-    r.log_status = std::string(ToString(TransportStatus::kBadRequest));
-    return r;
+    return ErrorResponse(TransportStatus::kBadRequest, "The request is not valid HTTP/1.1.");
   }
   return std::nullopt;  // the client left, timed out, or the server is draining: just close
 }

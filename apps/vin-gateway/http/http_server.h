@@ -42,7 +42,7 @@
 
 #include "fusebox/clock.h"
 #include "fusebox/status.h"
-#include "http/router.h"
+#include "http/http_message.h"
 
 namespace vin_gateway {
 

@@ -1,7 +1,10 @@
 // vin-gateway/http/router.h
 //
 // The gateway's routes, independent of the HTTP library: the server (http_server.h) turns each
-// request into an `HttpRequest`, awaits `Router::Handle`, and writes the `HttpResponse`.
+// request into an `HttpRequest` (http_message.h), awaits `Router::Handle`, and writes the
+// `HttpResponse`. The router dispatches and answers the decode routes itself; the page and its
+// assets are static_assets.h, the admin commands admin_route.h, /readyz and /status
+// status_route.h, /metrics metrics_route.h.
 //
 //   GET  /api/v1/vin/{vin}[?modelyear=YYYY]    one decode (DecodeService::Decode)
 //   POST /api/v1/vin/batch                     {"vins": [...1..50], "modelyear": YYYY}
@@ -18,7 +21,8 @@
 //                                              a strict Content-Security-Policy
 //   GET  /assets/{name}                        its script, style sheet and icon; versioned names
 //                                              (app.<hash>.js) are cacheable for good
-// Anything else is a JSON NOT_FOUND (404) or METHOD_NOT_ALLOWED (405). Every error is JSON.
+// Anything else is a JSON NOT_FOUND (404) or METHOD_NOT_ALLOWED (405). Every error is JSON, with a
+// transport status (transport_status.h); decode answers carry a decode status.
 //
 // Thread safety: Handle may be called concurrently. Time: none of its own.
 //
@@ -27,62 +31,22 @@
 //   HttpResponse response = co_await router.Handle(std::move(request));
 #pragma once
 
-#include <functional>
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
-#include <vector>
 
 #include <boost/asio/awaitable.hpp>
 
-#include "fusebox/bulkhead.h"
-#include "fusebox/registry.h"
-#include "service/cache.h"
-#include "service/decode_service.h"
-#include "service/gateway_metrics.h"
-#include "service/rate_limiter.h"
-#include "service/vpic_client.h"
+#include "core/decode_answer.h"
+#include "http/http_message.h"
+#include "http/route_deps.h"
 
 namespace vin_gateway {
 
 // Batches hold 1 to this many VINs.
 inline constexpr std::size_t kMaxBatch = 50;
-
-struct HttpRequest {
-  std::string method;         // "GET", "POST", ...
-  std::string target;         // origin form: "/api/v1/vin/1FT...?modelyear=2021"
-  std::string authorization;  // the Authorization header, if any
-  std::string if_none_match;  // the If-None-Match header, if any (conditional GET of the page)
-  std::string body;
-  std::string client;  // the peer's address (the rate limit's key)
-};
-
-struct HttpResponse {
-  unsigned status = 200;
-  std::string content_type = "application/json";
-  std::string body;
-  std::vector<std::pair<std::string, std::string>> headers;  // e.g. {"Retry-After", "12"}
-
-  // For the request's log line.
-  std::string log_status;  // the status spelling ("OK", "CIRCUIT_OPEN", "NOT_FOUND", ...)
-  std::string log_vin;
-  std::string log_source;  // "live", "cache", "" ; "cache-stale" for stale copies
-  std::optional<fusebox::Duration> upstream_latency;
-  std::string log_detail;  // why the upstream call failed
-};
-
-struct RouterDeps {
-  DecodeService& service;
-  fusebox::Registry& registry;
-  Cache& cache;
-  fusebox::Bulkhead& bulkhead;
-  GatewayMetrics& metrics;
-  RateLimiter& limiter;
-  VpicClient& client;
-  std::optional<std::string> admin_token;  // FUSEBOX_ADMIN_TOKEN; nullopt: admin routes are 404
-  std::function<bool()> draining;          // true once SIGTERM was received (may be empty)
-};
 
 class Router {
  public:
@@ -95,17 +59,9 @@ class Router {
                                                  std::string_view raw_vin,
                                                  std::optional<std::string> modelyear);
   boost::asio::awaitable<HttpResponse> DecodeBatch(const HttpRequest& request);
-  HttpResponse Status() const;
-  HttpResponse Metrics() const;
-  HttpResponse Ready() const;
-  HttpResponse Admin(const HttpRequest& request, std::string_view name, std::string_view command);
 
   RouterDeps deps_;
 };
-
-// Whether `authorization` is "Bearer <token>" with exactly `token`. Compares SHA-256 digests with
-// CRYPTO_memcmp, so the time taken says nothing about the token.
-bool BearerMatches(std::string_view authorization, std::string_view token);
 
 // The response for a decode answer: status, JSON body, Retry-After when the status has one.
 HttpResponse AnswerResponse(const DecodeAnswer& answer);
