@@ -13,7 +13,7 @@
 // Example:
 //   Decode d{.vin = row.vin, .vehicle = row.vehicle, .upstream_codes = row.upstream_codes,
 //            .fetched_at = wall_clock.Now()};
-//   cache.Put(CacheKey(d.vin, d.model_year), SerializeDecode(d), d.fetched_at);
+//   co_await cache.Put(CacheKey(d.vin, d.model_year), {SerializeDecode(d), d.fetched_at});
 #pragma once
 
 #include <memory>

@@ -2,24 +2,38 @@
 //
 // The last-good decode cache. Every successful decode is stored with its fetch time; within the
 // TTL it is served without an upstream call, and when a live decode is impossible it is served as
-// a labeled stale copy (gateway-api.md). The cache is an interface so that backends can change
+// a labeled stale copy (docs/http-api.md). The cache is an interface so that backends can change
 // (`memory`, `sqlite:PATH`, and later `redis://`): callers see bytes and a fetch time, and decide
 // freshness themselves (the TTL is the caller's policy, not the store's).
 //
-//   Get(key)         -> the entry, whatever its age (stale serving needs old entries too)
-//   Put(key, entry)  -> insert or replace; beyond max_entries the least recently used goes
+//   co_await Get(key)         -> the entry, whatever its age (stale serving needs old entries too)
+//   co_await Put(key, entry)  -> insert or replace; beyond max_entries the least recently used goes
+//
+// The contract, so that a network backend (redis) can implement it without blocking an event loop:
+//   - Get and Put are awaitables, awaited in the request's (or the upstream call's) coroutine.
+//     They complete on the awaiting coroutine's executor, never throw, and never block the thread
+//     on the network: a backend that talks to a server suspends instead.
+//   - Each operation is budgeted by the backend itself, in a few milliseconds (a cache read sits
+//     in front of every decode, and a rejection is decided after exactly one): when the budget
+//     runs out, Get completes with nullopt (a miss) and Put drops the write, and the backend
+//     counts an error. The caller never waits on the cache longer than that budget.
+//   - Backends that never wait (memory, SQLite on a local file) derive from ImmediateCache: their
+//     awaitables complete at once, without suspending the caller, so the request's coroutine pays
+//     only a function call (the synchronous GetNow/PutNow do the work).
+// The in-process front of parsed decodes (hot_decodes.h) stays synchronous and sits before Get.
 //
 // Failures never reach the caller as errors: a backend that breaks (a corrupt SQLite file, a full
-// disk) reports itself unhealthy in Stats() and behaves as an empty cache, so the gateway keeps
-// serving live decodes.
+// disk, a server that is gone) reports itself unhealthy in Stats() and behaves as an empty cache,
+// so the gateway keeps serving live decodes.
 //
-// Thread safety: all members may be called concurrently. Time: entries carry the caller's
-// wall-clock fetch time; recency for LRU is the order of use, not a clock.
+// Thread safety: all members may be called concurrently, from coroutines on any executors (one
+// io_context per I/O thread). Time: entries carry the caller's wall-clock fetch time; recency for
+// LRU is the order of use, not a clock; a network backend's budget is its own (Asio timers).
 //
 // Example:
 //   auto cache = vin_gateway::OpenCache("sqlite:var/vin-cache.sqlite", 1'000'000);
-//   cache->Put("1FTMW1T88MFA00001", {SerializeDecode(d), d.fetched_at});
-//   if (auto hit = cache->Get("1FTMW1T88MFA00001"); hit && now - hit->fetched_at < ttl) ...
+//   co_await cache->Put("1FTMW1T88MFA00001", {SerializeDecode(d), d.fetched_at});
+//   if (auto hit = co_await cache->Get("1FTMW1T88MFA00001"); hit && now - hit->fetched_at < ttl)
 #pragma once
 
 #include <chrono>
@@ -29,7 +43,9 @@
 #include <string>
 #include <string_view>
 
-#include "core/decode.h"
+#include <boost/asio/awaitable.hpp>
+
+#include "core/wall_clock.h"
 
 namespace vin_gateway {
 
@@ -55,13 +71,27 @@ struct CacheStats {
 class Cache {
  public:
   virtual ~Cache() = default;
-  virtual std::optional<CacheEntry> Get(std::string_view key) = 0;
-  virtual void Put(std::string_view key, const CacheEntry& entry) = 0;
+  // The entry stored under `key`, whatever its age; nullopt when there is none, or when the
+  // backend failed or ran out of its budget.
+  virtual boost::asio::awaitable<std::optional<CacheEntry>> Get(std::string key) = 0;
+  // Stores `entry` under `key` (best effort: a failure or an exhausted budget drops it).
+  virtual boost::asio::awaitable<void> Put(std::string key, CacheEntry entry) = 0;
   virtual CacheStats Stats() const = 0;
 };
 
+// A backend whose operations never wait on anything but local memory or a local file: Get and Put
+// do the work synchronously (GetNow, PutNow) and complete without suspending.
+class ImmediateCache : public Cache {
+ public:
+  boost::asio::awaitable<std::optional<CacheEntry>> Get(std::string key) final;
+  boost::asio::awaitable<void> Put(std::string key, CacheEntry entry) final;
+
+  virtual std::optional<CacheEntry> GetNow(std::string_view key) = 0;
+  virtual void PutNow(std::string_view key, const CacheEntry& entry) = 0;
+};
+
 // An in-process LRU. max_entries >= 1.
-std::unique_ptr<Cache> MakeMemoryCache(std::uint64_t max_entries);
+std::unique_ptr<ImmediateCache> MakeMemoryCache(std::uint64_t max_entries);
 
 struct SqliteCacheOptions {
   // A file locked by another process (one gateway per file; say, the previous gateway still
@@ -73,8 +103,8 @@ struct SqliteCacheOptions {
 // A SQLite file in WAL mode, created (with its directory) on first run, locked by this process
 // until it is destroyed. Never fails: a file that cannot be opened or is not a valid cache yields
 // a cache that is unhealthy and empty (a locked one only until the lock can be had).
-std::unique_ptr<Cache> MakeSqliteCache(const std::string& path, std::uint64_t max_entries,
-                                       SqliteCacheOptions options = {});
+std::unique_ptr<ImmediateCache> MakeSqliteCache(const std::string& path, std::uint64_t max_entries,
+                                                SqliteCacheOptions options = {});
 
 // "memory" or "sqlite:PATH" (checked by GatewayConfig::Validate()); anything else: memory.
 std::unique_ptr<Cache> OpenCache(std::string_view uri, std::uint64_t max_entries);

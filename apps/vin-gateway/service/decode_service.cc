@@ -165,21 +165,21 @@ void DecodeService::HoldUpstream(Duration retry_after) noexcept {
   }
 }
 
-DecodeService::Lookup DecodeService::LookUp(const std::string& key) {
+net::awaitable<DecodeService::Lookup> DecodeService::LookUp(std::string key) {
   const WallTime now = deps_.wall_clock.Now();
   HotDecodes::Entry hot = hot_.Lookup(key);
   if (hot.decode != nullptr && now - hot.decode->fetched_at < options_.cache_ttl) {
-    return Lookup{hot.decode, hot.decode, std::move(hot.fresh_body)};
+    co_return Lookup{hot.decode, hot.decode, std::move(hot.fresh_body)};
   }
   // Not in the front, or too old there: the backend may hold a younger copy (a front that
   // evicted and re-read, or a backend shared between gateways, as a redis:// one will be).
-  std::optional<CacheEntry> entry = deps_.cache.Get(key);
+  std::optional<CacheEntry> entry = co_await deps_.cache.Get(key);
   std::optional<vin_gateway::Decode> decode;
   if (entry) {
     decode = DeserializeDecode(entry->payload);
   }
   if (!decode) {
-    return Lookup{nullptr, std::move(hot.decode), nullptr};
+    co_return Lookup{nullptr, std::move(hot.decode), nullptr};
   }
   DecodePtr shared = std::make_shared<const vin_gateway::Decode>(std::move(*decode));
   if (hot.decode != nullptr && hot.decode->fetched_at > shared->fetched_at) {
@@ -187,9 +187,9 @@ DecodeService::Lookup DecodeService::LookUp(const std::string& key) {
   }
   hot_.Put(key, shared);
   if (now - shared->fetched_at < options_.cache_ttl) {
-    return Lookup{shared, shared, nullptr};
+    co_return Lookup{shared, shared, nullptr};
   }
-  return Lookup{nullptr, std::move(shared), nullptr};
+  co_return Lookup{nullptr, std::move(shared), nullptr};
 }
 
 void DecodeService::AnswerFresh(DecodeAnswer& answer, const std::string& key, Lookup lookup) {
@@ -209,14 +209,17 @@ void DecodeService::AnswerFresh(DecodeAnswer& answer, const std::string& key, Lo
   deps_.metrics.CountAnswer(answer.status, answer.source, false);
 }
 
-void DecodeService::Store(const DecodePtr& decode) {
-  const std::string key = CacheKey(decode->vin, decode->model_year);
+net::awaitable<void> DecodeService::Store(DecodePtr decode) {
+  std::string key = CacheKey(decode->vin, decode->model_year);
   hot_.Put(key, decode);
-  deps_.cache.Put(key, CacheEntry{SerializeDecode(*decode), decode->fetched_at});
+  // Built outside the co_await: GCC 12 mishandles temporaries inside one.
+  CacheEntry entry{SerializeDecode(*decode), decode->fetched_at};
+  co_await deps_.cache.Put(std::move(key), std::move(entry));
 }
 
-void DecodeService::Finish(DecodeAnswer& answer, const Live& live, const std::string& key,
-                           std::optional<DecodePtr> stored) {
+net::awaitable<void> DecodeService::Finish(DecodeAnswer& answer, const Live& live,
+                                           const std::string& key,
+                                           std::optional<DecodePtr> stored) {
   answer.upstream_latency = live.latency;
   answer.upstream_detail = live.detail;
   if (live.decode) {
@@ -230,7 +233,8 @@ void DecodeService::Finish(DecodeAnswer& answer, const Live& live, const std::st
     answer.message = std::string(DefaultMessage(answer.status));
     if (AllowsStale(answer.status)) {
       if (!stored) {
-        stored = LookUp(key).any_age;
+        Lookup found = co_await LookUp(key);
+        stored = std::move(found.any_age);
       }
       if (*stored != nullptr) {
         answer.decode = std::move(*stored);
@@ -316,7 +320,8 @@ net::awaitable<DecodeService::Live> DecodeService::CallUpstream(Admission admiss
     decode->vehicle = row->vehicle;  // Classify checked that every item has a row
     decode->upstream_codes = row->upstream_codes;
     decode->fetched_at = fetched_at;
-    Store(decode);
+    DecodePtr stored = decode;  // a local: GCC 12 mishandles temporaries inside a co_await
+    co_await Store(std::move(stored));
     if (decoded != nullptr) {
       decoded->push_back(decode);
     }
@@ -356,7 +361,7 @@ net::awaitable<DecodeAnswer> DecodeService::Decode(std::string raw_vin, int mode
   answer.vin = check.vin;
   answer.check_digit = check.check_digit;
   const std::string key = CacheKey(answer.vin, model_year);
-  Lookup lookup = LookUp(key);
+  Lookup lookup = co_await LookUp(key);
   if (lookup.fresh != nullptr) {
     AnswerFresh(answer, key, std::move(lookup));
     co_return answer;
@@ -391,7 +396,8 @@ net::awaitable<DecodeAnswer> DecodeService::Decode(std::string raw_vin, int mode
         Live refused;
         refused.error = admission.error();
         leader->Publish(refused);
-        Finish(answer, refused, key, Younger(std::move(lookup.any_age), hot_.Get(key)));
+        std::optional<DecodePtr> stale = Younger(std::move(lookup.any_age), hot_.Get(key));
+        co_await Finish(answer, refused, key, std::move(stale));
         co_return answer;
       }
       follower = leader->follower();
@@ -422,14 +428,14 @@ net::awaitable<DecodeAnswer> DecodeService::Decode(std::string raw_vin, int mode
     if (order[0] != 0 || receive_ec || !result) {
       Live late;
       late.error = Error{ReasonCode::kUpstreamSlow};
-      Finish(answer, late, key);
+      co_await Finish(answer, late, key);
       co_return answer;
     }
     if (!*result) {
       const fusebox::FlightError error = result->error();
       if (error == fusebox::FlightError::kLeaderAbandoned && deps_.clock.Now() < deadline) {
         // Look again before joining again: a decode may have been stored while this waited.
-        lookup = LookUp(key);
+        lookup = co_await LookUp(key);
         if (lookup.fresh != nullptr) {
           AnswerFresh(answer, key, std::move(lookup));
           co_return answer;
@@ -438,10 +444,10 @@ net::awaitable<DecodeAnswer> DecodeService::Decode(std::string raw_vin, int mode
       }
       Live failed;
       failed.error = Error{fusebox::ToReasonCode(error)};
-      Finish(answer, failed, key);
+      co_await Finish(answer, failed, key);
       co_return answer;
     }
-    Finish(answer, result->value(), key);
+    co_await Finish(answer, result->value(), key);
     co_return answer;
   }
 }
@@ -462,7 +468,8 @@ net::awaitable<std::vector<DecodeAnswer>> DecodeService::DecodeBatch(
     }
     answer.vin = check.vin;
     answer.check_digit = check.check_digit;
-    if (DecodePtr fresh = LookUp(CacheKey(answer.vin, model_year)).fresh) {
+    Lookup found = co_await LookUp(CacheKey(answer.vin, model_year));
+    if (DecodePtr fresh = std::move(found.fresh)) {
       answer.decode = std::move(fresh);
       answer.source = Source::kCache;
       answer.message = std::string(DefaultMessage(DecodeStatus::kOk));
@@ -511,7 +518,8 @@ net::awaitable<std::vector<DecodeAnswer>> DecodeService::DecodeBatch(
     if (live.decode) {
       mine.decode = decoded[item_index.find(answers[i].vin)->second];
     }
-    Finish(answers[i], mine, CacheKey(answers[i].vin, model_year));
+    const std::string key = CacheKey(answers[i].vin, model_year);
+    co_await Finish(answers[i], mine, key);
   }
   co_return answers;
 }

@@ -19,10 +19,12 @@
 // `stale`, with the reason in `status` (served as 200).
 //
 // The leader takes its rate token, bulkhead slot and breaker permit in the request's own
-// coroutine, so a refusal (the breaker open above all) costs no more than a cache lookup: no
-// coroutine is spawned and nothing is waited on. Only an admitted call becomes its own detached
-// coroutine (holding the slot and the permit): a client that goes away does not cancel it, its
-// outcome is still recorded by the breaker, cached, and given to every waiter.
+// coroutine, so a refusal (the breaker open above all) costs no more than one cache lookup (the
+// in-process front, then at most one awaited backend read, which the local backends complete
+// without suspending): no coroutine is spawned and nothing else is waited on. Only an admitted call
+// becomes its own detached coroutine (holding the slot and the permit): a client that goes away
+// does not cancel it, its outcome is still recorded by the breaker, cached, and given to every
+// waiter.
 //
 // A fresh hit's JSON body is rendered once per stored decode (by core/answer_json.h's AnswerBody,
 // the one renderer) and kept in the in-process front (HotDecodes); DecodeAnswer::rendered_body
@@ -159,13 +161,15 @@ class DecodeService {
   boost::asio::awaitable<Live> CallUpstream(Admission admission, std::vector<BatchItem> items,
                                             fusebox::Priority priority,
                                             std::vector<DecodePtr>* decoded);
-  Lookup LookUp(const std::string& key);
+  // The front, then (when the front has no fresh copy) one backend read.
+  boost::asio::awaitable<Lookup> LookUp(std::string key);
   void AnswerFresh(DecodeAnswer& answer, const std::string& key, Lookup lookup);
-  void Store(const DecodePtr& decode);
+  boost::asio::awaitable<void> Store(DecodePtr decode);
   // Fills `answer` from `live`. When the live decode is impossible it looks for a stale copy:
   // `stored` when the caller has just looked (nullopt: look now).
-  void Finish(DecodeAnswer& answer, const Live& live, const std::string& key,
-              std::optional<DecodePtr> stored = std::nullopt);
+  boost::asio::awaitable<void> Finish(DecodeAnswer& answer, const Live& live,
+                                      const std::string& key,
+                                      std::optional<DecodePtr> stored = std::nullopt);
   std::optional<fusebox::Duration> HeldOpen() const noexcept;
   void HoldUpstream(fusebox::Duration retry_after) noexcept;
 

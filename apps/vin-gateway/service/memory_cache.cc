@@ -10,11 +10,11 @@ namespace vin_gateway {
 namespace {
 
 // LRU: a list in order of use (front = most recent) and an index into it.
-class MemoryCache final : public Cache {
+class MemoryCache final : public ImmediateCache {
  public:
   explicit MemoryCache(std::uint64_t max_entries) : max_entries_(max_entries) {}
 
-  std::optional<CacheEntry> Get(std::string_view key) override {
+  std::optional<CacheEntry> GetNow(std::string_view key) override {
     std::lock_guard<std::mutex> lock(mu_);
     ++gets_;
     auto it = index_.find(std::string(key));
@@ -26,7 +26,7 @@ class MemoryCache final : public Cache {
     return it->second->second;
   }
 
-  void Put(std::string_view key, const CacheEntry& entry) override {
+  void PutNow(std::string_view key, const CacheEntry& entry) override {
     std::lock_guard<std::mutex> lock(mu_);
     ++puts_;
     std::string k(key);
@@ -71,7 +71,7 @@ class MemoryCache final : public Cache {
 
 }  // namespace
 
-std::unique_ptr<Cache> MakeMemoryCache(std::uint64_t max_entries) {
+std::unique_ptr<ImmediateCache> MakeMemoryCache(std::uint64_t max_entries) {
   return std::make_unique<MemoryCache>(max_entries == 0 ? 1 : max_entries);
 }
 
@@ -81,6 +81,15 @@ std::unique_ptr<Cache> OpenCache(std::string_view uri, std::uint64_t max_entries
     return MakeSqliteCache(std::string(uri.substr(kSqlite.size())), max_entries);
   }
   return MakeMemoryCache(max_entries);
+}
+
+boost::asio::awaitable<std::optional<CacheEntry>> ImmediateCache::Get(std::string key) {
+  co_return GetNow(key);
+}
+
+boost::asio::awaitable<void> ImmediateCache::Put(std::string key, CacheEntry entry) {
+  PutNow(key, entry);
+  co_return;
 }
 
 }  // namespace vin_gateway

@@ -38,7 +38,7 @@ class Statement {
   sqlite3_stmt* stmt_ = nullptr;
 };
 
-class SqliteCache final : public Cache {
+class SqliteCache final : public ImmediateCache {
  public:
   SqliteCache(std::string path, std::uint64_t max_entries, SqliteCacheOptions options)
       : path_(std::move(path)),
@@ -54,7 +54,7 @@ class SqliteCache final : public Cache {
     CloseLocked();
   }
 
-  std::optional<CacheEntry> Get(std::string_view key) override {
+  std::optional<CacheEntry> GetNow(std::string_view key) override {
     std::lock_guard<std::mutex> lock(mu_);
     ++gets_;
     RelockIfDueLocked();
@@ -94,7 +94,7 @@ class SqliteCache final : public Cache {
     return entry;
   }
 
-  void Put(std::string_view key, const CacheEntry& entry) override {
+  void PutNow(std::string_view key, const CacheEntry& entry) override {
     std::lock_guard<std::mutex> lock(mu_);
     ++puts_;
     RelockIfDueLocked();
@@ -331,8 +331,8 @@ class SqliteCache final : public Cache {
 
 }  // namespace
 
-std::unique_ptr<Cache> MakeSqliteCache(const std::string& path, std::uint64_t max_entries,
-                                       SqliteCacheOptions options) {
+std::unique_ptr<ImmediateCache> MakeSqliteCache(const std::string& path, std::uint64_t max_entries,
+                                                SqliteCacheOptions options) {
   return std::make_unique<SqliteCache>(path, max_entries, options);
 }
 
