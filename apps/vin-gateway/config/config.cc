@@ -2,9 +2,11 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <exception>
+#include <limits>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -21,64 +23,6 @@ using std::chrono::hours;
 using std::chrono::milliseconds;
 using std::chrono::minutes;
 using std::chrono::seconds;
-
-enum class Kind { kListen, kString, kDuration, kUint32, kUint64, kDouble, kLogFormat };
-
-struct Setting {
-  std::string_view flag;  // "--call-timeout"
-  std::string_view key;   // "call_timeout" (TOML)
-  Kind kind;
-  std::string_view help;
-};
-
-constexpr Setting kSettings[] = {
-    {"--listen", "listen", Kind::kListen, "HOST:PORT to serve on (default 127.0.0.1:8080)"},
-    {"--upstream-url", "upstream_url", Kind::kString,
-     "vPIC base URL (default https://vpic.nhtsa.dot.gov)"},
-    {"--cache", "cache", Kind::kString,
-     "cache URI: sqlite:PATH or memory (default sqlite:var/vin-cache.sqlite)"},
-    {"--cache-ttl", "cache_ttl", Kind::kDuration, "serve cached decodes this long (default 30d)"},
-    {"--call-timeout", "call_timeout", Kind::kDuration, "budget of one upstream call (default 7s)"},
-    {"--cooldown", "cooldown", Kind::kDuration, "open-breaker cooldown (default 20s)"},
-    {"--failure-threshold", "failure_threshold", Kind::kUint32,
-     "consecutive failures that open the breaker (default 3)"},
-    {"--half-open-probes", "half_open_probes", Kind::kUint32,
-     "probes at once while half-open (default 1)"},
-    {"--max-in-flight", "max_in_flight", Kind::kUint32, "upstream calls at once (default 16)"},
-    {"--client-rate", "client_rate", Kind::kDouble,
-     "decodes per second per client address, 0 disables (default 20)"},
-    {"--client-burst", "client_burst", Kind::kDouble,
-     "burst per client address (default 2 x client-rate)"},
-    {"--cache-max-entries", "cache_max_entries", Kind::kUint64,
-     "decodes kept in the cache (default 1000000)"},
-    {"--upstream-ca", "upstream_ca", Kind::kString,
-     "PEM CA file for the upstream (default: system CAs)"},
-    {"--log-format", "log_format", Kind::kLogFormat, "text or json (default text)"},
-    {"--client-timeout", "client_timeout", Kind::kDuration,
-     "a client must send a request within this (default 10s)"},
-    {"--shutdown-grace", "shutdown_grace", Kind::kDuration,
-     "SIGTERM: time in-flight requests may finish (default 5s)"},
-    {"--threads", "threads", Kind::kUint32,
-     "I/O threads, each with its own event loop; connections are spread over them (default 1)"},
-};
-
-const Setting* FindByFlag(std::string_view flag) {
-  for (const Setting& s : kSettings) {
-    if (s.flag == flag) {
-      return &s;
-    }
-  }
-  return nullptr;
-}
-
-const Setting* FindByKey(std::string_view key) {
-  for (const Setting& s : kSettings) {
-    if (s.key == key) {
-      return &s;
-    }
-  }
-  return nullptr;
-}
 
 ConfigError Malformed(std::string_view flag, std::string_view value, std::string_view expected) {
   return {std::string(flag), fmt::format("{}: cannot read '{}' as {}", flag, value, expected)};
@@ -169,6 +113,234 @@ std::optional<ConfigError> CheckUrl(const std::string& url) {
   return std::nullopt;
 }
 
+// ---- the settings table ----------------------------------------------------------------------
+// One row per setting: the single source of its flag, its TOML key, its help text (--help), how
+// its text is read into GatewayConfig, and its range check (Validate). A new setting is one row
+// here and one field in config.h.
+
+// How a setting's text is read into the config (syntax only): nullopt, or what was wrong.
+using ApplyFn = std::optional<ConfigError> (*)(GatewayConfig&, std::string_view flag,
+                                               std::string_view value);
+// Whether the config's value of a setting is within its range: nullopt, or the range error.
+using CheckFn = std::optional<ConfigError> (*)(const GatewayConfig&, std::string_view flag);
+
+struct Setting {
+  std::string_view flag;  // "--call-timeout"
+  std::string_view key;   // "call_timeout" (TOML)
+  std::string_view help;  // --help
+  ApplyFn apply;
+  CheckFn check;  // null: any value that reads is valid
+};
+
+// Every duration is read by ParseDuration, the one duration grammar of the gateway.
+template <Duration GatewayConfig::*kField>
+std::optional<ConfigError> ApplyDuration(GatewayConfig& config, std::string_view flag,
+                                         std::string_view value) {
+  const std::optional<Duration> d = ParseDuration(value);
+  if (!d) {
+    return Malformed(flag, value, "a duration such as 500ms, 7s, 20m, 1h or 30d");
+  }
+  config.*kField = *d;
+  return std::nullopt;
+}
+
+template <Duration GatewayConfig::*kField, Duration::rep kMinNs, Duration::rep kMaxNs>
+std::optional<ConfigError> CheckDurationField(const GatewayConfig& config, std::string_view flag) {
+  return CheckDuration(flag, config.*kField, Duration(kMinNs), Duration(kMaxNs));
+}
+
+template <typename T, T GatewayConfig::*kField>
+std::optional<ConfigError> ApplyWhole(GatewayConfig& config, std::string_view flag,
+                                      std::string_view value) {
+  const auto n = ParseUnsigned<std::uint64_t>(value);
+  if (!n) {
+    return Malformed(flag, value, "a whole number");
+  }
+  // Larger than the field holds: the largest it holds, which the range check then refuses.
+  config.*kField = static_cast<T>(
+      std::min<std::uint64_t>(*n, static_cast<std::uint64_t>(std::numeric_limits<T>::max())));
+  return std::nullopt;
+}
+
+template <typename T, T GatewayConfig::*kField, T kMin, T kMax>
+std::optional<ConfigError> CheckWholeField(const GatewayConfig& config, std::string_view flag) {
+  return CheckRange<T>(flag, config.*kField, kMin, kMax);
+}
+
+std::optional<ConfigError> ApplyListen(GatewayConfig& config, std::string_view flag,
+                                       std::string_view value) {
+  const std::size_t colon = value.rfind(':');
+  if (colon == std::string_view::npos || colon == 0) {
+    return Malformed(flag, value, "HOST:PORT (port in [0, 65535])");
+  }
+  std::string_view host = value.substr(0, colon);
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  const auto port = ParseUnsigned<std::uint32_t>(value.substr(colon + 1));
+  if (!port) {
+    return Malformed(flag, value, "HOST:PORT (port in [0, 65535])");
+  }
+  if (*port > 65535) {
+    return RangeError(flag, "port [0, 65535]", fmt::format("{}", *port));
+  }
+  config.listen_host = std::string(host);
+  config.listen_port = static_cast<std::uint16_t>(*port);
+  return std::nullopt;
+}
+
+std::optional<ConfigError> CheckListen(const GatewayConfig& config, std::string_view flag) {
+  if (config.listen_host.empty()) {
+    return ConfigError{std::string(flag),
+                       fmt::format("{} must be HOST:PORT with a host, got an empty host", flag)};
+  }
+  return std::nullopt;
+}
+
+template <std::string GatewayConfig::*kField>
+std::optional<ConfigError> ApplyText(GatewayConfig& config, std::string_view,
+                                     std::string_view value) {
+  config.*kField = std::string(value);
+  return std::nullopt;
+}
+
+std::optional<ConfigError> CheckUpstreamUrl(const GatewayConfig& config, std::string_view) {
+  return CheckUrl(config.upstream_url);
+}
+
+std::optional<ConfigError> CheckCacheUri(const GatewayConfig& config, std::string_view flag) {
+  const std::string& uri = config.cache_uri;
+  if (uri != "memory" &&
+      (uri.rfind("sqlite:", 0) != 0 || uri.size() == std::string_view("sqlite:").size())) {
+    return ConfigError{std::string(flag),
+                       fmt::format("{} must be sqlite:PATH or memory, got '{}'", flag, uri)};
+  }
+  return std::nullopt;
+}
+
+std::optional<ConfigError> CheckUpstreamCa(const GatewayConfig& config, std::string_view flag) {
+  if (!config.upstream_ca.empty() && access(config.upstream_ca.c_str(), R_OK) != 0) {
+    return ConfigError{std::string(flag), fmt::format("{} must be a readable PEM file, got '{}'",
+                                                      flag, config.upstream_ca)};
+  }
+  return std::nullopt;
+}
+
+std::optional<ConfigError> ApplyClientRate(GatewayConfig& config, std::string_view flag,
+                                           std::string_view value) {
+  const auto d = ParseDouble(value);
+  if (!d) {
+    return Malformed(flag, value, "a number");
+  }
+  config.client_rate = *d;
+  return std::nullopt;
+}
+
+std::optional<ConfigError> CheckClientRate(const GatewayConfig& config, std::string_view flag) {
+  return CheckDouble(flag, config.client_rate, 0, 1e6);
+}
+
+std::optional<ConfigError> ApplyClientBurst(GatewayConfig& config, std::string_view flag,
+                                            std::string_view value) {
+  const auto d = ParseDouble(value);
+  if (!d) {
+    return Malformed(flag, value, "a number");
+  }
+  config.client_burst = *d;
+  return std::nullopt;
+}
+
+std::optional<ConfigError> CheckClientBurst(const GatewayConfig& config, std::string_view flag) {
+  if (!config.client_burst) {
+    return std::nullopt;
+  }
+  return CheckDouble(flag, *config.client_burst, 1, 1e7);
+}
+
+std::optional<ConfigError> ApplyLogFormat(GatewayConfig& config, std::string_view flag,
+                                          std::string_view value) {
+  if (value == "text") {
+    config.log_format = LogFormat::kText;
+  } else if (value == "json") {
+    config.log_format = LogFormat::kJson;
+  } else {
+    return ConfigError{std::string(flag),
+                       fmt::format("{} must be text or json, got '{}'", flag, value)};
+  }
+  return std::nullopt;
+}
+
+constexpr Duration::rep kMs = 1'000'000;
+constexpr Duration::rep kSecond = 1000 * kMs;
+constexpr Duration::rep kMinute = 60 * kSecond;
+constexpr Duration::rep kDay = 24 * 60 * kMinute;
+
+using G = GatewayConfig;
+
+// In the order of --help and of Validate (the first value out of range is the one reported).
+constexpr Setting kSettings[] = {
+    {"--listen", "listen", "HOST:PORT to serve on (default 127.0.0.1:8080)", ApplyListen,
+     CheckListen},
+    {"--upstream-url", "upstream_url", "vPIC base URL (default https://vpic.nhtsa.dot.gov)",
+     ApplyText<&G::upstream_url>, CheckUpstreamUrl},
+    {"--cache", "cache", "cache URI: sqlite:PATH or memory (default sqlite:var/vin-cache.sqlite)",
+     ApplyText<&G::cache_uri>, CheckCacheUri},
+    {"--cache-ttl", "cache_ttl", "serve cached decodes this long (default 30d)",
+     ApplyDuration<&G::cache_ttl>, CheckDurationField<&G::cache_ttl, kSecond, 3650 * kDay>},
+    {"--call-timeout", "call_timeout", "budget of one upstream call (default 7s)",
+     ApplyDuration<&G::call_timeout>, CheckDurationField<&G::call_timeout, kMs, 10 * kMinute>},
+    {"--cooldown", "cooldown", "open-breaker cooldown (default 20s)", ApplyDuration<&G::cooldown>,
+     CheckDurationField<&G::cooldown, kMs, kDay>},
+    {"--failure-threshold", "failure_threshold",
+     "consecutive failures that open the breaker (default 3)",
+     ApplyWhole<std::uint32_t, &G::failure_threshold>,
+     CheckWholeField<std::uint32_t, &G::failure_threshold, 1, 1000>},
+    {"--half-open-probes", "half_open_probes", "probes at once while half-open (default 1)",
+     ApplyWhole<std::uint32_t, &G::half_open_probes>,
+     CheckWholeField<std::uint32_t, &G::half_open_probes, 1, 1000>},
+    {"--max-in-flight", "max_in_flight", "upstream calls at once (default 16)",
+     ApplyWhole<std::uint32_t, &G::max_in_flight>,
+     CheckWholeField<std::uint32_t, &G::max_in_flight, 1, 100000>},
+    {"--client-rate", "client_rate",
+     "decodes per second per client address, 0 disables (default 20)", ApplyClientRate,
+     CheckClientRate},
+    {"--client-burst", "client_burst", "burst per client address (default 2 x client-rate)",
+     ApplyClientBurst, CheckClientBurst},
+    {"--cache-max-entries", "cache_max_entries", "decodes kept in the cache (default 1000000)",
+     ApplyWhole<std::uint64_t, &G::cache_max_entries>,
+     CheckWholeField<std::uint64_t, &G::cache_max_entries, 1, 1'000'000'000>},
+    {"--upstream-ca", "upstream_ca", "PEM CA file for the upstream (default: system CAs)",
+     ApplyText<&G::upstream_ca>, CheckUpstreamCa},
+    {"--log-format", "log_format", "text or json (default text)", ApplyLogFormat, nullptr},
+    {"--client-timeout", "client_timeout", "a client must send a request within this (default 10s)",
+     ApplyDuration<&G::client_timeout>,
+     CheckDurationField<&G::client_timeout, 10 * kMs, 10 * kMinute>},
+    {"--shutdown-grace", "shutdown_grace",
+     "SIGTERM: time in-flight requests may finish (default 5s)", ApplyDuration<&G::shutdown_grace>,
+     CheckDurationField<&G::shutdown_grace, 0, 10 * kMinute>},
+    {"--threads", "threads",
+     "I/O threads, each with its own event loop; connections are spread over them (default 1)",
+     ApplyWhole<std::uint32_t, &G::threads>, CheckWholeField<std::uint32_t, &G::threads, 1, 64>},
+};
+
+const Setting* FindByFlag(std::string_view flag) {
+  for (const Setting& s : kSettings) {
+    if (s.flag == flag) {
+      return &s;
+    }
+  }
+  return nullptr;
+}
+
+const Setting* FindByKey(std::string_view key) {
+  for (const Setting& s : kSettings) {
+    if (s.key == key) {
+      return &s;
+    }
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 std::optional<Duration> ParseDuration(std::string_view text) {
@@ -231,163 +403,16 @@ std::optional<ConfigError> ApplySetting(GatewayConfig& config, std::string_view 
   if (setting == nullptr) {
     return ConfigError{std::string(flag), fmt::format("unknown setting {}", flag)};
   }
-  switch (setting->kind) {
-    case Kind::kListen: {
-      const std::size_t colon = value.rfind(':');
-      if (colon == std::string_view::npos || colon == 0) {
-        return Malformed(flag, value, "HOST:PORT (port in [0, 65535])");
-      }
-      std::string_view host = value.substr(0, colon);
-      if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
-        host = host.substr(1, host.size() - 2);
-      }
-      const auto port = ParseUnsigned<std::uint32_t>(value.substr(colon + 1));
-      if (!port) {
-        return Malformed(flag, value, "HOST:PORT (port in [0, 65535])");
-      }
-      if (*port > 65535) {
-        return RangeError(flag, "port [0, 65535]", fmt::format("{}", *port));
-      }
-      config.listen_host = std::string(host);
-      config.listen_port = static_cast<std::uint16_t>(*port);
-      return std::nullopt;
-    }
-    case Kind::kString: {
-      std::string* target = nullptr;
-      if (flag == "--upstream-url") {
-        target = &config.upstream_url;
-      } else if (flag == "--cache") {
-        target = &config.cache_uri;
-      } else {
-        target = &config.upstream_ca;
-      }
-      *target = std::string(value);
-      return std::nullopt;
-    }
-    case Kind::kDuration: {
-      const std::optional<Duration> d = ParseDuration(value);
-      if (!d) {
-        return Malformed(flag, value, "a duration such as 500ms, 7s, 20m, 1h or 30d");
-      }
-      if (flag == "--cache-ttl") {
-        config.cache_ttl = *d;
-      } else if (flag == "--call-timeout") {
-        config.call_timeout = *d;
-      } else if (flag == "--cooldown") {
-        config.cooldown = *d;
-      } else if (flag == "--client-timeout") {
-        config.client_timeout = *d;
-      } else {
-        config.shutdown_grace = *d;
-      }
-      return std::nullopt;
-    }
-    case Kind::kUint32: {
-      const auto n = ParseUnsigned<std::uint64_t>(value);
-      if (!n) {
-        return Malformed(flag, value, "a whole number");
-      }
-      const auto clamped = static_cast<std::uint32_t>(std::min<std::uint64_t>(*n, 0xFFFF'FFFFULL));
-      if (flag == "--failure-threshold") {
-        config.failure_threshold = clamped;
-      } else if (flag == "--half-open-probes") {
-        config.half_open_probes = clamped;
-      } else if (flag == "--max-in-flight") {
-        config.max_in_flight = clamped;
-      } else {
-        config.threads = clamped;
-      }
-      return std::nullopt;
-    }
-    case Kind::kUint64: {
-      const auto n = ParseUnsigned<std::uint64_t>(value);
-      if (!n) {
-        return Malformed(flag, value, "a whole number");
-      }
-      config.cache_max_entries = *n;
-      return std::nullopt;
-    }
-    case Kind::kDouble: {
-      const auto d = ParseDouble(value);
-      if (!d) {
-        return Malformed(flag, value, "a number");
-      }
-      if (flag == "--client-rate") {
-        config.client_rate = *d;
-      } else {
-        config.client_burst = *d;
-      }
-      return std::nullopt;
-    }
-    case Kind::kLogFormat:
-      if (value == "text") {
-        config.log_format = LogFormat::kText;
-      } else if (value == "json") {
-        config.log_format = LogFormat::kJson;
-      } else {
-        return ConfigError{std::string(flag),
-                           fmt::format("{} must be text or json, got '{}'", flag, value)};
-      }
-      return std::nullopt;
-  }
-  return std::nullopt;
+  return setting->apply(config, setting->flag, value);
 }
 
 std::optional<ConfigError> GatewayConfig::Validate() const {
-  if (listen_host.empty()) {
-    return ConfigError{"--listen", "--listen must be HOST:PORT with a host, got an empty host"};
-  }
-  if (auto e = CheckUrl(upstream_url)) {
-    return e;
-  }
-  if (cache_uri != "memory" && (cache_uri.rfind("sqlite:", 0) != 0 ||
-                                cache_uri.size() == std::string_view("sqlite:").size())) {
-    return ConfigError{"--cache",
-                       fmt::format("--cache must be sqlite:PATH or memory, got '{}'", cache_uri)};
-  }
-  if (auto e = CheckDuration("--cache-ttl", cache_ttl, seconds(1), hours(24 * 3650))) {
-    return e;
-  }
-  if (auto e = CheckDuration("--call-timeout", call_timeout, milliseconds(1), minutes(10))) {
-    return e;
-  }
-  if (auto e = CheckDuration("--cooldown", cooldown, milliseconds(1), hours(24))) {
-    return e;
-  }
-  if (auto e = CheckRange<std::uint32_t>("--failure-threshold", failure_threshold, 1, 1000)) {
-    return e;
-  }
-  if (auto e = CheckRange<std::uint32_t>("--half-open-probes", half_open_probes, 1, 1000)) {
-    return e;
-  }
-  if (auto e = CheckRange<std::uint32_t>("--max-in-flight", max_in_flight, 1, 100000)) {
-    return e;
-  }
-  if (auto e = CheckDouble("--client-rate", client_rate, 0, 1e6)) {
-    return e;
-  }
-  if (client_burst) {
-    if (auto e = CheckDouble("--client-burst", *client_burst, 1, 1e7)) {
-      return e;
+  for (const Setting& setting : kSettings) {
+    if (setting.check != nullptr) {
+      if (auto e = setting.check(*this, setting.flag)) {
+        return e;
+      }
     }
-  }
-  if (auto e =
-          CheckRange<std::uint64_t>("--cache-max-entries", cache_max_entries, 1, 1'000'000'000)) {
-    return e;
-  }
-  if (!upstream_ca.empty() && access(upstream_ca.c_str(), R_OK) != 0) {
-    return ConfigError{
-        "--upstream-ca",
-        fmt::format("--upstream-ca must be a readable PEM file, got '{}'", upstream_ca)};
-  }
-  if (auto e = CheckDuration("--client-timeout", client_timeout, milliseconds(10), minutes(10))) {
-    return e;
-  }
-  if (auto e = CheckDuration("--shutdown-grace", shutdown_grace, Duration::zero(), minutes(10))) {
-    return e;
-  }
-  if (auto e = CheckRange<std::uint32_t>("--threads", threads, 1, 64)) {
-    return e;
   }
   return std::nullopt;
 }

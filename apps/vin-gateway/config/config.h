@@ -6,6 +6,8 @@
 //   "--call-timeout must be in [1ms, 10m], got 0s".
 // The TOML keys are the flag names without the dashes, in snake_case (`call_timeout = "7s"`).
 // Durations are written like 500ms, 7s, 20m, 1h, 30d (a bare number is seconds).
+// One table in config.cc is the single source of every setting: its flag, TOML key, --help text,
+// parser and range check; ApplySetting, ApplyConfigFile, --help and Validate all read it.
 //
 // Thread safety: plain values; the parsing functions are pure apart from reading the config file.
 // Time: none.
