@@ -1,7 +1,7 @@
 // vin-gateway/config/config.h
 //
 // The gateway's configuration: defaults, then a TOML file (`--config`), then command-line flags,
-// each overriding the one before (issue 5). Every value is checked at start and a bad one is
+// each overriding the one before. Every value is checked at start and a bad one is
 // refused with the flag's name and its valid range, e.g.
 //   "--call-timeout must be in [1ms, 10m], got 0s".
 // The TOML keys are the flag names without the dashes, in snake_case (`call_timeout = "7s"`).

@@ -1,7 +1,7 @@
 // vin-gateway/core/vin.h
 //
 // VIN normalization and local validation: the first step of every decode. The gateway refuses
-// locally only what vPIC could never decode (gateway-api.md), so that a bad paste never reaches
+// locally only what vPIC could never decode (docs/http-api.md), so that a bad paste never reaches
 // the upstream, the breaker or any shared budget, and never counts as an upstream failure:
 //
 //   raw path segment --NormalizeVin--> trimmed, inner spaces and dashes removed, upper-cased

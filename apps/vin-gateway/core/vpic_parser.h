@@ -1,9 +1,9 @@
 // vin-gateway/core/vpic_parser.h
 //
 // Reads what vPIC answers and turns it into the gateway's `vehicle` map. The classifier's rule
-// (issue 5) is: any parseable vPIC answer is a success, however sparse, with its ErrorCode set
-// passed through as `upstream_codes`; a body that is not vPIC JSON is an upstream failure. So the
-// parser is strict about shape and lenient about content:
+// (docs/http-api.md) is: any parseable vPIC answer is a success, however sparse, with its ErrorCode
+// set passed through as `upstream_codes`; a body that is not vPIC JSON is an upstream failure. So
+// the parser is strict about shape and lenient about content:
 //
 //   body --not JSON-------------------------------------------> kNotJson
 //        --JSON without a "Results" array of objects ----------> kNotVpic
@@ -40,7 +40,7 @@ namespace vin_gateway {
 // snake_case key -> trimmed value.
 using Vehicle = std::map<std::string, std::string, std::less<>>;
 
-// The keys every `vehicle` has (gateway-api.md).
+// The keys every `vehicle` has (docs/http-api.md).
 inline constexpr std::string_view kRequiredVehicleKeys[] = {
     "make", "model", "model_year", "manufacturer", "vehicle_type", "body_class"};
 

@@ -1,7 +1,7 @@
 // vin-gateway/http/http_server.h
 //
 // The HTTP/1.1 server (Boost.Beast, C++20 coroutines): one coroutine per connection, each on its
-// own strand, keep-alive, and the request hygiene of gateway-api.md ("Limits"):
+// own strand, keep-alive, and the request hygiene of docs/http-api.md ("Limits"):
 //   - request line and headers at most 8 KiB (else 431), bodies at most 64 KiB (else 413),
 //     malformed requests 400, all with JSON bodies, and the connection is closed;
 //   - a client must send a whole request within `client_timeout` (idle keep-alive included):

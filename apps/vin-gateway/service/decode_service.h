@@ -1,7 +1,7 @@
 // vin-gateway/service/decode_service.h
 //
 // The decode path: what one request (or one batch) goes through, in the order of
-// gateway-api.md and docs/composition.md. Each step refuses as early and as cheaply as it can,
+// docs/http-api.md and docs/composition.md. Each step refuses as early and as cheaply as it can,
 // and nothing further in is consumed by a request that a step further out turned away:
 //
 //   validate --bad--> VIN_INVALID (422; never reaches the upstream or the breaker)

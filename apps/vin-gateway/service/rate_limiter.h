@@ -1,7 +1,7 @@
 // vin-gateway/service/rate_limiter.h
 //
 // The per-client rate limit: one token bucket per client address, so that one client cannot
-// spend everyone's vPIC allowance (gateway-api.md, "Limits"). Only requests that would start an
+// spend everyone's vPIC allowance (docs/http-api.md, "Limits"). Only requests that would start an
 // upstream call take tokens (a cache hit or a single-flight follower takes none); a batch takes
 // one per VIN that misses the cache, capped at the bucket size so that a full bucket always admits
 // one maximal batch.
