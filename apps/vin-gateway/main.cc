@@ -30,18 +30,18 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
-#include "access_log.h"
-#include "cache.h"
-#include "config.h"
-#include "decode_service.h"
+#include "config/config.h"
 #include "fusebox/bulkhead.h"
 #include "fusebox/clock.h"
 #include "fusebox/registry.h"
-#include "gateway_metrics.h"
-#include "http_server.h"
-#include "http_vpic_client.h"
-#include "rate_limiter.h"
-#include "router.h"
+#include "http/access_log.h"
+#include "http/http_server.h"
+#include "http/router.h"
+#include "service/cache.h"
+#include "service/decode_service.h"
+#include "service/gateway_metrics.h"
+#include "service/http_vpic_client.h"
+#include "service/rate_limiter.h"
 
 namespace {
 

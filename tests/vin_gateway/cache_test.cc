@@ -1,6 +1,7 @@
-// Both cache backends: get/put, LRU bound, and for SQLite: created with its directory on first
-// run, WAL mode, survives a reopen, and a broken file is reported, not fatal.
-#include "cache.h"
+// Both cache backends: get/put, LRU bound, the awaitable interface, and for SQLite: created with
+// its directory on first run, WAL mode, survives a reopen, and a broken file is reported, not
+// fatal.
+#include "service/cache.h"
 
 #include <sqlite3.h>
 
@@ -10,8 +11,10 @@
 #include <string>
 
 #include <gtest/gtest.h>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
 
-#include "decode.h"
+#include "core/decode.h"
 
 namespace {
 
@@ -30,7 +33,7 @@ CacheEntry Entry(const std::string& payload, int seconds = 0) {
 
 class CacheBackendTest : public ::testing::TestWithParam<std::string> {
  protected:
-  std::unique_ptr<vin_gateway::Cache> Make(std::uint64_t max_entries) {
+  std::unique_ptr<vin_gateway::ImmediateCache> Make(std::uint64_t max_entries) {
     if (GetParam() == "memory") {
       return vin_gateway::MakeMemoryCache(max_entries);
     }
@@ -47,9 +50,9 @@ class CacheBackendTest : public ::testing::TestWithParam<std::string> {
 
 TEST_P(CacheBackendTest, ReturnsWhatWasPutWithItsFetchTime) {
   auto cache = Make(10);
-  EXPECT_FALSE(cache->Get("A").has_value());
-  cache->Put("A", Entry("{\"a\":1}", 5));
-  auto got = cache->Get("A");
+  EXPECT_FALSE(cache->GetNow("A").has_value());
+  cache->PutNow("A", Entry("{\"a\":1}", 5));
+  auto got = cache->GetNow("A");
   ASSERT_TRUE(got.has_value());
   EXPECT_EQ(got->payload, "{\"a\":1}");
   EXPECT_EQ(got->fetched_at, Entry("", 5).fetched_at);
@@ -58,23 +61,46 @@ TEST_P(CacheBackendTest, ReturnsWhatWasPutWithItsFetchTime) {
 
 TEST_P(CacheBackendTest, PutReplacesAnEntry) {
   auto cache = Make(10);
-  cache->Put("A", Entry("old"));
-  cache->Put("A", Entry("new", 9));
-  EXPECT_EQ(cache->Get("A")->payload, "new");
+  cache->PutNow("A", Entry("old"));
+  cache->PutNow("A", Entry("new", 9));
+  EXPECT_EQ(cache->GetNow("A")->payload, "new");
   EXPECT_EQ(cache->Stats().entries, 1U);
 }
 
 TEST_P(CacheBackendTest, EvictsTheLeastRecentlyUsedBeyondMaxEntries) {
   auto cache = Make(2);
-  cache->Put("A", Entry("a"));
-  cache->Put("B", Entry("b"));
-  ASSERT_TRUE(cache->Get("A").has_value());  // A is now more recent than B
-  cache->Put("C", Entry("c"));
-  EXPECT_TRUE(cache->Get("A").has_value());
-  EXPECT_FALSE(cache->Get("B").has_value());
-  EXPECT_TRUE(cache->Get("C").has_value());
+  cache->PutNow("A", Entry("a"));
+  cache->PutNow("B", Entry("b"));
+  ASSERT_TRUE(cache->GetNow("A").has_value());  // A is now more recent than B
+  cache->PutNow("C", Entry("c"));
+  EXPECT_TRUE(cache->GetNow("A").has_value());
+  EXPECT_FALSE(cache->GetNow("B").has_value());
+  EXPECT_TRUE(cache->GetNow("C").has_value());
   EXPECT_EQ(cache->Stats().entries, 2U);
   EXPECT_EQ(cache->Stats().evictions, 1U);
+}
+
+// The Cache interface (what the decode service awaits) gives what the synchronous calls give.
+TEST_P(CacheBackendTest, AwaitableInterfaceAnswersLikeTheSynchronousOne) {
+  std::unique_ptr<vin_gateway::Cache> cache = Make(10);
+  boost::asio::io_context io;
+  std::optional<CacheEntry> got;
+  std::optional<CacheEntry> missing = Entry("unset");
+  auto run = [&]() -> boost::asio::awaitable<void> {
+    co_await cache->Put("A", Entry("a", 7));
+    got = co_await cache->Get("A");
+    missing = co_await cache->Get("B");
+  };
+  bool done = false;
+  boost::asio::co_spawn(io, run(), [&done](std::exception_ptr error) { done = !error; });
+  io.run();
+  EXPECT_TRUE(done);
+  ASSERT_TRUE(got.has_value());
+  EXPECT_EQ(got->payload, "a");
+  EXPECT_EQ(got->fetched_at, Entry("a", 7).fetched_at);
+  EXPECT_FALSE(missing.has_value());
+  EXPECT_EQ(cache->Stats().puts, 1U);
+  EXPECT_EQ(cache->Stats().gets, 2U);
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, CacheBackendTest, ::testing::Values("memory", "sqlite"));
@@ -85,7 +111,7 @@ TEST(SqliteCacheTest, CreatesItsDirectoryAndFileInWalMode) {
   {
     auto cache = vin_gateway::MakeSqliteCache(file.string(), 100);
     EXPECT_TRUE(cache->Stats().healthy) << cache->Stats().error;
-    cache->Put("A", Entry("a"));
+    cache->PutNow("A", Entry("a"));
   }
   ASSERT_TRUE(std::filesystem::exists(file));
   sqlite3* db = nullptr;
@@ -102,11 +128,11 @@ TEST(SqliteCacheTest, CreatesItsDirectoryAndFileInWalMode) {
 TEST(SqliteCacheTest, EntriesSurviveAReopen) {
   const auto dir = TempDir("sqlite_reopen");
   const auto file = (dir / "c.sqlite").string();
-  vin_gateway::MakeSqliteCache(file, 100)->Put("A", Entry("a", 3));
+  vin_gateway::MakeSqliteCache(file, 100)->PutNow("A", Entry("a", 3));
   auto reopened = vin_gateway::MakeSqliteCache(file, 100);
   EXPECT_EQ(reopened->Stats().entries, 1U);
-  ASSERT_TRUE(reopened->Get("A").has_value());
-  EXPECT_EQ(reopened->Get("A")->payload, "a");
+  ASSERT_TRUE(reopened->GetNow("A").has_value());
+  EXPECT_EQ(reopened->GetNow("A")->payload, "a");
   std::filesystem::remove_all(dir);
 }
 
@@ -115,31 +141,31 @@ TEST(SqliteCacheTest, ASecondOpenerIsRefusedUntilTheFirstLetsGo) {
   const auto file = (dir / "c.sqlite").string();
   auto first = vin_gateway::MakeSqliteCache(file, 100);
   ASSERT_TRUE(first->Stats().healthy) << first->Stats().error;
-  first->Put("A", Entry("a", 3));
+  first->PutNow("A", Entry("a", 3));
 
   // Tries the lock again on every Get or Put (the gateway's default is every 5 s).
   auto second = vin_gateway::MakeSqliteCache(file, 100, {.relock_interval = {}});
   const vin_gateway::CacheStats refused = second->Stats();
   EXPECT_FALSE(refused.healthy);
   EXPECT_NE(refused.error.find("in use by another process"), std::string::npos) << refused.error;
-  EXPECT_FALSE(second->Get("A").has_value());
-  second->Put("C", Entry("c", 5));  // dropped: the file is not this process's
+  EXPECT_FALSE(second->GetNow("A").has_value());
+  second->PutNow("C", Entry("c", 5));  // dropped: the file is not this process's
   EXPECT_FALSE(second->Stats().healthy);
 
-  first->Put("B", Entry("b", 4));  // the lock holder still reads and writes
-  ASSERT_TRUE(first->Get("A").has_value());
-  ASSERT_TRUE(first->Get("B").has_value());
+  first->PutNow("B", Entry("b", 4));  // the lock holder still reads and writes
+  ASSERT_TRUE(first->GetNow("A").has_value());
+  ASSERT_TRUE(first->GetNow("B").has_value());
   EXPECT_TRUE(first->Stats().healthy);
 
   first.reset();  // closing releases the file; the second one takes it at its next call
-  ASSERT_TRUE(second->Get("A").has_value());
-  EXPECT_EQ(second->Get("B")->payload, "b");
-  EXPECT_FALSE(second->Get("C").has_value());
+  ASSERT_TRUE(second->GetNow("A").has_value());
+  EXPECT_EQ(second->GetNow("B")->payload, "b");
+  EXPECT_FALSE(second->GetNow("C").has_value());
   const vin_gateway::CacheStats taken = second->Stats();
   EXPECT_TRUE(taken.healthy) << taken.error;
   EXPECT_TRUE(taken.error.empty());
   EXPECT_EQ(taken.entries, 2U);
-  second->Put("C", Entry("c", 5));
+  second->PutNow("C", Entry("c", 5));
   EXPECT_EQ(second->Stats().entries, 3U);
   std::filesystem::remove_all(dir);
 }
@@ -153,8 +179,8 @@ TEST(SqliteCacheTest, BrokenFileIsReportedAndBehavesAsAnEmptyCache) {
   const vin_gateway::CacheStats stats = cache->Stats();
   EXPECT_FALSE(stats.healthy);
   EXPECT_FALSE(stats.error.empty());
-  cache->Put("A", Entry("a"));
-  EXPECT_FALSE(cache->Get("A").has_value());
+  cache->PutNow("A", Entry("a"));
+  EXPECT_FALSE(cache->GetNow("A").has_value());
   std::filesystem::remove_all(dir);
 }
 

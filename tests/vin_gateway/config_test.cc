@@ -1,6 +1,6 @@
 // Command line, TOML file and validation: defaults, precedence, and errors that name the flag and
 // its valid range.
-#include "config.h"
+#include "config/config.h"
 
 #include <filesystem>
 #include <fstream>

@@ -2,7 +2,7 @@
 // cache and stale serving, single-flight, bulkhead, rate limit, batch, and 429 handling.
 // Budgets are Asio timers (real time), so they are short; the breaker, the rate limiter and the
 // cache TTL run on manual clocks.
-#include "decode_service.h"
+#include "service/decode_service.h"
 
 #include <chrono>
 #include <filesystem>
@@ -19,15 +19,15 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/json/serialize.hpp>
 
-#include "cache.h"
+#include "core/answer_json.h"
 #include "fusebox/bulkhead.h"
 #include "fusebox/circuit_breaker.h"
 #include "fusebox/testing/manual_clock.h"
-#include "gateway_metrics.h"
-#include "hot_decodes.h"
-#include "rate_limiter.h"
-#include "reply_json.h"
-#include "transition_log.h"
+#include "service/cache.h"
+#include "service/gateway_metrics.h"
+#include "service/hot_decodes.h"
+#include "service/rate_limiter.h"
+#include "service/transition_log.h"
 #include "vin_gateway/fake_vpic_client.h"
 #include "vin_gateway/manual_wall_clock.h"
 
@@ -36,7 +36,7 @@ namespace {
 namespace net = boost::asio;
 using namespace std::chrono_literals;
 using vin_gateway::DecodeAnswer;
-using vin_gateway::GatewayStatus;
+using vin_gateway::DecodeStatus;
 using vin_gateway::Source;
 using vin_gateway::testing::FakeVpicClient;
 using Mode = FakeVpicClient::Mode;
@@ -145,7 +145,7 @@ class Harness {
 TEST(DecodeServiceTest, InvalidVinNeverReachesUpstreamOrBreaker) {
   Harness h;
   const DecodeAnswer answer = h.Decode("1FTMW1T88MFA0000O");
-  EXPECT_EQ(answer.status, GatewayStatus::kVinInvalid);
+  EXPECT_EQ(answer.status, DecodeStatus::kVinInvalid);
   EXPECT_EQ(answer.http_status(), 422U);
   ASSERT_EQ(answer.problems.size(), 1U);
   EXPECT_EQ(answer.problems[0].position, 17);
@@ -156,7 +156,7 @@ TEST(DecodeServiceTest, InvalidVinNeverReachesUpstreamOrBreaker) {
 TEST(DecodeServiceTest, LiveDecodeIsServedAndCached) {
   Harness h;
   const DecodeAnswer answer = h.Decode(" 1ftmw1t88-mfa00001 ");
-  EXPECT_EQ(answer.status, GatewayStatus::kOk);
+  EXPECT_EQ(answer.status, DecodeStatus::kOk);
   EXPECT_EQ(answer.source, Source::kLive);
   EXPECT_EQ(answer.vin, kVin);
   ASSERT_TRUE(answer.decode);
@@ -171,7 +171,7 @@ TEST(DecodeServiceTest, FreshCacheHitMakesNoUpstreamCall) {
   Harness h;
   h.Decode(kVin);
   const DecodeAnswer again = h.Decode(kVin);
-  EXPECT_EQ(again.status, GatewayStatus::kOk);
+  EXPECT_EQ(again.status, DecodeStatus::kOk);
   EXPECT_EQ(again.source, Source::kCache);
   EXPECT_FALSE(again.stale);
   EXPECT_EQ(h.client.calls, 1);
@@ -197,7 +197,7 @@ TEST(DecodeServiceTest, ModelYearIsPartOfTheCacheKey) {
 TEST(DecodeServiceTest, CheckDigitMismatchStillDecodes) {
   Harness h;
   const DecodeAnswer answer = h.Decode("WBA3A5C51CF256987");
-  EXPECT_EQ(answer.status, GatewayStatus::kOk);
+  EXPECT_EQ(answer.status, DecodeStatus::kOk);
   EXPECT_EQ(answer.check_digit, vin_gateway::CheckDigit::kMismatch);
   EXPECT_EQ(h.client.calls, 1);
 }
@@ -206,7 +206,7 @@ TEST(DecodeServiceTest, SparseAnswerIsASuccess) {
   Harness h;
   h.client.mode = Mode::kSparse;
   const DecodeAnswer answer = h.Decode(kVin);
-  EXPECT_EQ(answer.status, GatewayStatus::kOk);
+  EXPECT_EQ(answer.status, DecodeStatus::kOk);
   EXPECT_EQ(answer.decode->upstream_codes, std::vector<int>{6});
   EXPECT_EQ(h.breaker->Snapshot().succeeded, 1U);
 }
@@ -216,7 +216,7 @@ TEST(DecodeServiceTest, ServerErrorIsUpstreamErrorNeverInvalid) {
   h.client.mode = Mode::kStatus;
   h.client.status = 500;
   const DecodeAnswer answer = h.Decode(kVin);
-  EXPECT_EQ(answer.status, GatewayStatus::kUpstreamError);
+  EXPECT_EQ(answer.status, DecodeStatus::kUpstreamError);
   EXPECT_EQ(answer.http_status(), 502U);
   EXPECT_TRUE(answer.problems.empty());
   EXPECT_EQ(h.breaker->Snapshot().failed, 1U);
@@ -225,7 +225,7 @@ TEST(DecodeServiceTest, ServerErrorIsUpstreamErrorNeverInvalid) {
 TEST(DecodeServiceTest, BodyThatIsNotVpicJsonIsAFailure) {
   Harness h;
   h.client.mode = Mode::kGarbage;
-  EXPECT_EQ(h.Decode(kVin).status, GatewayStatus::kUpstreamError);
+  EXPECT_EQ(h.Decode(kVin).status, DecodeStatus::kUpstreamError);
   EXPECT_EQ(h.breaker->Snapshot().failed, 1U);
   EXPECT_EQ(h.metrics.upstream_calls(vin_gateway::UpstreamResult::kBadBody), 1U);
 }
@@ -233,14 +233,14 @@ TEST(DecodeServiceTest, BodyThatIsNotVpicJsonIsAFailure) {
 TEST(DecodeServiceTest, ResetIsAFailure) {
   Harness h;
   h.client.mode = Mode::kReset;
-  EXPECT_EQ(h.Decode(kVin).status, GatewayStatus::kUpstreamError);
+  EXPECT_EQ(h.Decode(kVin).status, DecodeStatus::kUpstreamError);
   EXPECT_EQ(h.metrics.upstream_calls(vin_gateway::UpstreamResult::kTransport), 1U);
 }
 
 TEST(DecodeServiceTest, AnswerForAnotherVinIsAFailureAndIsNotCached) {
   Harness h;
   h.client.mode = Mode::kWrongVin;
-  EXPECT_EQ(h.Decode(kVin).status, GatewayStatus::kUpstreamError);
+  EXPECT_EQ(h.Decode(kVin).status, DecodeStatus::kUpstreamError);
   EXPECT_EQ(h.cache->Stats().entries, 0U);
 }
 
@@ -248,7 +248,7 @@ TEST(DecodeServiceTest, HungUpstreamAnswersUpstreamSlowAtTheBudget) {
   Harness h({.call_timeout = 60ms});
   h.client.mode = Mode::kHang;
   const DecodeAnswer answer = h.Decode(kVin);
-  EXPECT_EQ(answer.status, GatewayStatus::kUpstreamSlow);
+  EXPECT_EQ(answer.status, DecodeStatus::kUpstreamSlow);
   EXPECT_EQ(answer.http_status(), 504U);
   EXPECT_EQ(h.breaker->Snapshot().timeouts, 1U);
   EXPECT_EQ(h.client.cancelled, 1);  // the call was aborted, not abandoned
@@ -258,7 +258,7 @@ TEST(DecodeServiceTest, ThreeFailuresOpenTheBreakerAndTheNextCallFailsFast) {
   Harness h;
   h.Trip();
   const DecodeAnswer answer = h.Decode(kVin);
-  EXPECT_EQ(answer.status, GatewayStatus::kCircuitOpen);
+  EXPECT_EQ(answer.status, DecodeStatus::kCircuitOpen);
   EXPECT_EQ(answer.http_status(), 503U);
   EXPECT_EQ(vin_gateway::RetryAfterSeconds(answer.retry_after), 20);
   EXPECT_EQ(h.client.calls, 3);
@@ -270,7 +270,7 @@ TEST(DecodeServiceTest, LastGoodDecodeIsServedStaleWhenTheBreakerIsOpen) {
   h.wall.Advance(25h);  // past the TTL: a live decode is needed
   h.Trip();
   const DecodeAnswer answer = h.Decode(kVin);
-  EXPECT_EQ(answer.status, GatewayStatus::kCircuitOpen);
+  EXPECT_EQ(answer.status, DecodeStatus::kCircuitOpen);
   EXPECT_TRUE(answer.stale);
   EXPECT_EQ(answer.source, Source::kCache);
   EXPECT_EQ(answer.http_status(), 200U);
@@ -285,7 +285,7 @@ TEST(DecodeServiceTest, LastGoodDecodeIsServedStaleWhenTheUpstreamIsSlow) {
   h.wall.Advance(25h);
   h.client.mode = Mode::kHang;
   const DecodeAnswer answer = h.Decode(kVin);
-  EXPECT_EQ(answer.status, GatewayStatus::kUpstreamSlow);
+  EXPECT_EQ(answer.status, DecodeStatus::kUpstreamSlow);
   EXPECT_TRUE(answer.stale);
   EXPECT_EQ(answer.http_status(), 200U);
 }
@@ -310,8 +310,8 @@ TEST(DecodeServiceTest, ConcurrentRequestsAtCooldownExpiryMakeExactlyOneUpstream
   int half_open = 0;
   for (const auto& answer : answers) {
     ASSERT_TRUE(answer->has_value());
-    ok += (*answer)->status == GatewayStatus::kOk ? 1 : 0;
-    half_open += (*answer)->status == GatewayStatus::kCircuitHalfOpen ? 1 : 0;
+    ok += (*answer)->status == DecodeStatus::kOk ? 1 : 0;
+    half_open += (*answer)->status == DecodeStatus::kCircuitHalfOpen ? 1 : 0;
   }
   EXPECT_EQ(ok, 1);
   EXPECT_EQ(half_open, 19);
@@ -332,12 +332,12 @@ TEST(DecodeServiceTest, HalfOpenRejectionCarriesRetryAfterOfAtLeastOneSecond) {
     h.Poll();
     return slot->value_or(DecodeAnswer{});
   }();
-  EXPECT_EQ(extra.status, GatewayStatus::kCircuitHalfOpen);
+  EXPECT_EQ(extra.status, DecodeStatus::kCircuitHalfOpen);
   EXPECT_GE(vin_gateway::RetryAfterSeconds(extra.retry_after), 1);
   h.client.Release();
   h.io.restart();
   h.io.run();
-  EXPECT_EQ(probe->value_or(DecodeAnswer{}).status, GatewayStatus::kOk);
+  EXPECT_EQ(probe->value_or(DecodeAnswer{}).status, DecodeStatus::kOk);
 }
 
 TEST(DecodeServiceTest, BatchNeverTakesTheProbe) {
@@ -348,11 +348,11 @@ TEST(DecodeServiceTest, BatchNeverTakesTheProbe) {
   const int before = h.client.calls;
   const std::vector<DecodeAnswer> batch = h.Batch({kOthers.at(7), kOthers.at(8)});
   ASSERT_EQ(batch.size(), 2U);
-  EXPECT_EQ(batch[0].status, GatewayStatus::kCircuitHalfOpen);
-  EXPECT_EQ(batch[1].status, GatewayStatus::kCircuitHalfOpen);
+  EXPECT_EQ(batch[0].status, DecodeStatus::kCircuitHalfOpen);
+  EXPECT_EQ(batch[1].status, DecodeStatus::kCircuitHalfOpen);
   EXPECT_EQ(h.client.calls, before);
   // The probe slot is still there for an interactive request.
-  EXPECT_EQ(h.Decode(kOthers.at(9)).status, GatewayStatus::kOk);
+  EXPECT_EQ(h.Decode(kOthers.at(9)).status, DecodeStatus::kOk);
   EXPECT_EQ(h.breaker->state(), fusebox::State::kClosed);
 }
 
@@ -371,7 +371,7 @@ TEST(DecodeServiceTest, ThirtyIdenticalRequestsMakeOneUpstreamCall) {
   int joined = 0;
   for (const auto& answer : answers) {
     ASSERT_TRUE(answer->has_value());
-    EXPECT_EQ((*answer)->status, GatewayStatus::kOk);
+    EXPECT_EQ((*answer)->status, DecodeStatus::kOk);
     joined += (*answer)->joined ? 1 : 0;
   }
   EXPECT_EQ(joined, 29);
@@ -384,8 +384,8 @@ TEST(DecodeServiceTest, FollowersShareAFailureWithoutCallingAgain) {
   auto first = h.Start(kVin);
   auto second = h.Start(kVin);
   h.io.run();
-  EXPECT_EQ(first->value_or(DecodeAnswer{}).status, GatewayStatus::kUpstreamSlow);
-  EXPECT_EQ(second->value_or(DecodeAnswer{}).status, GatewayStatus::kUpstreamSlow);
+  EXPECT_EQ(first->value_or(DecodeAnswer{}).status, DecodeStatus::kUpstreamSlow);
+  EXPECT_EQ(second->value_or(DecodeAnswer{}).status, DecodeStatus::kUpstreamSlow);
   EXPECT_EQ(h.client.calls, 1);
 }
 
@@ -397,33 +397,33 @@ TEST(DecodeServiceTest, FullBulkheadIsOverloadedBeforeTheBreakerIsAsked) {
   auto second = h.Start(kOthers.at(1));
   h.Poll();
   ASSERT_TRUE(second->has_value());
-  EXPECT_EQ((*second)->status, GatewayStatus::kOverloaded);
+  EXPECT_EQ((*second)->status, DecodeStatus::kOverloaded);
   EXPECT_EQ((*second)->http_status(), 503U);
   EXPECT_GE(vin_gateway::RetryAfterSeconds((*second)->retry_after), 1);
   EXPECT_EQ(h.breaker->Snapshot().calls, 1U);  // only the first asked the breaker
   h.client.Release();
   h.io.restart();
   h.io.run();
-  EXPECT_EQ(first->value_or(DecodeAnswer{}).status, GatewayStatus::kOk);
+  EXPECT_EQ(first->value_or(DecodeAnswer{}).status, DecodeStatus::kOk);
 }
 
 TEST(DecodeServiceTest, EmptyBucketIsRateLimitedWithoutAnUpstreamCall) {
   Harness h({.rate = 1, .burst = 1});
-  EXPECT_EQ(h.Decode(kOthers.at(0)).status, GatewayStatus::kOk);
+  EXPECT_EQ(h.Decode(kOthers.at(0)).status, DecodeStatus::kOk);
   const DecodeAnswer limited = h.Decode(kOthers.at(1));
-  EXPECT_EQ(limited.status, GatewayStatus::kRateLimited);
+  EXPECT_EQ(limited.status, DecodeStatus::kRateLimited);
   EXPECT_EQ(limited.http_status(), 429U);
   EXPECT_EQ(vin_gateway::RetryAfterSeconds(limited.retry_after), 1);
   EXPECT_EQ(h.client.calls, 1);
   // Another client has its own bucket.
-  EXPECT_EQ(h.Decode(kOthers.at(1), 0, "10.0.0.2").status, GatewayStatus::kOk);
+  EXPECT_EQ(h.Decode(kOthers.at(1), 0, "10.0.0.2").status, DecodeStatus::kOk);
 }
 
 TEST(DecodeServiceTest, CacheHitsTakeNoRateToken) {
   Harness h({.rate = 1, .burst = 1});
   h.Decode(kVin);
-  EXPECT_EQ(h.Decode(kVin).status, GatewayStatus::kOk);
-  EXPECT_EQ(h.Decode(kVin).status, GatewayStatus::kOk);
+  EXPECT_EQ(h.Decode(kVin).status, DecodeStatus::kOk);
+  EXPECT_EQ(h.Decode(kVin).status, DecodeStatus::kOk);
 }
 
 TEST(DecodeServiceTest, TooManyRequestsMeansRetryAfterFromThe429AsMinimumCooldown) {
@@ -431,16 +431,16 @@ TEST(DecodeServiceTest, TooManyRequestsMeansRetryAfterFromThe429AsMinimumCooldow
   h.client.mode = Mode::kStatus;
   h.client.status = 429;
   h.client.retry_after = 30s;
-  EXPECT_EQ(h.Decode(kOthers.at(0)).status, GatewayStatus::kUpstreamError);
+  EXPECT_EQ(h.Decode(kOthers.at(0)).status, DecodeStatus::kUpstreamError);
   ASSERT_EQ(h.breaker->state(), fusebox::State::kOpen);
   h.clock.Advance(2s);  // past the breaker's own cooldown, not past the 429's
   h.client.mode = Mode::kOk;
   const DecodeAnswer answer = h.Decode(kOthers.at(1));
-  EXPECT_EQ(answer.status, GatewayStatus::kCircuitOpen);
+  EXPECT_EQ(answer.status, DecodeStatus::kCircuitOpen);
   EXPECT_EQ(vin_gateway::RetryAfterSeconds(answer.retry_after), 28);
   EXPECT_EQ(h.client.calls, 1);
   h.clock.Advance(28s);
-  EXPECT_EQ(h.Decode(kOthers.at(1)).status, GatewayStatus::kOk);
+  EXPECT_EQ(h.Decode(kOthers.at(1)).status, DecodeStatus::kOk);
   EXPECT_EQ(h.client.calls, 2);
 }
 
@@ -477,7 +477,7 @@ TEST(DecodeServiceTest, BrokenCacheFileStillServesLiveDecodes) {
   // Without the in-process front, every decode must then be live.
   Harness h({.cache = vin_gateway::MakeSqliteCache(file.string(), 100), .hot_entries = 0});
   EXPECT_FALSE(h.cache->Stats().healthy);
-  EXPECT_EQ(h.Decode(kVin).status, GatewayStatus::kOk);
+  EXPECT_EQ(h.Decode(kVin).status, DecodeStatus::kOk);
   EXPECT_EQ(h.Decode(kVin).source, Source::kLive);
   std::filesystem::remove_all(dir);
 }
@@ -541,13 +541,13 @@ TEST(DecodeServiceTest, RejectionReadsTheBackendOnce) {
   h.Trip();
   std::uint64_t gets = h.cache->Stats().gets;
   const DecodeAnswer stale = h.Decode(kVin);
-  EXPECT_EQ(stale.status, GatewayStatus::kCircuitOpen);
+  EXPECT_EQ(stale.status, DecodeStatus::kCircuitOpen);
   EXPECT_TRUE(stale.stale);
   EXPECT_EQ(h.cache->Stats().gets, gets + 1);
 
   gets = h.cache->Stats().gets;
   const DecodeAnswer bare = h.Decode(kOthers.at(10));
-  EXPECT_EQ(bare.status, GatewayStatus::kCircuitOpen);
+  EXPECT_EQ(bare.status, DecodeStatus::kCircuitOpen);
   EXPECT_FALSE(bare.stale);
   EXPECT_EQ(h.cache->Stats().gets, gets + 1);
   EXPECT_EQ(h.service->leaders_running(), 0);
@@ -558,11 +558,11 @@ TEST(DecodeServiceTest, RejectedLeaderHasTakenItsRateTokenFirst) {
   Harness h({.failure_threshold = 1, .rate = 1, .burst = 2});
   h.Trip();  // one failed call of 10.0.0.1
   const DecodeAnswer open = h.Decode(kVin, 0, "10.0.0.2");
-  EXPECT_EQ(open.status, GatewayStatus::kCircuitOpen);
+  EXPECT_EQ(open.status, DecodeStatus::kCircuitOpen);
   const DecodeAnswer again = h.Decode(kVin, 0, "10.0.0.2");
-  EXPECT_EQ(again.status, GatewayStatus::kCircuitOpen);
+  EXPECT_EQ(again.status, DecodeStatus::kCircuitOpen);
   const DecodeAnswer limited = h.Decode(kVin, 0, "10.0.0.2");
-  EXPECT_EQ(limited.status, GatewayStatus::kRateLimited);  // the rate limit comes first
+  EXPECT_EQ(limited.status, DecodeStatus::kRateLimited);  // the rate limit comes first
 }
 
 TEST(HotDecodesTest, EvictsTheLeastRecentlyUsed) {
@@ -619,13 +619,13 @@ TEST(DecodeServiceTest, BatchAnswersInvalidLocallyHitsFromCacheAndTheRestInOneCa
   const std::vector<DecodeAnswer> batch =
       h.Batch({kOthers.at(0), "NOT-A-VIN", kVin, kOthers.at(1), kOthers.at(0)});
   ASSERT_EQ(batch.size(), 5U);
-  EXPECT_EQ(batch[0].status, GatewayStatus::kOk);
+  EXPECT_EQ(batch[0].status, DecodeStatus::kOk);
   EXPECT_EQ(batch[0].source, Source::kLive);
-  EXPECT_EQ(batch[1].status, GatewayStatus::kVinInvalid);
+  EXPECT_EQ(batch[1].status, DecodeStatus::kVinInvalid);
   EXPECT_EQ(batch[2].source, Source::kCache);
   EXPECT_EQ(batch[3].vin, kOthers.at(1));
   EXPECT_EQ(batch[3].decode->vin, kOthers.at(1));
-  EXPECT_EQ(batch[4].status, GatewayStatus::kOk);
+  EXPECT_EQ(batch[4].status, DecodeStatus::kOk);
   EXPECT_EQ(h.client.calls, before + 1);
   EXPECT_EQ(h.client.batch_calls, 1);
   EXPECT_EQ(h.client.asked.size(), static_cast<std::size_t>(before) + 2U);  // deduplicated
@@ -637,9 +637,9 @@ TEST(DecodeServiceTest, BatchTakesOneTokenPerCacheMiss) {
   const std::vector<DecodeAnswer> batch =
       h.Batch({kOthers.at(0), kOthers.at(1), kOthers.at(2), kOthers.at(3)});
   // 4 misses, bucket of 3 (the cap is the bucket size): a full bucket admits one maximal batch.
-  EXPECT_EQ(batch.at(0).status, GatewayStatus::kOk);
+  EXPECT_EQ(batch.at(0).status, DecodeStatus::kOk);
   const std::vector<DecodeAnswer> again = h.Batch({kOthers.at(4)});
-  EXPECT_EQ(again.at(0).status, GatewayStatus::kRateLimited);
+  EXPECT_EQ(again.at(0).status, DecodeStatus::kRateLimited);
 }
 
 TEST(DecodeServiceTest, TransitionLogKeepsTheLastTransitionsOldestFirst) {
@@ -674,7 +674,7 @@ TEST(DecodeServiceTest, RecordsTheBreakersTransitionsWithWallClockTimes) {
   h.clock.Advance(5s);
   h.wall.Advance(5s);
   h.client.mode = Mode::kOk;
-  EXPECT_EQ(h.Decode(kVin).status, GatewayStatus::kOk);  // the probe closes the breaker
+  EXPECT_EQ(h.Decode(kVin).status, DecodeStatus::kOk);  // the probe closes the breaker
   const std::vector<vin_gateway::TransitionRecord> recent = h.service->recent_transitions();
   ASSERT_EQ(recent.size(), 3U);
   EXPECT_EQ(recent[0].from, fusebox::State::kClosed);

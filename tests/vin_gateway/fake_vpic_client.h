@@ -17,7 +17,7 @@
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
-#include "vpic_client.h"
+#include "service/vpic_client.h"
 
 namespace vin_gateway::testing {
 

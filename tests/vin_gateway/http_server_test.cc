@@ -1,6 +1,6 @@
 // HttpServer in process, on a loopback ephemeral port: connections are spread over the
 // io_contexts it is given (vin-gateway's --threads), one after the other.
-#include "http_server.h"
+#include "http/http_server.h"
 
 #include <memory>
 #include <mutex>

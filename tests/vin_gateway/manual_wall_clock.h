@@ -4,7 +4,7 @@
 #include <chrono>
 #include <mutex>
 
-#include "decode.h"
+#include "core/decode.h"
 
 namespace vin_gateway::testing {
 

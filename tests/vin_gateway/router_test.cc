@@ -1,6 +1,7 @@
 // The HTTP surface without sockets: routes, JSON bodies, status codes and headers, batch request
 // validation, operations endpoints, admin auth; plus the status mapping table and the log line.
-#include "router.h"
+#include "http/router.h"
+#include "http/admin_route.h"
 
 #include <fstream>
 #include <memory>
@@ -15,24 +16,26 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/json/parse.hpp>
 
-#include "access_log.h"
-#include "decode_service.h"
+#include "core/decode_status.h"
 #include "fusebox/bulkhead.h"
 #include "fusebox/registry.h"
 #include "fusebox/testing/manual_clock.h"
-#include "gateway_status.h"
+#include "http/access_log.h"
+#include "http/transport_status.h"
+#include "http/web_assets.h"
+#include "service/decode_service.h"
 #include "vin_gateway/fake_vpic_client.h"
 #include "vin_gateway/manual_wall_clock.h"
-#include "web_assets.h"
 
 namespace {
 
 namespace net = boost::asio;
 namespace json = boost::json;
 using namespace std::chrono_literals;
-using vin_gateway::GatewayStatus;
+using vin_gateway::DecodeStatus;
 using vin_gateway::HttpRequest;
 using vin_gateway::HttpResponse;
+using vin_gateway::TransportStatus;
 
 class RouterHarness {
  public:
@@ -107,36 +110,43 @@ class RouterHarness {
 };
 
 TEST(StatusMappingTest, EveryStatusHasItsHttpCode) {
-  EXPECT_EQ(vin_gateway::HttpStatus(GatewayStatus::kOk), 200U);
-  EXPECT_EQ(vin_gateway::HttpStatus(GatewayStatus::kVinInvalid), 422U);
-  EXPECT_EQ(vin_gateway::HttpStatus(GatewayStatus::kCircuitOpen), 503U);
-  EXPECT_EQ(vin_gateway::HttpStatus(GatewayStatus::kCircuitHalfOpen), 503U);
-  EXPECT_EQ(vin_gateway::HttpStatus(GatewayStatus::kUpstreamSlow), 504U);
-  EXPECT_EQ(vin_gateway::HttpStatus(GatewayStatus::kUpstreamError), 502U);
-  EXPECT_EQ(vin_gateway::HttpStatus(GatewayStatus::kOverloaded), 503U);
-  EXPECT_EQ(vin_gateway::HttpStatus(GatewayStatus::kRateLimited), 429U);
-  EXPECT_EQ(vin_gateway::HttpStatus(GatewayStatus::kBadRequest), 400U);
+  EXPECT_EQ(vin_gateway::HttpStatus(DecodeStatus::kOk), 200U);
+  EXPECT_EQ(vin_gateway::HttpStatus(DecodeStatus::kVinInvalid), 422U);
+  EXPECT_EQ(vin_gateway::HttpStatus(DecodeStatus::kCircuitOpen), 503U);
+  EXPECT_EQ(vin_gateway::HttpStatus(DecodeStatus::kCircuitHalfOpen), 503U);
+  EXPECT_EQ(vin_gateway::HttpStatus(DecodeStatus::kUpstreamSlow), 504U);
+  EXPECT_EQ(vin_gateway::HttpStatus(DecodeStatus::kUpstreamError), 502U);
+  EXPECT_EQ(vin_gateway::HttpStatus(DecodeStatus::kOverloaded), 503U);
+  EXPECT_EQ(vin_gateway::HttpStatus(DecodeStatus::kRateLimited), 429U);
+  EXPECT_EQ(vin_gateway::HttpStatus(TransportStatus::kOk), 200U);
+  EXPECT_EQ(vin_gateway::HttpStatus(TransportStatus::kBadRequest), 400U);
+  EXPECT_EQ(vin_gateway::HttpStatus(TransportStatus::kNotFound), 404U);
+  EXPECT_EQ(vin_gateway::HttpStatus(TransportStatus::kMethodNotAllowed), 405U);
+  EXPECT_EQ(vin_gateway::HttpStatus(TransportStatus::kUnauthorized), 401U);
+  EXPECT_EQ(vin_gateway::HttpStatus(TransportStatus::kPayloadTooLarge), 413U);
+  EXPECT_EQ(vin_gateway::HttpStatus(TransportStatus::kHeadersTooLarge), 431U);
+  EXPECT_EQ(vin_gateway::HttpStatus(TransportStatus::kShuttingDown), 503U);
 }
 
 TEST(StatusMappingTest, RetryAfterGoesWithTheStatusesThatPromiseIt) {
-  for (GatewayStatus s : {GatewayStatus::kCircuitOpen, GatewayStatus::kCircuitHalfOpen,
-                          GatewayStatus::kOverloaded, GatewayStatus::kRateLimited}) {
+  for (DecodeStatus s : {DecodeStatus::kCircuitOpen, DecodeStatus::kCircuitHalfOpen,
+                         DecodeStatus::kOverloaded, DecodeStatus::kRateLimited}) {
     EXPECT_TRUE(vin_gateway::HasRetryAfter(s)) << vin_gateway::ToString(s);
   }
-  for (GatewayStatus s : {GatewayStatus::kOk, GatewayStatus::kVinInvalid,
-                          GatewayStatus::kUpstreamSlow, GatewayStatus::kUpstreamError}) {
+  for (DecodeStatus s : {DecodeStatus::kOk, DecodeStatus::kVinInvalid, DecodeStatus::kUpstreamSlow,
+                         DecodeStatus::kUpstreamError}) {
     EXPECT_FALSE(vin_gateway::HasRetryAfter(s)) << vin_gateway::ToString(s);
   }
 }
 
 TEST(StatusMappingTest, StaleStandsInOnlyForImpossibleLiveDecodes) {
   int stale = 0;
-  for (GatewayStatus s : vin_gateway::kAllStatuses) {
+  for (DecodeStatus s : vin_gateway::kAllDecodeStatuses) {
     stale += vin_gateway::AllowsStale(s) ? 1 : 0;
   }
   EXPECT_EQ(stale, 5);
-  EXPECT_FALSE(vin_gateway::AllowsStale(GatewayStatus::kRateLimited));
-  EXPECT_FALSE(vin_gateway::AllowsStale(GatewayStatus::kVinInvalid));
+  EXPECT_FALSE(vin_gateway::AllowsStale(DecodeStatus::kRateLimited));
+  EXPECT_FALSE(vin_gateway::AllowsStale(DecodeStatus::kVinInvalid));
 }
 
 TEST(StatusMappingTest, UpstreamReasonsNeverReadAsInvalidInput) {
@@ -144,22 +154,34 @@ TEST(StatusMappingTest, UpstreamReasonsNeverReadAsInvalidInput) {
        {fusebox::ReasonCode::kCircuitOpen, fusebox::ReasonCode::kCircuitHalfOpen,
         fusebox::ReasonCode::kUpstreamSlow, fusebox::ReasonCode::kUpstreamError,
         fusebox::ReasonCode::kOverloaded, fusebox::ReasonCode::kCancelled}) {
-    const GatewayStatus s = vin_gateway::FromReason(code);
-    EXPECT_NE(s, GatewayStatus::kVinInvalid);
+    const DecodeStatus s = vin_gateway::FromReason(code);
+    EXPECT_NE(s, DecodeStatus::kVinInvalid);
     const std::string message(vin_gateway::DefaultMessage(s));
     EXPECT_EQ(message.find("invalid"), std::string::npos) << message;
   }
 }
 
+// The decode and transport statuses share the wire's `status` field: every spelling and every
+// message is distinct across both, except that both have OK (the same spelling).
 TEST(StatusMappingTest, NamesAndMessagesAreDistinct) {
   std::set<std::string> names;
   std::set<std::string> messages;
-  for (GatewayStatus s : vin_gateway::kAllStatuses) {
+  for (DecodeStatus s : vin_gateway::kAllDecodeStatuses) {
     names.emplace(vin_gateway::ToString(s));
     messages.emplace(vin_gateway::DefaultMessage(s));
   }
-  EXPECT_EQ(names.size(), std::size(vin_gateway::kAllStatuses));
-  EXPECT_EQ(messages.size(), std::size(vin_gateway::kAllStatuses));
+  for (TransportStatus s : vin_gateway::kAllTransportStatuses) {
+    if (s == TransportStatus::kOk) {
+      EXPECT_EQ(vin_gateway::ToString(s), vin_gateway::ToString(DecodeStatus::kOk));
+      continue;
+    }
+    names.emplace(vin_gateway::ToString(s));
+    messages.emplace(vin_gateway::DefaultMessage(s));
+  }
+  const std::size_t all = std::size(vin_gateway::kAllDecodeStatuses) +
+                          std::size(vin_gateway::kAllTransportStatuses) - 1;
+  EXPECT_EQ(names.size(), all);
+  EXPECT_EQ(messages.size(), all);
 }
 
 TEST(RouterTest, DecodeAnswersTheContractFields) {

@@ -1,6 +1,6 @@
 // VIN normalization and validation, against every row of tests/data/vin-vectors.tsv and against
 // the contract's rules one by one.
-#include "vin.h"
+#include "core/vin.h"
 
 #include <string>
 #include <vector>

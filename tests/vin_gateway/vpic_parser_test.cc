@@ -1,6 +1,6 @@
 // vPIC parsing against every recorded response in apps/vpic-sim/data (copies of the shared
 // fixtures), plus the snake_case and ErrorCode rules.
-#include "vpic_parser.h"
+#include "core/vpic_parser.h"
 
 #include <filesystem>
 #include <fstream>

@@ -11,7 +11,7 @@
   const POLL_CLOSED_MS = 3000;
   const POLL_BUSY_MS = 1000;
 
-  // ---- VIN rules: a mirror of apps/vin-gateway/vin.cc (the server stays the authority) --------
+  // ---- VIN rules: a mirror of apps/vin-gateway/core/vin.cc (the server stays the authority) ---
 
   const isAsciiSpace = (c) => c === ' ' || c === '\t' || c === '\n' || c === '\r' ||
       c === '\f' || c === '\v';

@@ -6,11 +6,11 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
-#include "decode.h"
-#include "decode_answer.h"
-#include "reply_json.h"
-#include "vin.h"
-#include "vpic_parser.h"
+#include "core/answer_json.h"
+#include "core/decode.h"
+#include "core/decode_answer.h"
+#include "core/vin.h"
+#include "core/vpic_parser.h"
 
 namespace vin_gateway::fuzz {
 namespace {
@@ -38,7 +38,7 @@ int VinNormalizer(const std::uint8_t* data, std::size_t size) {
     Check(p.rule == "length" || p.rule == "charset");
   }
   DecodeAnswer answer;
-  answer.status = check.ok() ? GatewayStatus::kOk : GatewayStatus::kVinInvalid;
+  answer.status = check.ok() ? DecodeStatus::kOk : DecodeStatus::kVinInvalid;
   answer.vin = check.vin;
   answer.problems = check.problems;
   answer.message = check.Summary();

@@ -1,0 +1,517 @@
+#include "config/config.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <exception>
+#include <limits>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include <fmt/format.h>
+#include <toml++/toml.h>
+#include <CLI/CLI.hpp>
+#include <boost/url/parse.hpp>
+
+namespace vin_gateway {
+namespace {
+
+using std::chrono::hours;
+using std::chrono::milliseconds;
+using std::chrono::minutes;
+using std::chrono::seconds;
+
+ConfigError Malformed(std::string_view flag, std::string_view value, std::string_view expected) {
+  return {std::string(flag), fmt::format("{}: cannot read '{}' as {}", flag, value, expected)};
+}
+
+template <typename T>
+std::optional<T> ParseUnsigned(std::string_view text) {
+  T value{};
+  const char* end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  if (ec != std::errc() || ptr != end || text.empty()) {
+    return std::nullopt;
+  }
+  return value;
+}
+
+std::optional<double> ParseDouble(std::string_view text) {
+  double value = 0;
+  const char* end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  if (ec != std::errc() || ptr != end || text.empty() || !std::isfinite(value)) {
+    return std::nullopt;
+  }
+  return value;
+}
+
+std::string FormatNumber(double v) {
+  if (v == std::floor(v) && std::fabs(v) < 1e15) {
+    return fmt::format("{}", static_cast<long long>(v));
+  }
+  return fmt::format("{}", v);
+}
+
+std::optional<ConfigError> RangeError(std::string_view flag, std::string_view range,
+                                      std::string_view got) {
+  return ConfigError{std::string(flag), fmt::format("{} must be in {}, got {}", flag, range, got)};
+}
+
+std::optional<ConfigError> CheckDuration(std::string_view flag, Duration value, Duration min,
+                                         Duration max) {
+  if (value < min || value > max) {
+    return RangeError(flag, fmt::format("[{}, {}]", FormatDuration(min), FormatDuration(max)),
+                      FormatDuration(value));
+  }
+  return std::nullopt;
+}
+
+template <typename T>
+std::optional<ConfigError> CheckRange(std::string_view flag, T value, T min, T max) {
+  if (value < min || value > max) {
+    return RangeError(flag, fmt::format("[{}, {}]", min, max), fmt::format("{}", value));
+  }
+  return std::nullopt;
+}
+
+std::optional<ConfigError> CheckDouble(std::string_view flag, double value, double min,
+                                       double max) {
+  if (!(value >= min && value <= max)) {
+    return RangeError(flag, fmt::format("[{}, {}]", FormatNumber(min), FormatNumber(max)),
+                      FormatNumber(value));
+  }
+  return std::nullopt;
+}
+
+std::optional<ConfigError> CheckUrl(const std::string& url) {
+  constexpr std::string_view kFlag = "--upstream-url";
+  auto parsed = boost::urls::parse_absolute_uri(url);
+  if (!parsed) {
+    return ConfigError{
+        std::string(kFlag),
+        fmt::format("{} must be an http:// or https:// URL with a host, got '{}'", kFlag, url)};
+  }
+  const auto scheme = parsed->scheme_id();
+  if ((scheme != boost::urls::scheme::http && scheme != boost::urls::scheme::https) ||
+      parsed->encoded_host().empty() || parsed->has_query() || parsed->has_fragment() ||
+      parsed->has_userinfo()) {
+    return ConfigError{std::string(kFlag),
+                       fmt::format("{} must be an http:// or https:// URL with a host and no "
+                                   "query, got '{}'",
+                                   kFlag, url)};
+  }
+  if (parsed->has_port()) {
+    const auto port = ParseUnsigned<std::uint32_t>(parsed->port());
+    if (!port || *port == 0 || *port > 65535) {
+      return RangeError(kFlag, "port [1, 65535]", std::string(parsed->port()));
+    }
+  }
+  return std::nullopt;
+}
+
+// ---- the settings table ----------------------------------------------------------------------
+// One row per setting: the single source of its flag, its TOML key, its help text (--help), how
+// its text is read into GatewayConfig, and its range check (Validate). A new setting is one row
+// here and one field in config.h.
+
+// How a setting's text is read into the config (syntax only): nullopt, or what was wrong.
+using ApplyFn = std::optional<ConfigError> (*)(GatewayConfig&, std::string_view flag,
+                                               std::string_view value);
+// Whether the config's value of a setting is within its range: nullopt, or the range error.
+using CheckFn = std::optional<ConfigError> (*)(const GatewayConfig&, std::string_view flag);
+
+struct Setting {
+  std::string_view flag;  // "--call-timeout"
+  std::string_view key;   // "call_timeout" (TOML)
+  std::string_view help;  // --help
+  ApplyFn apply;
+  CheckFn check;  // null: any value that reads is valid
+};
+
+// Every duration is read by ParseDuration, the one duration grammar of the gateway.
+template <Duration GatewayConfig::*kField>
+std::optional<ConfigError> ApplyDuration(GatewayConfig& config, std::string_view flag,
+                                         std::string_view value) {
+  const std::optional<Duration> d = ParseDuration(value);
+  if (!d) {
+    return Malformed(flag, value, "a duration such as 500ms, 7s, 20m, 1h or 30d");
+  }
+  config.*kField = *d;
+  return std::nullopt;
+}
+
+template <Duration GatewayConfig::*kField, Duration::rep kMinNs, Duration::rep kMaxNs>
+std::optional<ConfigError> CheckDurationField(const GatewayConfig& config, std::string_view flag) {
+  return CheckDuration(flag, config.*kField, Duration(kMinNs), Duration(kMaxNs));
+}
+
+template <typename T, T GatewayConfig::*kField>
+std::optional<ConfigError> ApplyWhole(GatewayConfig& config, std::string_view flag,
+                                      std::string_view value) {
+  const auto n = ParseUnsigned<std::uint64_t>(value);
+  if (!n) {
+    return Malformed(flag, value, "a whole number");
+  }
+  // Larger than the field holds: the largest it holds, which the range check then refuses.
+  config.*kField = static_cast<T>(
+      std::min<std::uint64_t>(*n, static_cast<std::uint64_t>(std::numeric_limits<T>::max())));
+  return std::nullopt;
+}
+
+template <typename T, T GatewayConfig::*kField, T kMin, T kMax>
+std::optional<ConfigError> CheckWholeField(const GatewayConfig& config, std::string_view flag) {
+  return CheckRange<T>(flag, config.*kField, kMin, kMax);
+}
+
+std::optional<ConfigError> ApplyListen(GatewayConfig& config, std::string_view flag,
+                                       std::string_view value) {
+  const std::size_t colon = value.rfind(':');
+  if (colon == std::string_view::npos || colon == 0) {
+    return Malformed(flag, value, "HOST:PORT (port in [0, 65535])");
+  }
+  std::string_view host = value.substr(0, colon);
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  const auto port = ParseUnsigned<std::uint32_t>(value.substr(colon + 1));
+  if (!port) {
+    return Malformed(flag, value, "HOST:PORT (port in [0, 65535])");
+  }
+  if (*port > 65535) {
+    return RangeError(flag, "port [0, 65535]", fmt::format("{}", *port));
+  }
+  config.listen_host = std::string(host);
+  config.listen_port = static_cast<std::uint16_t>(*port);
+  return std::nullopt;
+}
+
+std::optional<ConfigError> CheckListen(const GatewayConfig& config, std::string_view flag) {
+  if (config.listen_host.empty()) {
+    return ConfigError{std::string(flag),
+                       fmt::format("{} must be HOST:PORT with a host, got an empty host", flag)};
+  }
+  return std::nullopt;
+}
+
+template <std::string GatewayConfig::*kField>
+std::optional<ConfigError> ApplyText(GatewayConfig& config, std::string_view,
+                                     std::string_view value) {
+  config.*kField = std::string(value);
+  return std::nullopt;
+}
+
+std::optional<ConfigError> CheckUpstreamUrl(const GatewayConfig& config, std::string_view) {
+  return CheckUrl(config.upstream_url);
+}
+
+std::optional<ConfigError> CheckCacheUri(const GatewayConfig& config, std::string_view flag) {
+  const std::string& uri = config.cache_uri;
+  if (uri != "memory" &&
+      (uri.rfind("sqlite:", 0) != 0 || uri.size() == std::string_view("sqlite:").size())) {
+    return ConfigError{std::string(flag),
+                       fmt::format("{} must be sqlite:PATH or memory, got '{}'", flag, uri)};
+  }
+  return std::nullopt;
+}
+
+std::optional<ConfigError> CheckUpstreamCa(const GatewayConfig& config, std::string_view flag) {
+  if (!config.upstream_ca.empty() && access(config.upstream_ca.c_str(), R_OK) != 0) {
+    return ConfigError{std::string(flag), fmt::format("{} must be a readable PEM file, got '{}'",
+                                                      flag, config.upstream_ca)};
+  }
+  return std::nullopt;
+}
+
+std::optional<ConfigError> ApplyClientRate(GatewayConfig& config, std::string_view flag,
+                                           std::string_view value) {
+  const auto d = ParseDouble(value);
+  if (!d) {
+    return Malformed(flag, value, "a number");
+  }
+  config.client_rate = *d;
+  return std::nullopt;
+}
+
+std::optional<ConfigError> CheckClientRate(const GatewayConfig& config, std::string_view flag) {
+  return CheckDouble(flag, config.client_rate, 0, 1e6);
+}
+
+std::optional<ConfigError> ApplyClientBurst(GatewayConfig& config, std::string_view flag,
+                                            std::string_view value) {
+  const auto d = ParseDouble(value);
+  if (!d) {
+    return Malformed(flag, value, "a number");
+  }
+  config.client_burst = *d;
+  return std::nullopt;
+}
+
+std::optional<ConfigError> CheckClientBurst(const GatewayConfig& config, std::string_view flag) {
+  if (!config.client_burst) {
+    return std::nullopt;
+  }
+  return CheckDouble(flag, *config.client_burst, 1, 1e7);
+}
+
+std::optional<ConfigError> ApplyLogFormat(GatewayConfig& config, std::string_view flag,
+                                          std::string_view value) {
+  if (value == "text") {
+    config.log_format = LogFormat::kText;
+  } else if (value == "json") {
+    config.log_format = LogFormat::kJson;
+  } else {
+    return ConfigError{std::string(flag),
+                       fmt::format("{} must be text or json, got '{}'", flag, value)};
+  }
+  return std::nullopt;
+}
+
+constexpr Duration::rep kMs = 1'000'000;
+constexpr Duration::rep kSecond = 1000 * kMs;
+constexpr Duration::rep kMinute = 60 * kSecond;
+constexpr Duration::rep kDay = 24 * 60 * kMinute;
+
+using G = GatewayConfig;
+
+// In the order of --help and of Validate (the first value out of range is the one reported).
+constexpr Setting kSettings[] = {
+    {"--listen", "listen", "HOST:PORT to serve on (default 127.0.0.1:8080)", ApplyListen,
+     CheckListen},
+    {"--upstream-url", "upstream_url", "vPIC base URL (default https://vpic.nhtsa.dot.gov)",
+     ApplyText<&G::upstream_url>, CheckUpstreamUrl},
+    {"--cache", "cache", "cache URI: sqlite:PATH or memory (default sqlite:var/vin-cache.sqlite)",
+     ApplyText<&G::cache_uri>, CheckCacheUri},
+    {"--cache-ttl", "cache_ttl", "serve cached decodes this long (default 30d)",
+     ApplyDuration<&G::cache_ttl>, CheckDurationField<&G::cache_ttl, kSecond, 3650 * kDay>},
+    {"--call-timeout", "call_timeout", "budget of one upstream call (default 7s)",
+     ApplyDuration<&G::call_timeout>, CheckDurationField<&G::call_timeout, kMs, 10 * kMinute>},
+    {"--cooldown", "cooldown", "open-breaker cooldown (default 20s)", ApplyDuration<&G::cooldown>,
+     CheckDurationField<&G::cooldown, kMs, kDay>},
+    {"--failure-threshold", "failure_threshold",
+     "consecutive failures that open the breaker (default 3)",
+     ApplyWhole<std::uint32_t, &G::failure_threshold>,
+     CheckWholeField<std::uint32_t, &G::failure_threshold, 1, 1000>},
+    {"--half-open-probes", "half_open_probes", "probes at once while half-open (default 1)",
+     ApplyWhole<std::uint32_t, &G::half_open_probes>,
+     CheckWholeField<std::uint32_t, &G::half_open_probes, 1, 1000>},
+    {"--max-in-flight", "max_in_flight", "upstream calls at once (default 16)",
+     ApplyWhole<std::uint32_t, &G::max_in_flight>,
+     CheckWholeField<std::uint32_t, &G::max_in_flight, 1, 100000>},
+    {"--client-rate", "client_rate",
+     "decodes per second per client address, 0 disables (default 20)", ApplyClientRate,
+     CheckClientRate},
+    {"--client-burst", "client_burst", "burst per client address (default 2 x client-rate)",
+     ApplyClientBurst, CheckClientBurst},
+    {"--cache-max-entries", "cache_max_entries", "decodes kept in the cache (default 1000000)",
+     ApplyWhole<std::uint64_t, &G::cache_max_entries>,
+     CheckWholeField<std::uint64_t, &G::cache_max_entries, 1, 1'000'000'000>},
+    {"--upstream-ca", "upstream_ca", "PEM CA file for the upstream (default: system CAs)",
+     ApplyText<&G::upstream_ca>, CheckUpstreamCa},
+    {"--log-format", "log_format", "text or json (default text)", ApplyLogFormat, nullptr},
+    {"--client-timeout", "client_timeout", "a client must send a request within this (default 10s)",
+     ApplyDuration<&G::client_timeout>,
+     CheckDurationField<&G::client_timeout, 10 * kMs, 10 * kMinute>},
+    {"--shutdown-grace", "shutdown_grace",
+     "SIGTERM: time in-flight requests may finish (default 5s)", ApplyDuration<&G::shutdown_grace>,
+     CheckDurationField<&G::shutdown_grace, 0, 10 * kMinute>},
+    {"--threads", "threads",
+     "I/O threads, each with its own event loop; connections are spread over them (default 1)",
+     ApplyWhole<std::uint32_t, &G::threads>, CheckWholeField<std::uint32_t, &G::threads, 1, 64>},
+};
+
+const Setting* FindByFlag(std::string_view flag) {
+  for (const Setting& s : kSettings) {
+    if (s.flag == flag) {
+      return &s;
+    }
+  }
+  return nullptr;
+}
+
+const Setting* FindByKey(std::string_view key) {
+  for (const Setting& s : kSettings) {
+    if (s.key == key) {
+      return &s;
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+std::optional<Duration> ParseDuration(std::string_view text) {
+  std::size_t unit_at = 0;
+  while (unit_at < text.size() &&
+         ((text[unit_at] >= '0' && text[unit_at] <= '9') || text[unit_at] == '.')) {
+    ++unit_at;
+  }
+  const std::optional<double> number = ParseDouble(text.substr(0, unit_at));
+  if (!number || *number < 0) {
+    return std::nullopt;
+  }
+  const std::string_view unit = text.substr(unit_at);
+  double ns_per_unit = 0;
+  if (unit == "ms") {
+    ns_per_unit = 1e6;
+  } else if (unit == "s" || unit.empty()) {
+    ns_per_unit = 1e9;
+  } else if (unit == "m") {
+    ns_per_unit = 60e9;
+  } else if (unit == "h") {
+    ns_per_unit = 3600e9;
+  } else if (unit == "d") {
+    ns_per_unit = 86400e9;
+  } else {
+    return std::nullopt;
+  }
+  const double ns = *number * ns_per_unit;
+  if (ns > 1e18) {
+    return std::nullopt;
+  }
+  return Duration(static_cast<Duration::rep>(std::llround(ns)));
+}
+
+std::string FormatDuration(Duration d) {
+  const auto ns = d.count();
+  struct Unit {
+    Duration::rep ns;
+    std::string_view suffix;
+  };
+  constexpr Unit kUnits[] = {{86'400'000'000'000, "d"},
+                             {3'600'000'000'000, "h"},
+                             {60'000'000'000, "m"},
+                             {1'000'000'000, "s"},
+                             {1'000'000, "ms"}};
+  if (ns == 0) {
+    return "0s";
+  }
+  for (const Unit& u : kUnits) {
+    if (ns % u.ns == 0) {
+      return fmt::format("{}{}", ns / u.ns, u.suffix);
+    }
+  }
+  return fmt::format("{}ns", ns);
+}
+
+std::optional<ConfigError> ApplySetting(GatewayConfig& config, std::string_view flag,
+                                        std::string_view value) {
+  const Setting* setting = FindByFlag(flag);
+  if (setting == nullptr) {
+    return ConfigError{std::string(flag), fmt::format("unknown setting {}", flag)};
+  }
+  return setting->apply(config, setting->flag, value);
+}
+
+std::optional<ConfigError> GatewayConfig::Validate() const {
+  for (const Setting& setting : kSettings) {
+    if (setting.check != nullptr) {
+      if (auto e = setting.check(*this, setting.flag)) {
+        return e;
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+fusebox::CircuitBreakerConfig GatewayConfig::BreakerConfig() const {
+  fusebox::CircuitBreakerConfig breaker;
+  breaker.trip = fusebox::TripPolicy::kConsecutive;
+  breaker.failure_threshold = failure_threshold;
+  breaker.call_timeout = call_timeout;
+  breaker.cooldown = cooldown;
+  breaker.half_open_max_probes = half_open_probes;
+  breaker.half_open_successes = 1;
+  breaker.batch_may_probe = false;
+  return breaker;
+}
+
+std::optional<ConfigError> ApplyConfigFile(GatewayConfig& config, const std::string& path) {
+  toml::table table;
+  try {
+    table = toml::parse_file(path);
+  } catch (const toml::parse_error& e) {
+    return ConfigError{"--config",
+                       fmt::format("--config: cannot read '{}': {}", path, e.description())};
+  }
+  for (const auto& [key, node] : table) {
+    const std::string_view name = key.str();
+    const Setting* setting = FindByKey(name);
+    if (setting == nullptr) {
+      return ConfigError{"--config", fmt::format("--config: unknown key '{}' in '{}'", name, path)};
+    }
+    std::string text;
+    if (const auto* s = node.as_string()) {
+      text = s->get();
+    } else if (const auto* i = node.as_integer()) {
+      text = fmt::format("{}", i->get());
+    } else if (const auto* f = node.as_floating_point()) {
+      text = fmt::format("{}", f->get());
+    } else {
+      return ConfigError{std::string(setting->flag),
+                         fmt::format("{} (key '{}' in '{}') must be a string or a number",
+                                     setting->flag, name, path)};
+    }
+    if (auto e = ApplySetting(config, setting->flag, text)) {
+      e->message += fmt::format(" (key '{}' in '{}')", name, path);
+      return e;
+    }
+  }
+  return std::nullopt;
+}
+
+fusebox::Result<CommandLine, ConfigError> ParseCommandLine(const std::vector<std::string>& args) {
+  CLI::App app{"vin-gateway: VIN decodes in front of NHTSA vPIC, guarded by a circuit breaker",
+               "vin-gateway"};
+  std::string config_path;
+  app.add_option("--config", config_path, "TOML file; flags override it");
+  std::vector<std::string> values(std::size(kSettings));
+  std::vector<CLI::Option*> options;
+  for (std::size_t i = 0; i < std::size(kSettings); ++i) {
+    // A flag given twice: the last one wins (scripts append overrides).
+    options.push_back(
+        app.add_option(std::string(kSettings[i].flag), values[i], std::string(kSettings[i].help))
+            ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast));
+  }
+  CommandLine out;
+  try {
+    std::vector<std::string> reversed(args.rbegin(), args.rend() - (args.empty() ? 0 : 1));
+    app.parse(reversed);
+  } catch (const CLI::CallForHelp&) {
+    out.help = true;
+    out.help_text = app.help();
+    return out;
+  } catch (const CLI::ParseError& e) {
+    return ConfigError{"command line", e.what()};
+  }
+  if (!config_path.empty()) {
+    if (auto e = ApplyConfigFile(out.config, config_path)) {
+      return *e;
+    }
+  }
+  for (std::size_t i = 0; i < std::size(kSettings); ++i) {
+    if (options[i]->count() > 0) {
+      if (auto e = ApplySetting(out.config, kSettings[i].flag, values[i])) {
+        return *e;
+      }
+    }
+  }
+  if (auto e = out.config.Validate()) {
+    return *e;
+  }
+  return out;
+}
+
+fusebox::Result<CommandLine, ConfigError> ParseCommandLine(int argc, const char* const* argv) {
+  std::vector<std::string> args;
+  args.reserve(static_cast<std::size_t>(argc));
+  for (int i = 0; i < argc; ++i) {
+    args.emplace_back(argv[i]);
+  }
+  return ParseCommandLine(args);
+}
+
+}  // namespace vin_gateway

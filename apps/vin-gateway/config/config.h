@@ -1,0 +1,117 @@
+// vin-gateway/config/config.h
+//
+// The gateway's configuration: defaults, then a TOML file (`--config`), then command-line flags,
+// each overriding the one before. Every value is checked at start and a bad one is
+// refused with the flag's name and its valid range, e.g.
+//   "--call-timeout must be in [1ms, 10m], got 0s".
+// The TOML keys are the flag names without the dashes, in snake_case (`call_timeout = "7s"`).
+// Durations are written like 500ms, 7s, 20m, 1h, 30d (a bare number is seconds).
+// One table in config.cc is the single source of every setting: its flag, TOML key, --help text,
+// parser and range check; ApplySetting, ApplyConfigFile, --help and Validate all read it.
+//
+// Thread safety: plain values; the parsing functions are pure apart from reading the config file.
+// Time: none.
+//
+// Example:
+//   auto parsed = vin_gateway::ParseCommandLine(argc, argv);
+//   if (!parsed) die(parsed.error().message);     // names the flag and its range
+//   if (parsed->help) print(parsed->help_text);
+//   const GatewayConfig& config = parsed->config;
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/log_format.h"
+#include "fusebox/circuit_breaker.h"
+#include "fusebox/status.h"
+
+namespace vin_gateway {
+
+using fusebox::ConfigError;
+using fusebox::Duration;
+
+struct GatewayConfig {
+  // --listen HOST:PORT. Default 127.0.0.1:8080. Port range [0, 65535]; 0 picks a free port.
+  std::string listen_host = "127.0.0.1";
+  std::uint16_t listen_port = 8080;
+  // --upstream-url: vPIC's base URL, http:// or https:// with a host (and optional port and path
+  // prefix). Default https://vpic.nhtsa.dot.gov.
+  std::string upstream_url = "https://vpic.nhtsa.dot.gov";
+  // --cache: `sqlite:PATH` (created on first run) or `memory`. Default sqlite:var/vin-cache.sqlite.
+  std::string cache_uri = "sqlite:var/vin-cache.sqlite";
+  // --cache-ttl: how long a decode is served from the cache without asking vPIC.
+  // Default 30d, range [1s, 3650d].
+  Duration cache_ttl = std::chrono::hours(24 * 30);
+  // --call-timeout: the budget of one upstream call (connect, TLS, send, receive).
+  // Default 7s, range [1ms, 10m].
+  Duration call_timeout = std::chrono::seconds(7);
+  // --cooldown: how long the open breaker rejects before a probe. Default 20s, range [1ms, 1d].
+  Duration cooldown = std::chrono::seconds(20);
+  // --failure-threshold: consecutive failures that open the breaker. Default 3, range [1, 1000].
+  std::uint32_t failure_threshold = 3;
+  // --half-open-probes: probes at once in HALF_OPEN (one good probe closes).
+  // Default 1, range [1, 1000].
+  std::uint32_t half_open_probes = 1;
+  // --max-in-flight: upstream calls at once (the bulkhead). Default 16, range [1, 100000].
+  std::uint32_t max_in_flight = 16;
+  // --client-rate: tokens per second of each client address's bucket; 0 disables the limit.
+  // Default 20, range [0, 1000000].
+  double client_rate = 20;
+  // --client-burst: size of each client's bucket. Default 2 x client-rate (40),
+  // range [1, 10000000].
+  std::optional<double> client_burst = std::nullopt;
+  // --cache-max-entries: decodes kept (least recently used out first).
+  // Default 1000000, range [1, 1000000000].
+  std::uint64_t cache_max_entries = 1'000'000;
+  // --upstream-ca: PEM file of CAs to verify the upstream with instead of the system's.
+  // Default "" (system CAs). Must be a readable file.
+  std::string upstream_ca;
+  // --log-format: text or json. Default text.
+  LogFormat log_format = LogFormat::kText;
+  // --client-timeout: a client must send a whole request within this (slow clients are cut
+  // off). Default 10s, range [10ms, 10m].
+  Duration client_timeout = std::chrono::seconds(10);
+  // --shutdown-grace: on SIGTERM, how long in-flight requests may finish. Default 5s,
+  // range [0s, 10m].
+  Duration shutdown_grace = std::chrono::seconds(5);
+  // --threads: I/O threads, one io_context each. Default 1, range [1, 64].
+  std::uint32_t threads = 1;
+
+  // The first value outside its range (field = the flag name), or nullopt.
+  std::optional<ConfigError> Validate() const;
+
+  double effective_client_burst() const noexcept {
+    return client_burst.value_or(client_rate * 2 < 1 ? 1 : client_rate * 2);
+  }
+  // The `vpic` breaker: consecutive policy, one good probe closes, batch never probes.
+  fusebox::CircuitBreakerConfig BreakerConfig() const;
+};
+
+struct CommandLine {
+  GatewayConfig config;
+  bool help = false;
+  std::string help_text;
+};
+
+// Parses argv (argv[0] is the program name) and the --config file, then validates.
+fusebox::Result<CommandLine, ConfigError> ParseCommandLine(const std::vector<std::string>& args);
+fusebox::Result<CommandLine, ConfigError> ParseCommandLine(int argc, const char* const* argv);
+
+// Applies one setting by flag name ("--call-timeout") from its text form; checks syntax only.
+std::optional<ConfigError> ApplySetting(GatewayConfig& config, std::string_view flag,
+                                        std::string_view value);
+
+// Reads a TOML file and applies its keys. Unknown keys are refused.
+std::optional<ConfigError> ApplyConfigFile(GatewayConfig& config, const std::string& path);
+
+// "500ms", "7s", "20m", "1h", "30d", "1.5s"; a bare number is seconds. nullopt when malformed.
+std::optional<Duration> ParseDuration(std::string_view text);
+// The shortest exact spelling of `d` in the units above ("7s", "30d", "1500ms").
+std::string FormatDuration(Duration d);
+
+}  // namespace vin_gateway

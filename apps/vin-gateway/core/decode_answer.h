@@ -1,0 +1,68 @@
+// vin-gateway/core/decode_answer.h
+//
+// Everything the gateway says about one VIN: the outcome of the decode path
+// (service/decode_service.h), rendered as JSON by core/answer_json.h. A plain value.
+//
+// Thread safety: a value type. Time: none.
+//
+// Example:
+//   DecodeAnswer answer = co_await service.Decode(segment, 0, peer);
+//   response.result(answer.http_status());   // 200 for OK and stale answers
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/decode.h"
+#include "core/decode_status.h"
+#include "core/vin.h"
+#include "fusebox/clock.h"
+
+namespace vin_gateway {
+
+// Where the decode in an answer came from.
+enum class Source : std::uint8_t { kNone, kLive, kCache };
+
+// "", "live", "cache".
+constexpr std::string_view ToString(Source source) noexcept {
+  switch (source) {
+    case Source::kLive:
+      return "live";
+    case Source::kCache:
+      return "cache";
+    case Source::kNone:
+      break;
+  }
+  return "";
+}
+
+// Everything a decode answer says (rendered by AnswerJson in core/answer_json.h).
+struct DecodeAnswer {
+  DecodeStatus status = DecodeStatus::kOk;
+  std::string vin;           // normalized; meaningful only when vin_readable
+  bool vin_readable = true;  // false when the input could not be read at all (over 64 bytes)
+  std::string message;
+  DecodePtr decode;  // set for OK and for stale answers
+  Source source = Source::kNone;
+  bool stale = false;
+  std::vector<VinProblem> problems;                   // VIN_INVALID
+  std::optional<CheckDigit> check_digit;              // every VIN that passed validation
+  fusebox::Duration retry_after{0};                   // for the Retry-After header
+  std::optional<fusebox::Duration> upstream_latency;  // this request's flight called upstream
+  bool joined = false;                                // a single-flight follower
+  std::string upstream_detail;                        // why the upstream call failed, for the log
+  // The JSON body, when the decode service has it rendered already (fresh hits, rendered once
+  // per stored decode by AnswerBody); the same bytes AnswerBody(*this) gives. Null: render it.
+  std::shared_ptr<const std::string> rendered_body;
+
+  // 200 for OK and stale answers, else HttpStatus(status).
+  unsigned http_status() const noexcept {
+    return (status == DecodeStatus::kOk || stale) ? 200 : HttpStatus(status);
+  }
+};
+
+}  // namespace vin_gateway

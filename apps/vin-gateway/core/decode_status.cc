@@ -1,0 +1,120 @@
+#include "core/decode_status.h"
+
+#include <algorithm>
+#include <chrono>
+
+namespace vin_gateway {
+
+std::string_view ToString(DecodeStatus status) noexcept {
+  switch (status) {
+    case DecodeStatus::kOk:
+      return "OK";
+    case DecodeStatus::kVinInvalid:
+      return "VIN_INVALID";
+    case DecodeStatus::kCircuitOpen:
+      return "CIRCUIT_OPEN";
+    case DecodeStatus::kCircuitHalfOpen:
+      return "CIRCUIT_HALF_OPEN";
+    case DecodeStatus::kUpstreamSlow:
+      return "UPSTREAM_SLOW";
+    case DecodeStatus::kUpstreamError:
+      return "UPSTREAM_ERROR";
+    case DecodeStatus::kOverloaded:
+      return "OVERLOADED";
+    case DecodeStatus::kRateLimited:
+      return "RATE_LIMITED";
+  }
+  return "UPSTREAM_ERROR";
+}
+
+unsigned HttpStatus(DecodeStatus status) noexcept {
+  switch (status) {
+    case DecodeStatus::kOk:
+      return 200;
+    case DecodeStatus::kVinInvalid:
+      return 422;
+    case DecodeStatus::kCircuitOpen:
+    case DecodeStatus::kCircuitHalfOpen:
+    case DecodeStatus::kOverloaded:
+      return 503;
+    case DecodeStatus::kUpstreamSlow:
+      return 504;
+    case DecodeStatus::kUpstreamError:
+      return 502;
+    case DecodeStatus::kRateLimited:
+      return 429;
+  }
+  return 502;
+}
+
+bool HasRetryAfter(DecodeStatus status) noexcept {
+  switch (status) {
+    case DecodeStatus::kCircuitOpen:
+    case DecodeStatus::kCircuitHalfOpen:
+    case DecodeStatus::kOverloaded:
+    case DecodeStatus::kRateLimited:
+      return true;
+    default:
+      return false;
+  }
+}
+
+std::string_view DefaultMessage(DecodeStatus status) noexcept {
+  switch (status) {
+    case DecodeStatus::kOk:
+      return "Decoded.";
+    case DecodeStatus::kVinInvalid:
+      return "This is not a valid VIN.";
+    case DecodeStatus::kCircuitOpen:
+      return "Decode temporarily unavailable \u2014 the vehicle database is not responding; try "
+             "again shortly.";
+    case DecodeStatus::kCircuitHalfOpen:
+      return "Decode recovering \u2014 testing the vehicle database; try again shortly.";
+    case DecodeStatus::kUpstreamSlow:
+      return "Decode timed out \u2014 the vehicle database is slow right now.";
+    case DecodeStatus::kUpstreamError:
+      return "Decode failed \u2014 the vehicle database returned an error.";
+    case DecodeStatus::kOverloaded:
+      return "Too many decodes in progress; try again shortly.";
+    case DecodeStatus::kRateLimited:
+      return "Too many decodes from your address; try again shortly.";
+  }
+  return "Decode failed.";
+}
+
+bool AllowsStale(DecodeStatus status) noexcept {
+  switch (status) {
+    case DecodeStatus::kCircuitOpen:
+    case DecodeStatus::kCircuitHalfOpen:
+    case DecodeStatus::kUpstreamSlow:
+    case DecodeStatus::kUpstreamError:
+    case DecodeStatus::kOverloaded:
+      return true;
+    default:
+      return false;
+  }
+}
+
+std::int64_t RetryAfterSeconds(fusebox::Duration retry_after) noexcept {
+  const auto seconds = std::chrono::ceil<std::chrono::seconds>(retry_after).count();
+  return std::max<std::int64_t>(1, seconds);
+}
+
+DecodeStatus FromReason(fusebox::ReasonCode code) noexcept {
+  switch (code) {
+    case fusebox::ReasonCode::kCircuitOpen:
+      return DecodeStatus::kCircuitOpen;
+    case fusebox::ReasonCode::kCircuitHalfOpen:
+      return DecodeStatus::kCircuitHalfOpen;
+    case fusebox::ReasonCode::kUpstreamSlow:
+      return DecodeStatus::kUpstreamSlow;
+    case fusebox::ReasonCode::kUpstreamError:
+    case fusebox::ReasonCode::kCancelled:
+      return DecodeStatus::kUpstreamError;
+    case fusebox::ReasonCode::kOverloaded:
+      return DecodeStatus::kOverloaded;
+  }
+  return DecodeStatus::kUpstreamError;
+}
+
+}  // namespace vin_gateway

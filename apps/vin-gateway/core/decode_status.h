@@ -1,0 +1,77 @@
+// vin-gateway/core/decode_status.h
+//
+// The `status` of a decode answer and what it means on the wire (docs/http-api.md): one code per
+// distinct reason a decode ended as it did, the HTTP status that carries it, whether a
+// Retry-After goes with it, its user-facing sentence, and whether a last-good decode may stand in
+// for it ("stale serving").
+//
+//   OK 200 | VIN_INVALID 422 | CIRCUIT_OPEN 503 | CIRCUIT_HALF_OPEN 503 | UPSTREAM_SLOW 504
+//   UPSTREAM_ERROR 502 | OVERLOADED 503 | RATE_LIMITED 429
+//
+// These are the domain's statuses only. What the HTTP layer answers about the request itself
+// (BAD_REQUEST, NOT_FOUND, METHOD_NOT_ALLOWED, UNAUTHORIZED, PAYLOAD_TOO_LARGE, HEADERS_TOO_LARGE,
+// SHUTTING_DOWN) is http/transport_status.h; the two share the wire's `status` field and never a
+// spelling, except OK.
+//
+// An upstream problem is never reported as VIN_INVALID: only local validation produces it.
+//
+// Thread safety: pure functions. Time: none.
+//
+// Example:
+//   DecodeStatus s = FromReason(fusebox::ReasonCode::kCircuitOpen);    // kCircuitOpen
+//   response.result(HttpStatus(s));                                    // 503
+//   body["message"] = DefaultMessage(s);
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "fusebox/status.h"
+
+namespace vin_gateway {
+
+enum class DecodeStatus : std::uint8_t {
+  kOk,
+  kVinInvalid,
+  kCircuitOpen,
+  kCircuitHalfOpen,
+  kUpstreamSlow,
+  kUpstreamError,
+  kOverloaded,
+  kRateLimited,
+};
+
+inline constexpr DecodeStatus kAllDecodeStatuses[] = {
+    DecodeStatus::kOk,           DecodeStatus::kVinInvalid,
+    DecodeStatus::kCircuitOpen,  DecodeStatus::kCircuitHalfOpen,
+    DecodeStatus::kUpstreamSlow, DecodeStatus::kUpstreamError,
+    DecodeStatus::kOverloaded,   DecodeStatus::kRateLimited,
+};
+
+// "OK", "VIN_INVALID", "CIRCUIT_OPEN", ... (the wire spelling).
+std::string_view ToString(DecodeStatus status) noexcept;
+
+// The HTTP status code that carries `status`.
+unsigned HttpStatus(DecodeStatus status) noexcept;
+
+// Whether answers with this status carry a Retry-After header.
+bool HasRetryAfter(DecodeStatus status) noexcept;
+
+// One human sentence, fit to show in a form.
+std::string_view DefaultMessage(DecodeStatus status) noexcept;
+
+// The message of a stale (last-good) decode served in place of a live one.
+inline constexpr std::string_view kStaleMessage = "Cached earlier; live refresh paused.";
+
+// Whether a last-good decode may be served (200, stale) when the live decode ends with `status`:
+// true for CIRCUIT_OPEN, CIRCUIT_HALF_OPEN, UPSTREAM_SLOW, UPSTREAM_ERROR and OVERLOADED.
+bool AllowsStale(DecodeStatus status) noexcept;
+
+// "Retry-After" seconds: whole seconds, rounded up, at least 1.
+std::int64_t RetryAfterSeconds(fusebox::Duration retry_after) noexcept;
+
+// The status of a fusebox rejection or failure. kCancelled (the caller went away) maps to
+// UPSTREAM_ERROR: it is never shown to anyone who is still waiting.
+DecodeStatus FromReason(fusebox::ReasonCode code) noexcept;
+
+}  // namespace vin_gateway

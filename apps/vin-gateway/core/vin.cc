@@ -1,0 +1,225 @@
+#include "core/vin.h"
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include <fmt/format.h>
+
+namespace vin_gateway {
+namespace {
+
+bool IsAsciiSpace(char c) noexcept {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+}
+
+// Transliteration values of ISO 3779 (0 for characters that never appear in a VIN).
+constexpr int Transliterate(char c) noexcept {
+  if (c >= '0' && c <= '9') {
+    return c - '0';
+  }
+  switch (c) {
+    case 'A':
+    case 'J':
+      return 1;
+    case 'B':
+    case 'K':
+    case 'S':
+      return 2;
+    case 'C':
+    case 'L':
+    case 'T':
+      return 3;
+    case 'D':
+    case 'M':
+    case 'U':
+      return 4;
+    case 'E':
+    case 'N':
+    case 'V':
+      return 5;
+    case 'F':
+    case 'W':
+      return 6;
+    case 'G':
+    case 'P':
+    case 'X':
+      return 7;
+    case 'H':
+    case 'Y':
+      return 8;
+    case 'R':
+    case 'Z':
+      return 9;
+    default:
+      return 0;
+  }
+}
+
+constexpr std::array<int, kVinLength> kWeights = {8, 7, 6, 5, 4, 3, 2, 10, 0,
+                                                  9, 8, 7, 6, 5, 4, 3, 2};
+
+// Length of the UTF-8 sequence that starts with `lead` (1 for ASCII and for stray bytes).
+std::size_t SequenceLength(unsigned char lead) noexcept {
+  if (lead >= 0xF0 && lead <= 0xF4) {
+    return 4;
+  }
+  if (lead >= 0xE0) {
+    return lead <= 0xEF ? 3 : 1;
+  }
+  if (lead >= 0xC2) {
+    return 2;
+  }
+  return 1;
+}
+
+// Splits `s` into characters: whole UTF-8 sequences when well formed, single bytes otherwise.
+std::vector<std::string_view> Characters(std::string_view s) {
+  std::vector<std::string_view> out;
+  std::size_t i = 0;
+  while (i < s.size()) {
+    std::size_t n = SequenceLength(static_cast<unsigned char>(s[i]));
+    if (i + n > s.size()) {
+      n = 1;
+    }
+    for (std::size_t k = 1; k < n; ++k) {
+      if ((static_cast<unsigned char>(s[i + k]) & 0xC0U) != 0x80U) {
+        n = 1;
+        break;
+      }
+    }
+    out.push_back(s.substr(i, n));
+    i += n;
+  }
+  return out;
+}
+
+// How a refused character is shown in a message: 'x' when printable ASCII, U+XXXX for other
+// well-formed characters, byte 0xNN for a stray byte.
+std::string Describe(std::string_view ch) {
+  const auto lead = static_cast<unsigned char>(ch[0]);
+  if (ch.size() == 1) {
+    if (lead >= 0x20 && lead < 0x7F) {
+      return fmt::format("'{}'", ch);
+    }
+    if (lead < 0x80) {
+      return fmt::format("U+{:04X}", lead);
+    }
+    return fmt::format("byte 0x{:02X}", lead);
+  }
+  std::uint32_t cp = lead & (ch.size() == 2 ? 0x1FU : ch.size() == 3 ? 0x0FU : 0x07U);
+  for (std::size_t k = 1; k < ch.size(); ++k) {
+    cp = (cp << 6U) | (static_cast<unsigned char>(ch[k]) & 0x3FU);
+  }
+  return fmt::format("U+{:04X}", cp);
+}
+
+}  // namespace
+
+std::string_view ToString(CheckDigit check_digit) noexcept {
+  return check_digit == CheckDigit::kValid ? "valid" : "mismatch";
+}
+
+std::string VinCheck::Summary() const {
+  if (problems.empty()) {
+    return "";
+  }
+  if (problems.size() == 1) {
+    return problems.front().message;
+  }
+  std::string out = problems.front().message;
+  out += fmt::format(" ({} problems in all.)", problems.size());
+  return out;
+}
+
+std::string NormalizeVin(std::string_view raw) {
+  std::size_t begin = 0;
+  std::size_t end = raw.size();
+  while (begin < end && IsAsciiSpace(raw[begin])) {
+    ++begin;
+  }
+  while (end > begin && IsAsciiSpace(raw[end - 1])) {
+    --end;
+  }
+  std::string out;
+  out.reserve(end - begin);
+  for (std::size_t i = begin; i < end; ++i) {
+    const char c = raw[i];
+    if (c == ' ' || c == '-') {
+      continue;
+    }
+    out += (c >= 'a' && c <= 'z') ? static_cast<char>(c - 'a' + 'A') : c;
+  }
+  return out;
+}
+
+bool IsVinChar(char c) noexcept {
+  if (c >= '0' && c <= '9') {
+    return true;
+  }
+  return c >= 'A' && c <= 'Z' && c != 'I' && c != 'O' && c != 'Q';
+}
+
+std::optional<char> ComputeCheckDigit(std::string_view vin) {
+  if (vin.size() != kVinLength) {
+    return std::nullopt;
+  }
+  int total = 0;
+  for (std::size_t i = 0; i < kVinLength; ++i) {
+    if (!IsVinChar(vin[i])) {
+      return std::nullopt;
+    }
+    total += Transliterate(vin[i]) * kWeights[i];
+  }
+  const int remainder = total % 11;
+  return remainder == 10 ? 'X' : static_cast<char>('0' + remainder);
+}
+
+VinCheck ValidateVin(std::string_view raw) {
+  VinCheck check;
+  if (raw.size() > kMaxVinSegment) {
+    check.problems.push_back(
+        {0, "length",
+         fmt::format("A VIN has 17 characters; this input is {} bytes long.", raw.size())});
+    return check;
+  }
+  check.vin = NormalizeVin(raw);
+  const std::vector<std::string_view> chars = Characters(check.vin);
+  if (chars.empty()) {
+    check.problems.push_back({0, "length", "The VIN is empty; a VIN has 17 characters."});
+    return check;
+  }
+  if (chars.size() != kVinLength) {
+    check.problems.push_back(
+        {0, "length", fmt::format("A VIN has 17 characters; this one has {}.", chars.size())});
+  }
+  for (std::size_t i = 0; i < chars.size(); ++i) {
+    const std::string_view ch = chars[i];
+    if (ch.size() == 1 && IsVinChar(ch[0])) {
+      continue;
+    }
+    const int position = static_cast<int>(i) + 1;
+    if (ch == "I" || ch == "O" || ch == "Q") {
+      check.problems.push_back(
+          {position, "charset",
+           fmt::format("Position {} is '{}': I, O and Q are never used in VINs; did you mean 1 or "
+                       "0?",
+                       position, ch)});
+    } else {
+      check.problems.push_back(
+          {position, "charset",
+           fmt::format("Position {} is {}, which is never used in VINs (only 0-9 and A-Z without "
+                       "I, O, Q).",
+                       position, Describe(ch))});
+    }
+  }
+  if (check.ok()) {
+    const std::optional<char> expected = ComputeCheckDigit(check.vin);
+    check.check_digit =
+        (expected && *expected == check.vin[8]) ? CheckDigit::kValid : CheckDigit::kMismatch;
+  }
+  return check;
+}
+
+}  // namespace vin_gateway

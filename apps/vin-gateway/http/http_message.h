@@ -1,0 +1,58 @@
+// vin-gateway/http/http_message.h
+//
+// The HTTP layer's own request and response, independent of the HTTP library: the server
+// (http_server.h) turns each Beast request into an `HttpRequest`, awaits its handler (the
+// Router), and writes the `HttpResponse`. Responses also carry what the request's access log line
+// says (status spelling, VIN, source, upstream latency).
+//
+// Thread safety: value types; the helpers are pure. Time: none.
+//
+// Example:
+//   HttpResponse r = ErrorResponse(TransportStatus::kNotFound);    // 404, JSON body
+//   HttpResponse ok = JsonResponse(200, StatusJson(TransportStatus::kOk, "Ready."), "OK");
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <boost/json/object.hpp>
+
+#include "fusebox/clock.h"
+#include "http/transport_status.h"
+
+namespace vin_gateway {
+
+struct HttpRequest {
+  std::string method;         // "GET", "POST", ...
+  std::string target;         // origin form: "/api/v1/vin/1FT...?modelyear=2021"
+  std::string authorization;  // the Authorization header, if any
+  std::string if_none_match;  // the If-None-Match header, if any (conditional GET of the page)
+  std::string body;
+  std::string client;  // the peer's address (the rate limit's key)
+};
+
+struct HttpResponse {
+  unsigned status = 200;
+  std::string content_type = "application/json";
+  std::string body;
+  std::vector<std::pair<std::string, std::string>> headers;  // e.g. {"Retry-After", "12"}
+
+  // For the request's log line.
+  std::string log_status;  // the status spelling ("OK", "CIRCUIT_OPEN", "NOT_FOUND", ...)
+  std::string log_vin;
+  std::string log_source;  // "live", "cache", "" ; "cache-stale" for stale copies
+  std::optional<fusebox::Duration> upstream_latency;
+  std::string log_detail;  // why the upstream call failed
+};
+
+// `status`'s HTTP code and JSON body ({"status", "message"}; message sanitized, default
+// DefaultMessage(status)).
+HttpResponse ErrorResponse(TransportStatus status, std::string_view message = {});
+
+// A JSON body with the given HTTP status.
+HttpResponse JsonResponse(unsigned status, const boost::json::object& body, std::string log_status);
+
+}  // namespace vin_gateway

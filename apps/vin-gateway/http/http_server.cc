@@ -1,0 +1,345 @@
+#include "http/http_server.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <exception>
+#include <utility>
+
+#include <fmt/format.h>
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/json/object.hpp>
+#include <boost/json/serialize.hpp>
+
+#include "core/decode.h"
+#include "http/http_message.h"
+#include "http/transport_status.h"
+
+namespace vin_gateway {
+namespace {
+
+namespace net = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = net::ip::tcp;
+
+constexpr auto kTuple = net::as_tuple(net::use_awaitable);
+
+std::string FormatEndpoint(const tcp::endpoint& endpoint) {
+  const net::ip::address address = endpoint.address();
+  if (address.is_v6()) {
+    return fmt::format("[{}]:{}", address.to_string(), endpoint.port());
+  }
+  return fmt::format("{}:{}", address.to_string(), endpoint.port());
+}
+
+// A client-supplied X-Request-Id is kept when it is short and plain.
+bool UsableRequestId(std::string_view id) {
+  if (id.empty() || id.size() > 64) {
+    return false;
+  }
+  for (char c : id) {
+    const bool ok = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                    c == '-' || c == '_' || c == '.';
+    if (!ok) {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+// The part of a connection that shutdown needs to reach (only touched on the session's strand).
+struct HttpServer::Session {
+  net::any_io_executor executor;
+  beast::tcp_stream* stream = nullptr;  // valid while the session coroutine runs
+  bool idle = false;                    // waiting for the next request
+};
+
+struct HttpServer::Impl {
+  Impl(net::io_context& io_context, HttpServerOptions opts, Handler h, AccessLog log,
+       std::vector<net::io_context*> contexts)
+      : io(io_context),
+        session_contexts(contexts.empty() ? std::vector<net::io_context*>{&io_context}
+                                          : std::move(contexts)),
+        options(std::move(opts)),
+        handler(std::move(h)),
+        access_log(std::move(log)),
+        acceptor(net::make_strand(io_context)),
+        id_prefix(fmt::format("{:x}{:04x}",
+                              std::chrono::duration_cast<std::chrono::seconds>(
+                                  std::chrono::system_clock::now().time_since_epoch())
+                                      .count() &
+                                  0xFFFFFF,
+                              static_cast<unsigned>(getpid()) & 0xFFFFU)) {}
+
+  net::io_context& io;
+  const std::vector<net::io_context*> session_contexts;  // never empty
+  std::size_t next_context = 0;                          // only touched by the accept loop
+  const HttpServerOptions options;
+  const Handler handler;
+  const AccessLog access_log;
+  tcp::acceptor acceptor;
+  tcp::endpoint local;
+  const std::string id_prefix;
+  std::atomic<std::uint64_t> next_id{0};
+  std::atomic<std::uint64_t> next_session{0};
+  std::mutex mu;
+  std::map<std::uint64_t, std::shared_ptr<Session>> sessions;  // Guarded by mu.
+};
+
+HttpServer::HttpServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+HttpServer::~HttpServer() = default;
+
+fusebox::Result<std::unique_ptr<HttpServer>, std::string> HttpServer::Create(
+    net::io_context& io, HttpServerOptions options, Handler handler, AccessLog access_log,
+    std::vector<net::io_context*> session_contexts) {
+  boost::system::error_code ec;
+  const net::ip::address address = net::ip::make_address(options.host, ec);
+  if (ec) {
+    return fmt::format("--listen: '{}' is not an IP address", options.host);
+  }
+  const tcp::endpoint endpoint(address, options.port);
+  auto impl = std::make_unique<Impl>(io, std::move(options), std::move(handler),
+                                     std::move(access_log), std::move(session_contexts));
+  tcp::acceptor& acceptor = impl->acceptor;
+  if (acceptor.open(endpoint.protocol(), ec); ec) {
+    return fmt::format("cannot open a socket: {}", ec.message());
+  }
+  acceptor.set_option(net::socket_base::reuse_address(true), ec);
+  if (acceptor.bind(endpoint, ec); ec) {
+    return fmt::format("cannot listen on {}: {}", FormatEndpoint(endpoint), ec.message());
+  }
+  if (acceptor.listen(net::socket_base::max_listen_connections, ec); ec) {
+    return fmt::format("cannot listen on {}: {}", FormatEndpoint(endpoint), ec.message());
+  }
+  impl->local = acceptor.local_endpoint(ec);
+  return std::unique_ptr<HttpServer>(new HttpServer(std::move(impl)));
+}
+
+std::string HttpServer::local_address() const { return FormatEndpoint(impl_->local); }
+
+std::uint16_t HttpServer::port() const { return impl_->local.port(); }
+
+void HttpServer::Start() {
+  Impl* impl = impl_.get();
+  net::co_spawn(
+      impl->acceptor.get_executor(),
+      [this, impl]() -> net::awaitable<void> {
+        for (;;) {
+          net::io_context& target = *impl->session_contexts[impl->next_context];
+          impl->next_context = (impl->next_context + 1) % impl->session_contexts.size();
+          auto [ec, socket] =
+              co_await impl->acceptor.async_accept(net::make_strand(target), kTuple);
+          if (ec == net::error::operation_aborted || !impl->acceptor.is_open()) {
+            co_return;
+          }
+          if (ec) {
+            // Out of file descriptors or a transient error: breathe, then accept again.
+            net::steady_timer pause(impl->acceptor.get_executor(), std::chrono::milliseconds(50));
+            co_await pause.async_wait(kTuple);
+            continue;
+          }
+          if (draining_.load(std::memory_order_relaxed)) {
+            continue;  // the socket closes as it goes out of scope
+          }
+          auto session = std::make_shared<Session>();
+          session->executor = socket.get_executor();
+          const std::uint64_t id = impl->next_session.fetch_add(1, std::memory_order_relaxed);
+          {
+            std::lock_guard<std::mutex> lock(impl->mu);
+            impl->sessions.emplace(id, session);
+          }
+          connections_.fetch_add(1, std::memory_order_relaxed);
+          auto executor = socket.get_executor();
+          net::co_spawn(
+              executor,
+              [this, impl, session, id, s = std::move(socket)]() mutable -> net::awaitable<void> {
+                co_await Serve(*impl, std::move(s), *session);
+                {
+                  std::lock_guard<std::mutex> lock(impl->mu);
+                  impl->sessions.erase(id);
+                }
+                connections_.fetch_sub(1, std::memory_order_relaxed);
+              },
+              net::detached);
+        }
+      },
+      net::detached);
+}
+
+void HttpServer::BeginShutdown() {
+  if (draining_.exchange(true)) {
+    return;
+  }
+  Impl* impl = impl_.get();
+  net::post(impl->acceptor.get_executor(), [impl] {
+    boost::system::error_code ignored;
+    impl->acceptor.close(ignored);
+  });
+  std::lock_guard<std::mutex> lock(impl->mu);
+  for (const auto& [id, session] : impl->sessions) {
+    net::post(session->executor, [session] {
+      if (session->idle && session->stream != nullptr) {
+        boost::system::error_code ignored;
+        session->stream->socket().cancel(ignored);
+      }
+    });
+  }
+}
+
+namespace {
+
+http::response<http::string_body> ToBeast(const HttpResponse& response, unsigned version,
+                                          const std::string& request_id, bool keep_alive) {
+  http::response<http::string_body> out{static_cast<http::status>(response.status), version};
+  out.set(http::field::server, "vin-gateway");
+  out.set(http::field::content_type, response.content_type);
+  out.set(http::field::cache_control, "no-store");
+  out.set("X-Request-Id", request_id);
+  for (const auto& [name, value] : response.headers) {
+    out.set(name, value);
+  }
+  out.keep_alive(keep_alive);
+  out.body() = response.body;
+  out.prepare_payload();
+  return out;
+}
+
+// The answer to a request that could not be read (then the connection closes).
+std::optional<HttpResponse> ReadFailureResponse(const boost::system::error_code& ec) {
+  if (ec == http::error::header_limit) {
+    return ErrorResponse(TransportStatus::kHeadersTooLarge);
+  }
+  if (ec == http::error::body_limit) {
+    return ErrorResponse(TransportStatus::kPayloadTooLarge);
+  }
+  if (ec.category() == http::make_error_code(http::error::bad_version).category() &&
+      ec != http::error::end_of_stream && ec != http::error::partial_message) {
+    return ErrorResponse(TransportStatus::kBadRequest, "The request is not valid HTTP/1.1.");
+  }
+  return std::nullopt;  // the client left, timed out, or the server is draining: just close
+}
+
+}  // namespace
+
+net::awaitable<void> HttpServer::Serve(Impl& impl, tcp::socket socket, Session& session) {
+  std::string client;
+  {
+    boost::system::error_code ec;
+    const tcp::endpoint peer = socket.remote_endpoint(ec);
+    client = ec ? "unknown" : peer.address().to_string();
+  }
+  beast::tcp_stream stream(std::move(socket));
+  session.stream = &stream;
+  beast::flat_buffer buffer;
+  for (;;) {
+    if (draining_.load(std::memory_order_relaxed)) {
+      break;
+    }
+    http::request_parser<http::string_body> parser;
+    parser.header_limit(static_cast<std::uint32_t>(impl.options.header_limit));
+    parser.body_limit(impl.options.body_limit);
+    stream.expires_after(impl.options.client_timeout);
+    session.idle = true;
+    auto [read_ec, read_n] = co_await http::async_read(stream, buffer, parser, kTuple);
+    (void)read_n;
+    session.idle = false;
+    const auto started = std::chrono::steady_clock::now();
+    if (read_ec) {
+      if (std::optional<HttpResponse> failure = ReadFailureResponse(read_ec)) {
+        const std::string id = fmt::format("{}-{:x}", impl.id_prefix,
+                                           impl.next_id.fetch_add(1, std::memory_order_relaxed));
+        auto out = ToBeast(*failure, 11, id, false);
+        stream.expires_after(impl.options.write_timeout);
+        auto [write_ec, write_n] = co_await http::async_write(stream, out, kTuple);
+        (void)write_ec;
+        (void)write_n;
+        if (impl.access_log) {
+          AccessRecord record;
+          record.request_id = id;
+          record.client = client;
+          record.http_status = failure->status;
+          record.status = failure->log_status;
+          impl.access_log(record);
+        }
+      }
+      break;
+    }
+    stream.expires_never();
+    http::request<http::string_body> request = parser.release();
+    std::string id;
+    if (auto it = request.find("X-Request-Id");
+        it != request.end() &&
+        UsableRequestId(std::string_view(it->value().data(), it->value().size()))) {
+      id = std::string(it->value());
+    } else {
+      id = fmt::format("{}-{:x}", impl.id_prefix,
+                       impl.next_id.fetch_add(1, std::memory_order_relaxed));
+    }
+    HttpRequest in;
+    in.method = std::string(request.method_string());
+    in.target = std::string(request.target());
+    if (auto it = request.find(http::field::authorization); it != request.end()) {
+      in.authorization = std::string(it->value());
+    }
+    if (auto it = request.find(http::field::if_none_match); it != request.end()) {
+      in.if_none_match = std::string(it->value());
+    }
+    in.body = std::move(request.body());
+    in.client = client;
+    HttpResponse response;
+    try {
+      response = co_await impl.handler(in);
+    } catch (const std::exception& e) {
+      response = HttpResponse{};
+      response.status = 500;
+      boost::json::object body;
+      body["status"] = "INTERNAL_ERROR";
+      body["message"] = "The gateway failed to answer this request.";
+      response.body = boost::json::serialize(body);
+      response.log_status = "INTERNAL_ERROR";
+    }
+    const bool keep_alive = request.keep_alive() && !draining_.load(std::memory_order_relaxed);
+    auto out = ToBeast(response, request.version(), id, keep_alive);
+    stream.expires_after(impl.options.write_timeout);
+    auto [write_ec, write_n] = co_await http::async_write(stream, out, kTuple);
+    (void)write_n;
+    if (impl.access_log) {
+      AccessRecord record;
+      record.request_id = id;
+      record.method = in.method;
+      record.target = SanitizeUtf8(in.target.size() > 256 ? in.target.substr(0, 256) : in.target);
+      record.client = client;
+      record.http_status = response.status;
+      record.status = response.log_status;
+      record.vin = response.log_vin;
+      record.source = response.log_source;
+      record.upstream_latency = response.upstream_latency;
+      record.detail = response.log_detail;
+      record.elapsed =
+          std::chrono::duration_cast<fusebox::Duration>(std::chrono::steady_clock::now() - started);
+      impl.access_log(record);
+    }
+    if (write_ec || !keep_alive) {
+      break;
+    }
+  }
+  session.stream = nullptr;
+  boost::system::error_code ignored;
+  stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
+  stream.socket().close(ignored);
+}
+
+}  // namespace vin_gateway

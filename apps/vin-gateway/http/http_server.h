@@ -1,0 +1,113 @@
+// vin-gateway/http/http_server.h
+//
+// The HTTP/1.1 server (Boost.Beast, C++20 coroutines): one coroutine per connection, each on its
+// own strand, keep-alive, and the request hygiene of docs/http-api.md ("Limits"):
+//   - request line and headers at most 8 KiB (else 431), bodies at most 64 KiB (else 413),
+//     malformed requests 400, all with JSON bodies, and the connection is closed;
+//   - a client must send a whole request within `client_timeout` (idle keep-alive included):
+//     a slow client is answered 408 (best effort) and cut off;
+//   - the handler runs to completion even if the client goes away (its work is not cancelled).
+// Every answered request is reported once to the access log callback (the one structured log
+// line per request).
+//
+// Shutdown (SIGTERM): BeginShutdown() closes the listener and idle connections at once;
+// connections with a request in progress finish it, answer with `Connection: close`, and close.
+// The owner waits until active_connections() is 0 (or its grace period ends) and stops the
+// io_contexts.
+//
+// Thread safety: Start/BeginShutdown and the accessors may be called from any thread. Time: Asio
+// timers for the client and write timeouts (real time).
+//
+// Example:
+//   auto server = HttpServer::Create(io, {.host = "127.0.0.1", .port = 0}, handler, log);
+//   if (!server) die(server.error());
+//   (*server)->Start();
+//   std::cout << "listening on http://" << (*server)->local_address() << "\n";
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+
+#include "fusebox/clock.h"
+#include "fusebox/status.h"
+#include "http/http_message.h"
+
+namespace vin_gateway {
+
+struct HttpServerOptions {
+  std::string host = "127.0.0.1";
+  std::uint16_t port = 8080;  // 0 picks a free port
+  // Whole request (request line, headers, body), idle keep-alive wait included.
+  fusebox::Duration client_timeout = std::chrono::seconds(10);
+  fusebox::Duration write_timeout = std::chrono::seconds(10);
+  std::size_t header_limit = 8 * 1024;
+  std::size_t body_limit = 64 * 1024;
+};
+
+// One answered request, for the access log.
+struct AccessRecord {
+  std::string request_id;
+  std::string method;
+  std::string target;
+  std::string client;
+  unsigned http_status = 0;
+  std::string status;  // the decode or transport status spelling
+  std::string vin;
+  std::string source;
+  std::optional<fusebox::Duration> upstream_latency;
+  std::string detail;  // why the upstream call failed ("" when it did not)
+  fusebox::Duration elapsed{0};
+};
+
+using Handler = std::function<boost::asio::awaitable<HttpResponse>(HttpRequest)>;
+using AccessLog = std::function<void(const AccessRecord&)>;
+
+class HttpServer {
+ public:
+  // Binds and listens (SO_REUSEADDR) on `io`; fails with a sentence when it cannot. Connections
+  // are served on `session_contexts` in turn (round robin; default: `io` alone), each connection
+  // on a strand of its io_context. With one io_context per I/O thread (vin-gateway's
+  // --threads), threads share no scheduler: a connection stays on the thread that accepted it.
+  static fusebox::Result<std::unique_ptr<HttpServer>, std::string> Create(
+      boost::asio::io_context& io, HttpServerOptions options, Handler handler, AccessLog access_log,
+      std::vector<boost::asio::io_context*> session_contexts = {});
+  ~HttpServer();
+  HttpServer(const HttpServer&) = delete;
+  HttpServer& operator=(const HttpServer&) = delete;
+
+  void Start();
+  void BeginShutdown();
+
+  // "127.0.0.1:41234" (IPv6 in brackets).
+  std::string local_address() const;
+  std::uint16_t port() const;
+  std::int64_t active_connections() const noexcept {
+    return connections_.load(std::memory_order_relaxed);
+  }
+  bool shutting_down() const noexcept { return draining_.load(std::memory_order_relaxed); }
+
+ private:
+  struct Impl;
+  struct Session;
+  explicit HttpServer(std::unique_ptr<Impl> impl);
+  boost::asio::awaitable<void> Serve(Impl& impl, boost::asio::ip::tcp::socket socket,
+                                     Session& session);
+
+  std::unique_ptr<Impl> impl_;
+  std::atomic<std::int64_t> connections_{0};
+  std::atomic<bool> draining_{false};
+};
+
+}  // namespace vin_gateway

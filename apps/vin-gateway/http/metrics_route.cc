@@ -1,0 +1,46 @@
+#include "http/metrics_route.h"
+
+#include <fmt/format.h>
+
+#include "fusebox/metrics.h"
+
+namespace vin_gateway {
+
+HttpResponse MetricsResponse(const RouterDeps& deps) {
+  HttpResponse response;
+  response.content_type = "text/plain; version=0.0.4; charset=utf-8";
+  std::string& out = response.body;
+  bool first = true;
+  for (const auto& breaker : deps.registry.All()) {
+    fusebox::AppendPrometheus(out, breaker->Snapshot(), first);
+    first = false;
+  }
+  deps.metrics.AppendPrometheus(out);
+  const CacheStats cache = deps.cache.Stats();
+  out += fmt::format(
+      "# HELP vin_gateway_cache_entries Decodes stored in the cache.\n"
+      "# TYPE vin_gateway_cache_entries gauge\nvin_gateway_cache_entries{{backend=\"{}\"}} {}\n"
+      "# HELP vin_gateway_cache_healthy 1 when the cache backend works.\n"
+      "# TYPE vin_gateway_cache_healthy gauge\nvin_gateway_cache_healthy{{backend=\"{}\"}} {}\n"
+      "# HELP vin_gateway_cache_evictions_total Decodes evicted (least recently used).\n"
+      "# TYPE vin_gateway_cache_evictions_total counter\n"
+      "vin_gateway_cache_evictions_total{{backend=\"{}\"}} {}\n"
+      "# HELP vin_gateway_cache_errors_total Cache backend operations that failed.\n"
+      "# TYPE vin_gateway_cache_errors_total counter\n"
+      "vin_gateway_cache_errors_total{{backend=\"{}\"}} {}\n",
+      cache.backend, cache.entries, cache.backend, cache.healthy ? 1 : 0, cache.backend,
+      cache.evictions, cache.backend, cache.errors);
+  out += fmt::format(
+      "# HELP vin_gateway_bulkhead_in_flight Upstream calls holding a bulkhead slot.\n"
+      "# TYPE vin_gateway_bulkhead_in_flight gauge\nvin_gateway_bulkhead_in_flight {}\n"
+      "# HELP vin_gateway_bulkhead_rejected_total Calls refused with OVERLOADED.\n"
+      "# TYPE vin_gateway_bulkhead_rejected_total counter\n"
+      "vin_gateway_bulkhead_rejected_total {}\n"
+      "# HELP vin_gateway_rate_limited_total Requests refused with RATE_LIMITED.\n"
+      "# TYPE vin_gateway_rate_limited_total counter\nvin_gateway_rate_limited_total {}\n",
+      deps.bulkhead.in_flight(), deps.bulkhead.rejected(), deps.limiter.rejected());
+  response.log_status = "OK";
+  return response;
+}
+
+}  // namespace vin_gateway

@@ -1,0 +1,239 @@
+#include "http/router.h"
+
+#include <charconv>
+#include <string>
+#include <utility>
+
+#include <fmt/format.h>
+#include <boost/json/array.hpp>
+#include <boost/json/object.hpp>
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+#include <boost/url/parse.hpp>
+
+#include "core/answer_json.h"
+#include "http/admin_route.h"
+#include "http/metrics_route.h"
+#include "http/static_assets.h"
+#include "http/status_route.h"
+#include "http/transport_status.h"
+#include "http/web_assets.h"
+
+namespace vin_gateway {
+namespace {
+
+namespace json = boost::json;
+namespace net = boost::asio;
+
+// "2011" -> 2011 within [1900, 2100]; nullopt otherwise.
+std::optional<int> ParseModelYear(std::string_view text) {
+  int year = 0;
+  const char* end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(text.data(), end, year);
+  if (ec != std::errc() || ptr != end || text.size() != 4 || year < 1900 || year > 2100) {
+    return std::nullopt;
+  }
+  return year;
+}
+
+}  // namespace
+
+HttpResponse AnswerResponse(const DecodeAnswer& answer) {
+  HttpResponse response;
+  response.status = answer.http_status();
+  response.body = answer.rendered_body ? *answer.rendered_body : AnswerBody(answer);
+  if (HasRetryAfter(answer.status) && !answer.stale) {
+    response.headers.emplace_back("Retry-After",
+                                  std::to_string(RetryAfterSeconds(answer.retry_after)));
+  }
+  response.log_status = std::string(ToString(answer.status));
+  response.log_vin = answer.vin_readable ? SanitizeUtf8(answer.vin) : std::string();
+  response.log_source = std::string(ToString(answer.source));
+  if (answer.stale) {
+    response.log_source += "-stale";
+  }
+  response.upstream_latency = answer.upstream_latency;
+  response.log_detail = answer.upstream_detail;
+  return response;
+}
+
+net::awaitable<HttpResponse> Router::Handle(HttpRequest request) {
+  auto parsed = boost::urls::parse_origin_form(request.target);
+  if (!parsed) {
+    co_return ErrorResponse(TransportStatus::kBadRequest,
+                            "The request target is not a valid URL path.");
+  }
+  std::vector<std::string> segments;
+  for (auto segment : parsed->segments()) {
+    segments.push_back(segment);
+    if (segments.size() > 8) {
+      co_return ErrorResponse(TransportStatus::kNotFound);
+    }
+  }
+  std::optional<std::string> modelyear;
+  for (auto param : parsed->params()) {
+    if (param.key == "modelyear") {
+      modelyear = std::string(param.value);
+    }
+  }
+  const bool get = request.method == "GET";
+  const bool post = request.method == "POST";
+  const auto only = [&](bool allowed) {
+    return allowed ? std::nullopt
+                   : std::optional<HttpResponse>(ErrorResponse(TransportStatus::kMethodNotAllowed));
+  };
+
+  if (segments.size() == 4 && segments[0] == "api" && segments[1] == "v1" && segments[2] == "vin") {
+    if (segments[3] == "batch") {
+      if (auto refused = only(post)) {
+        co_return *refused;
+      }
+      co_return co_await DecodeBatch(request);
+    }
+    if (auto refused = only(get)) {
+      co_return *refused;
+    }
+    co_return co_await DecodeOne(request, segments[3], modelyear);
+  }
+  if (segments.size() == 3 && segments[0] == "api" && segments[1] == "v1" && segments[2] == "vin") {
+    // "/api/v1/vin/" with an empty segment: the VIN is empty.
+    if (auto refused = only(get)) {
+      co_return *refused;
+    }
+    co_return co_await DecodeOne(request, "", modelyear);
+  }
+  if (segments.size() == 1) {
+    const std::string& name = segments[0];
+    if (name == "healthz") {
+      if (auto refused = only(get)) {
+        co_return *refused;
+      }
+      co_return JsonResponse(200, StatusJson(TransportStatus::kOk, "Serving."), "OK");
+    }
+    if (name == "readyz") {
+      if (auto refused = only(get)) {
+        co_return *refused;
+      }
+      co_return ReadyResponse(deps_);
+    }
+    if (name == "status") {
+      if (auto refused = only(get)) {
+        co_return *refused;
+      }
+      co_return StatusResponse(deps_);
+    }
+    if (name == "metrics") {
+      if (auto refused = only(get)) {
+        co_return *refused;
+      }
+      co_return MetricsResponse(deps_);
+    }
+  }
+  if (segments.empty() ||
+      (segments.size() == 1 && (segments[0].empty() || segments[0] == "index.html"))) {
+    if (auto refused = only(get)) {
+      co_return *refused;
+    }
+    co_return AssetResponse(*FindWebAsset("/index.html"), "/index.html", request.if_none_match);
+  }
+  if (segments.size() == 2 && segments[0] == "assets") {
+    const std::string path = "/assets/" + segments[1];
+    if (const WebAsset* asset = FindWebAsset(path)) {
+      if (auto refused = only(get)) {
+        co_return *refused;
+      }
+      co_return AssetResponse(*asset, path, request.if_none_match);
+    }
+    co_return ErrorResponse(TransportStatus::kNotFound);
+  }
+  if (segments.size() == 4 && segments[0] == "admin" && segments[1] == "breakers") {
+    if (auto refused = AdminAuthRefusal(deps_.admin_token, request.authorization)) {
+      co_return *refused;
+    }
+    if (auto refused = only(post)) {
+      co_return *refused;
+    }
+    co_return AdminCommand(deps_.registry, segments[2], segments[3]);
+  }
+  co_return ErrorResponse(TransportStatus::kNotFound);
+}
+
+net::awaitable<HttpResponse> Router::DecodeOne(const HttpRequest& request, std::string_view raw_vin,
+                                               std::optional<std::string> modelyear) {
+  int model_year = 0;
+  if (modelyear) {
+    std::optional<int> year = ParseModelYear(*modelyear);
+    if (!year) {
+      co_return ErrorResponse(TransportStatus::kBadRequest,
+                              "modelyear must be a four-digit year between 1900 and 2100.");
+    }
+    model_year = *year;
+  }
+  DecodeAnswer answer =
+      co_await deps_.service.Decode(std::string(raw_vin), model_year, request.client);
+  co_return AnswerResponse(answer);
+}
+
+net::awaitable<HttpResponse> Router::DecodeBatch(const HttpRequest& request) {
+  boost::system::error_code ec;
+  json::value root = json::parse(request.body, ec);
+  if (ec || !root.is_object()) {
+    co_return ErrorResponse(TransportStatus::kBadRequest,
+                            "The body must be a JSON object such as {\"vins\": [\"...\"]}.");
+  }
+  const json::object& object = root.get_object();
+  const json::value* vins = object.if_contains("vins");
+  if (vins == nullptr || !vins->is_array()) {
+    co_return ErrorResponse(TransportStatus::kBadRequest,
+                            "\"vins\" must be a list of VIN strings.");
+  }
+  const json::array& list = vins->get_array();
+  if (list.empty() || list.size() > kMaxBatch) {
+    co_return ErrorResponse(
+        TransportStatus::kBadRequest,
+        fmt::format("A batch holds 1 to {} VINs; this one has {}.", kMaxBatch, list.size()));
+  }
+  std::vector<std::string> raw_vins;
+  raw_vins.reserve(list.size());
+  for (const json::value& v : list) {
+    if (!v.is_string()) {
+      co_return ErrorResponse(TransportStatus::kBadRequest,
+                              "\"vins\" must be a list of VIN strings.");
+    }
+    raw_vins.emplace_back(v.get_string().data(), v.get_string().size());
+  }
+  int model_year = 0;
+  if (const json::value* year = object.if_contains("modelyear");
+      year != nullptr && !year->is_null()) {
+    std::optional<int> parsed;
+    if (year->is_int64()) {
+      parsed = ParseModelYear(std::to_string(year->get_int64()));
+    } else if (year->is_string()) {
+      parsed =
+          ParseModelYear(std::string_view(year->get_string().data(), year->get_string().size()));
+    }
+    if (!parsed) {
+      co_return ErrorResponse(TransportStatus::kBadRequest,
+                              "modelyear must be a four-digit year between 1900 and 2100.");
+    }
+    model_year = *parsed;
+  }
+  std::vector<DecodeAnswer> answers =
+      co_await deps_.service.DecodeBatch(std::move(raw_vins), model_year, request.client);
+  json::array results;
+  std::optional<fusebox::Duration> latency;
+  for (const DecodeAnswer& answer : answers) {
+    results.push_back(AnswerJson(answer));
+    if (answer.upstream_latency) {
+      latency = answer.upstream_latency;
+    }
+  }
+  json::object body = StatusJson(TransportStatus::kOk, "Batch answered; see each result.");
+  body["results"] = std::move(results);
+  HttpResponse response = JsonResponse(200, body, "OK");
+  response.log_vin = fmt::format("batch:{}", answers.size());
+  response.upstream_latency = latency;
+  co_return response;
+}
+
+}  // namespace vin_gateway

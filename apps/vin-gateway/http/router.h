@@ -1,0 +1,69 @@
+// vin-gateway/http/router.h
+//
+// The gateway's routes, independent of the HTTP library: the server (http_server.h) turns each
+// request into an `HttpRequest` (http_message.h), awaits `Router::Handle`, and writes the
+// `HttpResponse`. The router dispatches and answers the decode routes itself; the page and its
+// assets are static_assets.h, the admin commands admin_route.h, /readyz and /status
+// status_route.h, /metrics metrics_route.h.
+//
+//   GET  /api/v1/vin/{vin}[?modelyear=YYYY]    one decode (DecodeService::Decode)
+//   POST /api/v1/vin/batch                     {"vins": [...1..50], "modelyear": YYYY}
+//   GET  /healthz                              200 while the process serves
+//   GET  /readyz                               200 once listening (body: cache health);
+//                                              503 SHUTTING_DOWN while draining
+//   GET  /status                               breakers (with the decode breaker's
+//                                              recent_transitions), cache, bulkhead, single-flight
+//   GET  /metrics                              Prometheus text
+//   POST /admin/breakers/{name}/{command}      force-open, force-close, disable, metrics-only,
+//                                              reset; Bearer FUSEBOX_ADMIN_TOKEN (404 when unset,
+//                                              401 when missing or wrong; constant-time compare)
+//   GET  /  (and /index.html)                  the VIN form (web/, embedded: web_assets.h), with
+//                                              a strict Content-Security-Policy
+//   GET  /assets/{name}                        its script, style sheet and icon; versioned names
+//                                              (app.<hash>.js) are cacheable for good
+// Anything else is a JSON NOT_FOUND (404) or METHOD_NOT_ALLOWED (405). Every error is JSON, with a
+// transport status (transport_status.h); decode answers carry a decode status.
+//
+// Thread safety: Handle may be called concurrently. Time: none of its own.
+//
+// Example:
+//   Router router(deps);
+//   HttpResponse response = co_await router.Handle(std::move(request));
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include <boost/asio/awaitable.hpp>
+
+#include "core/decode_answer.h"
+#include "http/http_message.h"
+#include "http/route_deps.h"
+
+namespace vin_gateway {
+
+// Batches hold 1 to this many VINs.
+inline constexpr std::size_t kMaxBatch = 50;
+
+class Router {
+ public:
+  explicit Router(RouterDeps deps) : deps_(std::move(deps)) {}
+
+  boost::asio::awaitable<HttpResponse> Handle(HttpRequest request);
+
+ private:
+  boost::asio::awaitable<HttpResponse> DecodeOne(const HttpRequest& request,
+                                                 std::string_view raw_vin,
+                                                 std::optional<std::string> modelyear);
+  boost::asio::awaitable<HttpResponse> DecodeBatch(const HttpRequest& request);
+
+  RouterDeps deps_;
+};
+
+// The response for a decode answer: status, JSON body, Retry-After when the status has one.
+HttpResponse AnswerResponse(const DecodeAnswer& answer);
+
+}  // namespace vin_gateway

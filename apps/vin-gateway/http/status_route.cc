@@ -1,0 +1,147 @@
+#include "http/status_route.h"
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+#include <boost/json/array.hpp>
+
+#include "core/decode.h"
+#include "core/decode_status.h"
+#include "core/wall_clock.h"
+#include "fusebox/metrics.h"
+
+namespace vin_gateway {
+namespace {
+
+namespace json = boost::json;
+
+std::int64_t CeilSeconds(fusebox::Duration d) {
+  return std::chrono::ceil<std::chrono::seconds>(d).count();
+}
+
+}  // namespace
+
+json::object BreakerJson(const fusebox::CircuitBreaker& breaker,
+                         const std::vector<TransitionRecord>* transitions) {
+  const fusebox::MetricsSnapshot m = breaker.Snapshot();
+  json::object b;
+  b["name"] = m.name;
+  b["state"] = fusebox::ToString(m.state);
+  b["calls"] = m.calls;
+  b["allowed"] = m.allowed;
+  b["rejected_open"] = m.rejected_open;
+  b["rejected_half_open"] = m.rejected_half_open;
+  b["succeeded"] = m.succeeded;
+  b["failed"] = m.failed;
+  b["timeouts"] = m.timeouts;
+  b["slow"] = m.slow;
+  b["ignored"] = m.ignored;
+  b["late"] = m.late;
+  b["probes"] = m.probes;
+  b["wasted_probes"] = m.wasted_probes;
+  b["transitions"] = m.transitions;
+  b["opened"] = m.opened;
+  b["consecutive_failures"] = m.consecutive_failures;
+  b["probes_in_flight"] = m.probes_in_flight;
+  b["failure_threshold"] = breaker.config().failure_threshold;
+  b["cooldown_s"] = fusebox::ToSeconds(m.current_cooldown.count() > 0 ? m.current_cooldown
+                                                                      : breaker.config().cooldown);
+  b["call_timeout_s"] = fusebox::ToSeconds(breaker.config().call_timeout);
+  if (m.state == fusebox::State::kOpen || m.state == fusebox::State::kForcedOpen) {
+    b["retry_after_s"] = CeilSeconds(
+        m.state == fusebox::State::kForcedOpen ? breaker.config().cooldown : m.retry_after);
+  }
+  if (transitions != nullptr) {
+    json::array recent;
+    for (const TransitionRecord& t : *transitions) {
+      json::object entry;
+      entry["from"] = fusebox::ToString(t.from);
+      entry["to"] = fusebox::ToString(t.to);
+      entry["cause"] = fusebox::ToString(t.cause);
+      entry["at"] = FormatRfc3339(t.at);
+      recent.push_back(std::move(entry));
+    }
+    b["recent_transitions"] = std::move(recent);
+  }
+  return b;
+}
+
+json::object CacheJson(const CacheStats& s) {
+  json::object c;
+  c["backend"] = s.backend;
+  if (!s.location.empty()) {
+    c["location"] = SanitizeUtf8(s.location);
+  }
+  c["healthy"] = s.healthy;
+  if (!s.error.empty()) {
+    c["error"] = SanitizeUtf8(s.error);
+  }
+  c["entries"] = s.entries;
+  c["max_entries"] = s.max_entries;
+  c["gets"] = s.gets;
+  c["hits"] = s.hits;
+  c["puts"] = s.puts;
+  c["evictions"] = s.evictions;
+  c["errors"] = s.errors;
+  return c;
+}
+
+HttpResponse ReadyResponse(const RouterDeps& deps) {
+  if (deps.draining && deps.draining()) {
+    HttpResponse response = ErrorResponse(TransportStatus::kShuttingDown);
+    response.headers.emplace_back("Retry-After", "1");
+    return response;
+  }
+  json::object body = StatusJson(TransportStatus::kOk, "Ready.");
+  body["ready"] = true;
+  body["cache"] = CacheJson(deps.cache.Stats());
+  return JsonResponse(200, body, "OK");
+}
+
+HttpResponse StatusResponse(const RouterDeps& deps) {
+  json::object body = StatusJson(TransportStatus::kOk, "Gateway status.");
+  json::array breakers;
+  const std::vector<TransitionRecord> transitions = deps.service.recent_transitions();
+  for (const auto& breaker : deps.registry.All()) {
+    const bool ours = breaker.get() == &deps.service.breaker();
+    breakers.push_back(BreakerJson(*breaker, ours ? &transitions : nullptr));
+  }
+  body["breakers"] = std::move(breakers);
+  body["cache"] = CacheJson(deps.cache.Stats());
+  json::object bulkhead;
+  bulkhead["max_in_flight"] = deps.bulkhead.max_concurrent();
+  bulkhead["in_flight"] = deps.bulkhead.in_flight();
+  bulkhead["admitted"] = deps.bulkhead.admitted();
+  bulkhead["rejected"] = deps.bulkhead.rejected();
+  body["bulkhead"] = std::move(bulkhead);
+  json::object flights;
+  flights["in_flight"] = deps.service.single_flight_in_flight();
+  flights["leaders"] = deps.metrics.leaders();
+  flights["joins"] = deps.metrics.joins();
+  body["single_flight"] = std::move(flights);
+  json::object rate;
+  rate["enabled"] = deps.limiter.enabled();
+  rate["rejected"] = deps.limiter.rejected();
+  rate["clients"] = deps.limiter.tracked_clients();
+  body["rate_limit"] = std::move(rate);
+  const VpicClientStats client = deps.client.Stats();
+  json::object upstream;
+  upstream["requests"] = client.requests;
+  upstream["connections_opened"] = client.connections_opened;
+  upstream["connections_reused"] = client.connections_reused;
+  upstream["idle_connections"] = client.idle_connections;
+  upstream["in_flight"] = deps.metrics.upstream_in_flight();
+  upstream["hold_s"] = fusebox::ToSeconds(deps.service.upstream_hold());
+  body["upstream"] = std::move(upstream);
+  json::object answers;
+  for (DecodeStatus status : kAllDecodeStatuses) {
+    if (const std::uint64_t n = deps.metrics.answers(status); n > 0) {
+      answers[ToString(status)] = n;
+    }
+  }
+  body["answers"] = std::move(answers);
+  return JsonResponse(200, body, "OK");
+}
+
+}  // namespace vin_gateway

@@ -1,0 +1,527 @@
+#include "service/decode_service.h"
+
+#include <algorithm>
+#include <chrono>
+#include <exception>
+#include <map>
+#include <utility>
+#include <variant>
+
+#include <fmt/format.h>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/deferred.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/experimental/concurrent_channel.hpp>
+#include <boost/asio/experimental/parallel_group.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include "core/answer_json.h"
+#include "core/vpic_parser.h"
+#include "fusebox/asio.h"
+
+namespace vin_gateway {
+namespace {
+
+namespace net = boost::asio;
+using fusebox::Duration;
+using fusebox::Error;
+using fusebox::ReasonCode;
+
+// One upstream attempt as the classifier saw it.
+struct Attempt {
+  fusebox::Outcome outcome = fusebox::Outcome::kFailure;
+  UpstreamResult result = UpstreamResult::kTransport;
+  std::optional<VpicAnswer> answer;     // on success
+  std::optional<Duration> retry_after;  // a 429's Retry-After
+  std::string detail;
+};
+
+// What the op saw, kept in the caller's frame (Run returns only the Error of a failed call).
+struct Seen {
+  bool called = false;
+  UpstreamResult result = UpstreamResult::kTransport;
+  std::optional<Duration> retry_after;
+  std::string detail;
+};
+
+// The rows of `answer` that answer for `vin` (the VIN echo check).
+const VpicRow* FindRow(const VpicAnswer& answer, const std::string& vin) {
+  for (const VpicRow& row : answer.rows) {
+    if (row.vin == vin) {
+      return &row;
+    }
+  }
+  return nullptr;
+}
+
+// The classifier: transport trouble, 429, any non-200 status, a body that is not vPIC JSON and
+// an answer that does not echo every VIN asked for are failures; any parseable vPIC answer that
+// does is a success, however sparse.
+Attempt Classify(UpstreamReply reply, const std::vector<BatchItem>& items, Duration max_hold) {
+  Attempt attempt;
+  if (!reply.ok()) {
+    attempt.result = UpstreamResult::kTransport;
+    attempt.detail = fmt::format("{}: {}", ToString(reply.transport), reply.detail);
+    return attempt;
+  }
+  if (reply.status != 200) {
+    attempt.result = UpstreamResult::kHttpError;
+    attempt.detail = fmt::format("HTTP {}", reply.status);
+    if (reply.status == 429 && reply.retry_after) {
+      attempt.retry_after = std::min(*reply.retry_after, max_hold);
+    }
+    return attempt;
+  }
+  auto parsed = ParseVpic(reply.body);
+  if (!parsed) {
+    attempt.result = UpstreamResult::kBadBody;
+    attempt.detail = fmt::format("body: {}", ToString(parsed.error()));
+    return attempt;
+  }
+  for (const BatchItem& item : items) {
+    if (FindRow(*parsed, item.vin) == nullptr) {
+      attempt.result = UpstreamResult::kBadBody;
+      attempt.detail = fmt::format("no answer row for {}", item.vin);
+      return attempt;
+    }
+  }
+  attempt.outcome = fusebox::Outcome::kSuccess;
+  attempt.result = UpstreamResult::kOk;
+  attempt.answer = std::move(*parsed);
+  return attempt;
+}
+
+// Keeps the in-flight gauge right however the op ends (a cancelled op may end by exception).
+class InFlight {
+ public:
+  explicit InFlight(GatewayMetrics& metrics) : metrics_(metrics) { metrics_.UpstreamStarted(); }
+  InFlight(const InFlight&) = delete;
+  InFlight& operator=(const InFlight&) = delete;
+  ~InFlight() { metrics_.UpstreamFinished(); }
+
+ private:
+  GatewayMetrics& metrics_;
+};
+
+// The one fetched later (either may be null).
+DecodePtr Younger(DecodePtr a, DecodePtr b) {
+  if (a == nullptr || (b != nullptr && b->fetched_at > a->fetched_at)) {
+    return b;
+  }
+  return a;
+}
+
+void AnswerInvalid(DecodeAnswer& answer, const VinCheck& check, std::size_t raw_size) {
+  answer.status = DecodeStatus::kVinInvalid;
+  answer.vin_readable = raw_size <= kMaxVinSegment;
+  answer.vin = answer.vin_readable ? SanitizeUtf8(check.vin) : std::string();
+  answer.problems = check.problems;
+  answer.message = check.Summary();
+}
+
+}  // namespace
+
+DecodeService::DecodeService(DecodeServiceDeps deps, DecodeServiceOptions options)
+    : deps_(deps), options_(options), hot_(options.hot_entries) {
+  listener_ = deps_.breaker.AddListener([this](const fusebox::Event& event) {
+    const auto* transition = std::get_if<fusebox::TransitionEvent>(&event.detail);
+    if (transition == nullptr) {
+      return;
+    }
+    transitions_.Record(*transition, deps_.wall_clock.Now());
+    if (transition->to == fusebox::State::kClosed) {
+      hold_until_ns_.store(0, std::memory_order_relaxed);
+    }
+  });
+}
+
+DecodeService::~DecodeService() { deps_.breaker.RemoveListener(listener_); }
+
+Duration DecodeService::upstream_hold() const noexcept {
+  const std::int64_t hold = hold_until_ns_.load(std::memory_order_relaxed);
+  const std::int64_t now = deps_.clock.Now().time_since_epoch().count();
+  return hold > now ? Duration(hold - now) : Duration::zero();
+}
+
+std::optional<Duration> DecodeService::HeldOpen() const noexcept {
+  const Duration hold = upstream_hold();
+  if (hold <= Duration::zero()) {
+    return std::nullopt;
+  }
+  const fusebox::State state = deps_.breaker.state();
+  if (state != fusebox::State::kOpen && state != fusebox::State::kHalfOpen) {
+    return std::nullopt;
+  }
+  return std::max(hold, deps_.breaker.retry_after());
+}
+
+void DecodeService::HoldUpstream(Duration retry_after) noexcept {
+  const std::int64_t until = (deps_.clock.Now() + retry_after).time_since_epoch().count();
+  std::int64_t current = hold_until_ns_.load(std::memory_order_relaxed);
+  while (current < until &&
+         !hold_until_ns_.compare_exchange_weak(current, until, std::memory_order_relaxed)) {
+  }
+}
+
+net::awaitable<DecodeService::Lookup> DecodeService::LookUp(std::string key) {
+  const WallTime now = deps_.wall_clock.Now();
+  HotDecodes::Entry hot = hot_.Lookup(key);
+  if (hot.decode != nullptr && now - hot.decode->fetched_at < options_.cache_ttl) {
+    co_return Lookup{hot.decode, hot.decode, std::move(hot.fresh_body)};
+  }
+  // Not in the front, or too old there: the backend may hold a younger copy (a front that
+  // evicted and re-read, or a backend shared between gateways, as a redis:// one will be).
+  std::optional<CacheEntry> entry = co_await deps_.cache.Get(key);
+  std::optional<vin_gateway::Decode> decode;
+  if (entry) {
+    decode = DeserializeDecode(entry->payload);
+  }
+  if (!decode) {
+    co_return Lookup{nullptr, std::move(hot.decode), nullptr};
+  }
+  DecodePtr shared = std::make_shared<const vin_gateway::Decode>(std::move(*decode));
+  if (hot.decode != nullptr && hot.decode->fetched_at > shared->fetched_at) {
+    shared = std::move(hot.decode);
+  }
+  hot_.Put(key, shared);
+  if (now - shared->fetched_at < options_.cache_ttl) {
+    co_return Lookup{shared, shared, nullptr};
+  }
+  co_return Lookup{nullptr, std::move(shared), nullptr};
+}
+
+void DecodeService::AnswerFresh(DecodeAnswer& answer, const std::string& key, Lookup lookup) {
+  answer.decode = std::move(lookup.fresh);
+  answer.source = Source::kCache;
+  answer.message = std::string(DefaultMessage(DecodeStatus::kOk));
+  // The body of a fresh hit depends only on the decode (the VIN, its check digit, the vehicle):
+  // render it once and keep it next to the decode. A stored decode for another VIN (a damaged
+  // backend row) is answered as it is and its body is not kept.
+  if (lookup.fresh_body != nullptr) {
+    answer.rendered_body = std::move(lookup.fresh_body);
+  } else if (answer.decode->vin == answer.vin) {
+    answer.rendered_body = std::make_shared<const std::string>(AnswerBody(answer));
+    hot_.AttachFreshBody(key, answer.decode, answer.rendered_body);
+  }
+  deps_.metrics.CountFreshHit();
+  deps_.metrics.CountAnswer(answer.status, answer.source, false);
+}
+
+net::awaitable<void> DecodeService::Store(DecodePtr decode) {
+  std::string key = CacheKey(decode->vin, decode->model_year);
+  hot_.Put(key, decode);
+  // Built outside the co_await: GCC 12 mishandles temporaries inside one.
+  CacheEntry entry{SerializeDecode(*decode), decode->fetched_at};
+  co_await deps_.cache.Put(std::move(key), std::move(entry));
+}
+
+net::awaitable<void> DecodeService::Finish(DecodeAnswer& answer, const Live& live,
+                                           const std::string& key,
+                                           std::optional<DecodePtr> stored) {
+  answer.upstream_latency = live.latency;
+  answer.upstream_detail = live.detail;
+  if (live.decode) {
+    answer.status = DecodeStatus::kOk;
+    answer.source = Source::kLive;
+    answer.decode = live.decode;
+    answer.message = std::string(DefaultMessage(DecodeStatus::kOk));
+  } else {
+    answer.status = FromReason(live.error.code);
+    answer.retry_after = live.error.retry_after;
+    answer.message = std::string(DefaultMessage(answer.status));
+    if (AllowsStale(answer.status)) {
+      if (!stored) {
+        Lookup found = co_await LookUp(key);
+        stored = std::move(found.any_age);
+      }
+      if (*stored != nullptr) {
+        answer.decode = std::move(*stored);
+        answer.source = Source::kCache;
+        answer.stale = true;
+        answer.message = std::string(kStaleMessage);
+      }
+    }
+  }
+  deps_.metrics.CountAnswer(answer.status, answer.source, answer.stale);
+}
+
+fusebox::Result<DecodeService::Admission> DecodeService::Admit(fusebox::Priority priority) {
+  fusebox::Result<fusebox::BulkheadPermit> slot = deps_.bulkhead.TryAcquire();
+  if (!slot) {
+    return slot.error();
+  }
+  if (std::optional<Duration> hold = HeldOpen()) {
+    return Error{ReasonCode::kCircuitOpen, *hold};
+  }
+  fusebox::Result<fusebox::Permit> permit = deps_.breaker.TryAcquire(priority);
+  if (!permit) {
+    Error error = permit.error();
+    if (error.code == ReasonCode::kCircuitOpen) {
+      if (std::optional<Duration> hold = HeldOpen()) {
+        error.retry_after = std::max(error.retry_after, *hold);
+      }
+    }
+    return error;
+  }
+  return Admission{std::move(*slot), std::move(*permit)};
+}
+
+net::awaitable<DecodeService::Live> DecodeService::CallUpstream(Admission admission,
+                                                                std::vector<BatchItem> items,
+                                                                fusebox::Priority priority,
+                                                                std::vector<DecodePtr>* decoded) {
+  Live live;
+  Seen seen;
+  const bool batch = priority == fusebox::Priority::kBatch;
+  const Duration max_hold = options_.max_upstream_retry_after;
+  auto op = [this, &items, &seen, batch,
+             max_hold](const fusebox::CallContext&) -> net::awaitable<Attempt> {
+    InFlight in_flight(deps_.metrics);
+    seen.called = true;
+    // No co_await inside a conditional expression: GCC 12 destroys its temporaries twice.
+    UpstreamReply reply;
+    if (batch) {
+      reply = co_await deps_.client.DecodeBatch(items);
+    } else {
+      reply = co_await deps_.client.DecodeVin(items.front().vin, items.front().model_year);
+    }
+    Attempt attempt = Classify(std::move(reply), items, max_hold);
+    seen.result = attempt.result;
+    seen.retry_after = attempt.retry_after;
+    seen.detail = attempt.detail;
+    co_return attempt;
+  };
+  const fusebox::TimePoint start = deps_.clock.Now();
+  fusebox::Result<Attempt> result = co_await fusebox::asio::RunAdmitted(
+      deps_.breaker, std::move(admission.permit), std::move(op),
+      [](const Attempt& a) { return a.outcome; }, fusebox::CallOptions{.priority = priority});
+  if (seen.called) {
+    const Duration latency = deps_.clock.Now() - start;
+    live.latency = latency;
+    const bool timed_out = !result && result.error().code == ReasonCode::kUpstreamSlow;
+    deps_.metrics.ObserveUpstream(timed_out ? UpstreamResult::kTimeout : seen.result, latency);
+  }
+  if (seen.retry_after) {
+    HoldUpstream(*seen.retry_after);
+  }
+  if (!result) {
+    live.error = result.error();
+    live.detail = result.error().code == ReasonCode::kUpstreamSlow ? "budget ran out" : seen.detail;
+    co_return live;
+  }
+  const WallTime fetched_at = deps_.wall_clock.Now();
+  for (const BatchItem& item : items) {
+    const VpicRow* row = FindRow(*result->answer, item.vin);
+    auto decode = std::make_shared<vin_gateway::Decode>();
+    decode->vin = item.vin;
+    decode->model_year = item.model_year;
+    decode->vehicle = row->vehicle;  // Classify checked that every item has a row
+    decode->upstream_codes = row->upstream_codes;
+    decode->fetched_at = fetched_at;
+    DecodePtr stored = decode;  // a local: GCC 12 mishandles temporaries inside a co_await
+    co_await Store(std::move(stored));
+    if (decoded != nullptr) {
+      decoded->push_back(decode);
+    }
+    if (!live.decode) {
+      live.decode = std::move(decode);
+    }
+  }
+  co_return live;
+}
+
+net::awaitable<void> DecodeService::Lead(Flights::Leader leader, std::string vin, int model_year,
+                                         Admission admission) {
+  Live live;
+  // Built outside the co_await: GCC 12 rejects an initializer list inside one.
+  std::vector<BatchItem> items;
+  items.push_back(BatchItem{std::move(vin), model_year});
+  try {
+    live = co_await CallUpstream(std::move(admission), std::move(items),
+                                 fusebox::Priority::kInteractive, nullptr);
+  } catch (const std::exception&) {
+    live = Live{};
+    live.error = Error{ReasonCode::kUpstreamError};
+  }
+  leader.Publish(std::move(live));
+  leaders_running_.fetch_sub(1, std::memory_order_relaxed);
+}
+
+net::awaitable<DecodeAnswer> DecodeService::Decode(std::string raw_vin, int model_year,
+                                                   std::string client) {
+  DecodeAnswer answer;
+  const VinCheck check = ValidateVin(raw_vin);
+  if (!check.ok()) {
+    AnswerInvalid(answer, check, raw_vin.size());
+    deps_.metrics.CountAnswer(answer.status, answer.source, false);
+    co_return answer;
+  }
+  answer.vin = check.vin;
+  answer.check_digit = check.check_digit;
+  const std::string key = CacheKey(answer.vin, model_year);
+  Lookup lookup = co_await LookUp(key);
+  if (lookup.fresh != nullptr) {
+    AnswerFresh(answer, key, std::move(lookup));
+    co_return answer;
+  }
+  deps_.metrics.CountMiss();
+
+  const net::any_io_executor executor = co_await net::this_coro::executor;
+  const fusebox::TimePoint deadline =
+      deps_.clock.Now() + deps_.breaker.config().call_timeout + options_.follower_margin;
+  using Channel = net::experimental::concurrent_channel<void(
+      boost::system::error_code, std::shared_ptr<const Flights::FlightResult>)>;
+  for (;;) {
+    Flights::Joined joined = flights_.Join(key);
+    std::optional<Flights::Follower> follower;
+    if (auto* leader = std::get_if<Flights::Leader>(&joined)) {
+      if (std::optional<Duration> wait = deps_.limiter.TryTake(client)) {
+        leader->Abandon();  // this client's refusal; followers re-join and one of them leads
+        answer.status = DecodeStatus::kRateLimited;
+        answer.retry_after = *wait;
+        answer.message = std::string(DefaultMessage(answer.status));
+        deps_.metrics.CountAnswer(answer.status, answer.source, false);
+        co_return answer;
+      }
+      deps_.metrics.CountLeader();
+      answer.joined = false;  // a follower that re-joined after an abandoned flight may lead
+      fusebox::Result<Admission> admission = Admit(fusebox::Priority::kInteractive);
+      if (!admission) {
+        // Refused here, in this coroutine: the flight ends with the refusal (anyone who joined
+        // it meanwhile on another thread gets the same answer). The stale copy is the younger
+        // of what the lookup found and what the front holds now (another thread's flight may
+        // have stored one since): no second backend read.
+        Live refused;
+        refused.error = admission.error();
+        leader->Publish(refused);
+        std::optional<DecodePtr> stale = Younger(std::move(lookup.any_age), hot_.Get(key));
+        co_await Finish(answer, refused, key, std::move(stale));
+        co_return answer;
+      }
+      follower = leader->follower();
+      leaders_running_.fetch_add(1, std::memory_order_relaxed);
+      net::co_spawn(executor,
+                    Lead(std::move(*leader), answer.vin, model_year, std::move(*admission)),
+                    net::detached);
+    } else {
+      follower = std::get<Flights::Follower>(joined);
+      answer.joined = true;
+      deps_.metrics.CountJoin();
+    }
+
+    // Wait for the flight's outcome (posted to this coroutine's executor) or this request's
+    // own deadline, whichever comes first. Leaving early never cancels the flight.
+    auto channel = std::make_shared<Channel>(executor, 1);
+    follower->OnReady([channel](const Flights::FlightResult& result) {
+      channel->try_send(boost::system::error_code{},
+                        std::make_shared<const Flights::FlightResult>(result));
+    });
+    net::steady_timer timer(executor);
+    timer.expires_after(std::max(Duration::zero(), deadline - deps_.clock.Now()));
+    auto [order, receive_ec, result, timer_ec] =
+        co_await net::experimental::make_parallel_group(channel->async_receive(net::deferred),
+                                                        timer.async_wait(net::deferred))
+            .async_wait(net::experimental::wait_for_one(), net::use_awaitable);
+    (void)timer_ec;
+    if (order[0] != 0 || receive_ec || !result) {
+      Live late;
+      late.error = Error{ReasonCode::kUpstreamSlow};
+      co_await Finish(answer, late, key);
+      co_return answer;
+    }
+    if (!*result) {
+      const fusebox::FlightError error = result->error();
+      if (error == fusebox::FlightError::kLeaderAbandoned && deps_.clock.Now() < deadline) {
+        // Look again before joining again: a decode may have been stored while this waited.
+        lookup = co_await LookUp(key);
+        if (lookup.fresh != nullptr) {
+          AnswerFresh(answer, key, std::move(lookup));
+          co_return answer;
+        }
+        continue;
+      }
+      Live failed;
+      failed.error = Error{fusebox::ToReasonCode(error)};
+      co_await Finish(answer, failed, key);
+      co_return answer;
+    }
+    co_await Finish(answer, result->value(), key);
+    co_return answer;
+  }
+}
+
+net::awaitable<std::vector<DecodeAnswer>> DecodeService::DecodeBatch(
+    std::vector<std::string> raw_vins, int model_year, std::string client) {
+  std::vector<DecodeAnswer> answers(raw_vins.size());
+  std::vector<std::size_t> pending;
+  std::vector<BatchItem> items;
+  std::map<std::string, std::size_t, std::less<>> item_index;
+  for (std::size_t i = 0; i < raw_vins.size(); ++i) {
+    DecodeAnswer& answer = answers[i];
+    const VinCheck check = ValidateVin(raw_vins[i]);
+    if (!check.ok()) {
+      AnswerInvalid(answer, check, raw_vins[i].size());
+      deps_.metrics.CountAnswer(answer.status, answer.source, false);
+      continue;
+    }
+    answer.vin = check.vin;
+    answer.check_digit = check.check_digit;
+    Lookup found = co_await LookUp(CacheKey(answer.vin, model_year));
+    if (DecodePtr fresh = std::move(found.fresh)) {
+      answer.decode = std::move(fresh);
+      answer.source = Source::kCache;
+      answer.message = std::string(DefaultMessage(DecodeStatus::kOk));
+      deps_.metrics.CountFreshHit();
+      deps_.metrics.CountAnswer(answer.status, answer.source, false);
+      continue;
+    }
+    deps_.metrics.CountMiss();
+    pending.push_back(i);
+    if (item_index.emplace(answer.vin, items.size()).second) {
+      items.push_back(BatchItem{answer.vin, model_year});
+    }
+  }
+  if (pending.empty()) {
+    co_return answers;
+  }
+  if (std::optional<Duration> wait =
+          deps_.limiter.TryTake(client, static_cast<double>(items.size()))) {
+    for (std::size_t i : pending) {
+      answers[i].status = DecodeStatus::kRateLimited;
+      answers[i].retry_after = *wait;
+      answers[i].message = std::string(DefaultMessage(DecodeStatus::kRateLimited));
+      deps_.metrics.CountAnswer(answers[i].status, answers[i].source, false);
+    }
+    co_return answers;
+  }
+  std::vector<DecodePtr> decoded;
+  Live live;
+  fusebox::Result<Admission> admission = Admit(fusebox::Priority::kBatch);
+  if (!admission) {
+    live.error = admission.error();
+  } else {
+    try {
+      live =
+          co_await CallUpstream(std::move(*admission), items, fusebox::Priority::kBatch, &decoded);
+    } catch (const std::exception&) {
+      live = Live{};
+      live.error = Error{ReasonCode::kUpstreamError};
+    }
+  }
+  for (std::size_t i : pending) {
+    Live mine;
+    mine.latency = live.latency;
+    mine.error = live.error;
+    mine.detail = live.detail;
+    if (live.decode) {
+      mine.decode = decoded[item_index.find(answers[i].vin)->second];
+    }
+    const std::string key = CacheKey(answers[i].vin, model_year);
+    co_await Finish(answers[i], mine, key);
+  }
+  co_return answers;
+}
+
+}  // namespace vin_gateway

@@ -1,0 +1,188 @@
+// vin-gateway/service/decode_service.h
+//
+// The decode path: what one request (or one batch) goes through, in the order of
+// docs/http-api.md and docs/composition.md. Each step refuses as early and as cheaply as it can,
+// and nothing further in is consumed by a request that a step further out turned away:
+//
+//   validate --bad--> VIN_INVALID (422; never reaches the upstream or the breaker)
+//   fresh cache --hit--> OK, source cache (no token, no slot, no permit, no upstream call)
+//   single-flight join --follower--> wait for the leader's outcome (consumes nothing)
+//   client rate limit --empty bucket--> RATE_LIMITED (the leader abandons; followers re-join)
+//   bulkhead --full--> OVERLOADED
+//   breaker (`vpic`) --open / probe taken--> CIRCUIT_OPEN / CIRCUIT_HALF_OPEN
+//   one budgeted upstream call (fusebox::asio::RunAdmitted: connect, TLS, send, receive; no retry)
+//       --timeout--> UPSTREAM_SLOW   --5xx, 429, reset, not vPIC JSON, VIN echo mismatch-->
+//       UPSTREAM_ERROR   --any parseable vPIC answer--> OK, cached with its fetch time
+//
+// When the live decode is impossible (CIRCUIT_OPEN, CIRCUIT_HALF_OPEN, UPSTREAM_SLOW,
+// UPSTREAM_ERROR, OVERLOADED) and a last-good decode is stored, the answer is that decode,
+// `stale`, with the reason in `status` (served as 200).
+//
+// The leader takes its rate token, bulkhead slot and breaker permit in the request's own
+// coroutine, so a refusal (the breaker open above all) costs no more than one cache lookup (the
+// in-process front, then at most one awaited backend read, which the local backends complete
+// without suspending): no coroutine is spawned and nothing else is waited on. Only an admitted call
+// becomes its own detached coroutine (holding the slot and the permit): a client that goes away
+// does not cancel it, its outcome is still recorded by the breaker, cached, and given to every
+// waiter.
+//
+// A fresh hit's JSON body is rendered once per stored decode (by core/answer_json.h's AnswerBody,
+// the one renderer) and kept in the in-process front (HotDecodes); DecodeAnswer::rendered_body
+// carries it to the HTTP layer.
+// A 429's Retry-After (capped at 10 minutes) is honoured as the minimum cooldown: while the
+// breaker is not CLOSED, no call is let through before it has passed.
+//
+// The service also keeps the breaker's last few transitions with their wall-clock times
+// (`recent_transitions()`), which `/status` and the web page's status strip show.
+//
+// Thread safety: all members may be called concurrently from coroutines on any executors, of one
+// io_context or of several (vin-gateway runs one per I/O thread): a leader runs on its request's
+// executor and a follower's wait completes on its own. Time: the breaker, rate limiter and budgets
+// read the injected fusebox::Clock (budget timers are Asio steady timers); cache freshness and
+// `fetched_at` read the injected WallClock.
+//
+// Example:
+//   DecodeService service(deps, {.cache_ttl = 30 * 24h});
+//   DecodeAnswer answer = co_await service.Decode(path_segment, 0, peer_address);
+//   Respond(answer.http_status(), AnswerBody(answer));
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <boost/asio/awaitable.hpp>
+
+#include "core/decode.h"
+#include "core/decode_answer.h"
+#include "core/decode_status.h"
+#include "core/vin.h"
+#include "fusebox/bulkhead.h"
+#include "fusebox/circuit_breaker.h"
+#include "fusebox/clock.h"
+#include "fusebox/events.h"
+#include "fusebox/single_flight.h"
+#include "fusebox/status.h"
+#include "service/cache.h"
+#include "service/gateway_metrics.h"
+#include "service/hot_decodes.h"
+#include "service/rate_limiter.h"
+#include "service/transition_log.h"
+#include "service/vpic_client.h"
+
+namespace vin_gateway {
+
+struct DecodeServiceOptions {
+  // Decodes younger than this are served from the cache without an upstream call.
+  fusebox::Duration cache_ttl = std::chrono::hours(24 * 30);
+  // A follower waits for the leader at most call_timeout plus this.
+  fusebox::Duration follower_margin = std::chrono::seconds(1);
+  // A 429's Retry-After is capped at this.
+  fusebox::Duration max_upstream_retry_after = std::chrono::minutes(10);
+  // Parsed decodes kept in process in front of the cache backend (HotDecodes); 0 disables.
+  // Default 4096 (a few MB), range [0, cache max entries].
+  std::size_t hot_entries = 4096;
+};
+
+struct DecodeServiceDeps {
+  Cache& cache;
+  VpicClient& client;
+  fusebox::CircuitBreaker& breaker;
+  fusebox::Bulkhead& bulkhead;
+  RateLimiter& limiter;
+  fusebox::Clock& clock;
+  WallClock& wall_clock;
+  GatewayMetrics& metrics;
+};
+
+class DecodeService {
+ public:
+  DecodeService(DecodeServiceDeps deps, DecodeServiceOptions options);
+  ~DecodeService();
+  DecodeService(const DecodeService&) = delete;
+  DecodeService& operator=(const DecodeService&) = delete;
+
+  // One VIN (the raw, percent-decoded path segment). model_year 0: none.
+  boost::asio::awaitable<DecodeAnswer> Decode(std::string raw_vin, int model_year,
+                                              std::string client);
+
+  // Up to 50 VINs (the caller checks the count): invalid ones answered locally, fresh cache hits
+  // from the cache, the rest in one upstream DecodeVINValuesBatch call with batch priority.
+  boost::asio::awaitable<std::vector<DecodeAnswer>> DecodeBatch(std::vector<std::string> raw_vins,
+                                                                int model_year, std::string client);
+
+  // Leader coroutines still running (each ends within call_timeout).
+  std::int64_t leaders_running() const noexcept {
+    return leaders_running_.load(std::memory_order_relaxed);
+  }
+  std::uint64_t single_flight_in_flight() const { return flights_.in_flight(); }
+
+  // The time until the upstream may be called again after a 429 (zero when none is pending).
+  fusebox::Duration upstream_hold() const noexcept;
+
+  // The breaker this service calls through, and its last transitions (oldest first, at most
+  // TransitionLog::kDefaultCapacity), stamped with the injected WallClock.
+  const fusebox::CircuitBreaker& breaker() const noexcept { return deps_.breaker; }
+  std::vector<TransitionRecord> recent_transitions() const { return transitions_.Recent(); }
+
+  // What one live decode produced; shared by every waiter of a flight. Public for the
+  // implementation's helpers.
+  struct Live {
+    DecodePtr decode;                          // set on success
+    fusebox::Error error{};                    // otherwise
+    std::optional<fusebox::Duration> latency;  // set when an upstream call was made
+    std::string detail;                        // why the upstream call failed, for the log
+  };
+
+ private:
+  using Flights = fusebox::SingleFlight<std::string, Live>;
+
+  // The right to make one upstream call: a bulkhead slot and a breaker permit, taken in that
+  // order (a call that cannot run never takes the probe slot).
+  struct Admission {
+    fusebox::BulkheadPermit slot;
+    fusebox::Permit permit;
+  };
+  // What the cache holds for one key.
+  struct Lookup {
+    DecodePtr fresh;                                // younger than the TTL
+    DecodePtr any_age;                              // the stored decode, fresh or not
+    std::shared_ptr<const std::string> fresh_body;  // rendered body of a fresh hit, if kept
+  };
+
+  boost::asio::awaitable<void> Lead(Flights::Leader leader, std::string vin, int model_year,
+                                    Admission admission);
+  fusebox::Result<Admission> Admit(fusebox::Priority priority);
+  boost::asio::awaitable<Live> CallUpstream(Admission admission, std::vector<BatchItem> items,
+                                            fusebox::Priority priority,
+                                            std::vector<DecodePtr>* decoded);
+  // The front, then (when the front has no fresh copy) one backend read.
+  boost::asio::awaitable<Lookup> LookUp(std::string key);
+  void AnswerFresh(DecodeAnswer& answer, const std::string& key, Lookup lookup);
+  boost::asio::awaitable<void> Store(DecodePtr decode);
+  // Fills `answer` from `live`. When the live decode is impossible it looks for a stale copy:
+  // `stored` when the caller has just looked (nullopt: look now).
+  boost::asio::awaitable<void> Finish(DecodeAnswer& answer, const Live& live,
+                                      const std::string& key,
+                                      std::optional<DecodePtr> stored = std::nullopt);
+  std::optional<fusebox::Duration> HeldOpen() const noexcept;
+  void HoldUpstream(fusebox::Duration retry_after) noexcept;
+
+  DecodeServiceDeps deps_;
+  DecodeServiceOptions options_;
+  Flights flights_;
+  TransitionLog transitions_;
+  HotDecodes hot_;
+  fusebox::ListenerId listener_ = 0;
+  // Monotonic ns (deps_.clock) before which no upstream call is made while the breaker is not
+  // CLOSED (a 429's Retry-After); 0 when none. Written by leaders, cleared on CLOSED.
+  std::atomic<std::int64_t> hold_until_ns_{0};
+  std::atomic<std::int64_t> leaders_running_{0};
+};
+
+}  // namespace vin_gateway

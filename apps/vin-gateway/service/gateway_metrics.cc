@@ -1,0 +1,121 @@
+#include "service/gateway_metrics.h"
+
+#include <chrono>
+
+#include <fmt/format.h>
+
+namespace vin_gateway {
+namespace {
+
+std::size_t Index(DecodeStatus status) noexcept { return static_cast<std::size_t>(status); }
+
+void Help(std::string& out, std::string_view name, std::string_view type, std::string_view help) {
+  out += fmt::format("# HELP {} {}\n# TYPE {} {}\n", name, help, name, type);
+}
+
+}  // namespace
+
+std::string_view ToString(UpstreamResult result) noexcept {
+  switch (result) {
+    case UpstreamResult::kOk:
+      return "ok";
+    case UpstreamResult::kHttpError:
+      return "http_error";
+    case UpstreamResult::kBadBody:
+      return "bad_body";
+    case UpstreamResult::kTransport:
+      return "transport";
+    case UpstreamResult::kTimeout:
+      return "timeout";
+    case UpstreamResult::kCount:
+      break;
+  }
+  return "unknown";
+}
+
+void GatewayMetrics::CountAnswer(DecodeStatus status, Source source, bool stale) noexcept {
+  Add(answers_[Index(status)][static_cast<std::size_t>(source)]);
+  if (stale) {
+    Add(stale_);
+  }
+}
+
+void GatewayMetrics::ObserveUpstream(UpstreamResult result, fusebox::Duration latency) noexcept {
+  Add(upstream_[static_cast<std::size_t>(result)]);
+  const double seconds = fusebox::ToSeconds(latency);
+  std::size_t bucket = 0;
+  while (bucket < kLatencyBuckets.size() && seconds > kLatencyBuckets[bucket]) {
+    ++bucket;
+  }
+  Add(latency_buckets_[bucket]);
+  Add(latency_count_);
+  latency_sum_us_.fetch_add(
+      static_cast<std::uint64_t>(
+          std::chrono::duration_cast<std::chrono::microseconds>(latency).count()),
+      std::memory_order_relaxed);
+}
+
+std::uint64_t GatewayMetrics::answers(DecodeStatus status) const noexcept {
+  std::uint64_t total = 0;
+  for (const auto& c : answers_[Index(status)]) {
+    total += Get(c);
+  }
+  return total;
+}
+
+std::uint64_t GatewayMetrics::upstream_calls(UpstreamResult result) const noexcept {
+  return Get(upstream_[static_cast<std::size_t>(result)]);
+}
+
+void GatewayMetrics::AppendPrometheus(std::string& out) const {
+  Help(out, "vin_gateway_answers_total", "counter",
+       "Decode answers by status and source (stale copies included).");
+  for (DecodeStatus status : kAllDecodeStatuses) {
+    for (Source source : {Source::kNone, Source::kLive, Source::kCache}) {
+      const std::uint64_t n = Get(answers_[Index(status)][static_cast<std::size_t>(source)]);
+      if (n == 0 && status != DecodeStatus::kOk) {
+        continue;
+      }
+      out += fmt::format("vin_gateway_answers_total{{status=\"{}\",source=\"{}\"}} {}\n",
+                         ToString(status), ToString(source), n);
+    }
+  }
+  Help(out, "vin_gateway_stale_answers_total", "counter",
+       "Last-good decodes served because the live decode was impossible.");
+  out += fmt::format("vin_gateway_stale_answers_total {}\n", Get(stale_));
+  Help(out, "vin_gateway_cache_hits_total", "counter",
+       "Decodes answered from the cache within the TTL (no upstream call).");
+  out += fmt::format("vin_gateway_cache_hits_total {}\n", Get(fresh_hits_));
+  Help(out, "vin_gateway_cache_misses_total", "counter",
+       "Decodes the cache could not answer fresh.");
+  out += fmt::format("vin_gateway_cache_misses_total {}\n", Get(misses_));
+  Help(out, "vin_gateway_single_flight_joins_total", "counter",
+       "Requests that joined an in-flight decode of the same VIN instead of calling upstream.");
+  out += fmt::format("vin_gateway_single_flight_joins_total {}\n", Get(joins_));
+  Help(out, "vin_gateway_single_flight_leaders_total", "counter",
+       "Decodes that led a flight (at most one upstream call each).");
+  out += fmt::format("vin_gateway_single_flight_leaders_total {}\n", Get(leaders_));
+  Help(out, "vin_gateway_upstream_calls_total", "counter", "Upstream calls by result.");
+  for (std::size_t i = 0; i < kResults; ++i) {
+    out += fmt::format("vin_gateway_upstream_calls_total{{result=\"{}\"}} {}\n",
+                       ToString(static_cast<UpstreamResult>(i)), Get(upstream_[i]));
+  }
+  Help(out, "vin_gateway_upstream_in_flight", "gauge", "Upstream calls running now.");
+  out += fmt::format("vin_gateway_upstream_in_flight {}\n",
+                     in_flight_.load(std::memory_order_relaxed));
+  Help(out, "vin_gateway_upstream_latency_seconds", "histogram",
+       "Latency of upstream calls (timeouts included, at the budget).");
+  std::uint64_t cumulative = 0;
+  for (std::size_t i = 0; i < kLatencyBuckets.size(); ++i) {
+    cumulative += Get(latency_buckets_[i]);
+    out += fmt::format("vin_gateway_upstream_latency_seconds_bucket{{le=\"{}\"}} {}\n",
+                       kLatencyBuckets[i], cumulative);
+  }
+  cumulative += Get(latency_buckets_[kLatencyBuckets.size()]);
+  out += fmt::format("vin_gateway_upstream_latency_seconds_bucket{{le=\"+Inf\"}} {}\n", cumulative);
+  out += fmt::format("vin_gateway_upstream_latency_seconds_sum {}\n",
+                     static_cast<double>(Get(latency_sum_us_)) / 1e6);
+  out += fmt::format("vin_gateway_upstream_latency_seconds_count {}\n", Get(latency_count_));
+}
+
+}  // namespace vin_gateway

@@ -1,0 +1,339 @@
+// The SQLite backend of Cache. WAL mode with synchronous=NORMAL: a crash (of the process or the
+// machine) can lose the last few decodes written, never corrupt the file. Recency for LRU is a
+// sequence number, refreshed on a hit only when the entry has fallen behind by more than 1/16 of
+// the capacity, so that hot reads do not turn into writes.
+//
+// One process per cache file: the file is opened in EXCLUSIVE locking mode and the write lock is
+// taken at open and held until close. The LRU sequence and the entry count live in this
+// process, so two gateways sharing a file would evict each other's entries wrongly; and with the
+// lock held, a read takes no file lock at all (in WAL mode each read transaction would otherwise
+// cost two fcntl calls, a third of the system calls of an uncached request). A second process
+// that opens the file finds it locked, reports the cache broken and serves live decodes.
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <mutex>
+#include <string>
+#include <system_error>
+
+#include <fmt/format.h>
+
+#include "service/cache.h"
+
+namespace vin_gateway {
+namespace {
+
+class Statement {
+ public:
+  Statement() = default;
+  Statement(const Statement&) = delete;
+  Statement& operator=(const Statement&) = delete;
+  ~Statement() { sqlite3_finalize(stmt_); }
+  sqlite3_stmt** out() { return &stmt_; }
+  sqlite3_stmt* get() const { return stmt_; }
+
+ private:
+  sqlite3_stmt* stmt_ = nullptr;
+};
+
+class SqliteCache final : public ImmediateCache {
+ public:
+  SqliteCache(std::string path, std::uint64_t max_entries, SqliteCacheOptions options)
+      : path_(std::move(path)),
+        max_entries_(max_entries == 0 ? 1 : max_entries),
+        options_(options) {
+    std::lock_guard<std::mutex> lock(mu_);
+    OpenLocked(kOpenBusyTimeoutMs);
+  }
+  SqliteCache(const SqliteCache&) = delete;
+  SqliteCache& operator=(const SqliteCache&) = delete;
+  ~SqliteCache() override {
+    std::lock_guard<std::mutex> lock(mu_);
+    CloseLocked();
+  }
+
+  std::optional<CacheEntry> GetNow(std::string_view key) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++gets_;
+    RelockIfDueLocked();
+    if (db_ == nullptr) {
+      return std::nullopt;
+    }
+    sqlite3_stmt* s = get_.get();
+    sqlite3_reset(s);
+    sqlite3_bind_text(s, 1, key.data(), static_cast<int>(key.size()), SQLITE_TRANSIENT);
+    const int rc = sqlite3_step(s);
+    if (rc == SQLITE_DONE) {
+      return std::nullopt;
+    }
+    if (rc != SQLITE_ROW) {
+      FailLocked(rc, "get");
+      return std::nullopt;
+    }
+    CacheEntry entry;
+    const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(s, 0));
+    entry.payload.assign(text == nullptr ? "" : text,
+                         static_cast<std::size_t>(sqlite3_column_bytes(s, 0)));
+    entry.fetched_at = WallTime(std::chrono::duration_cast<WallTime::duration>(
+        std::chrono::milliseconds(sqlite3_column_int64(s, 1))));
+    const sqlite3_int64 used = sqlite3_column_int64(s, 2);
+    sqlite3_reset(s);
+    ++hits_;
+    if (sequence_ - used >= refresh_gap_) {
+      sqlite3_stmt* t = touch_.get();
+      sqlite3_reset(t);
+      sqlite3_bind_int64(t, 1, ++sequence_);
+      sqlite3_bind_text(t, 2, key.data(), static_cast<int>(key.size()), SQLITE_TRANSIENT);
+      if (const int trc = sqlite3_step(t); trc != SQLITE_DONE) {
+        FailLocked(trc, "touch");
+      }
+      sqlite3_reset(t);
+    }
+    return entry;
+  }
+
+  void PutNow(std::string_view key, const CacheEntry& entry) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++puts_;
+    RelockIfDueLocked();
+    if (db_ == nullptr) {
+      return;
+    }
+    const sqlite3_int64 fetched_ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(entry.fetched_at.time_since_epoch())
+            .count();
+    sqlite3_stmt* u = update_.get();
+    sqlite3_reset(u);
+    sqlite3_bind_text(u, 1, entry.payload.data(), static_cast<int>(entry.payload.size()),
+                      SQLITE_TRANSIENT);
+    sqlite3_bind_int64(u, 2, fetched_ms);
+    sqlite3_bind_int64(u, 3, ++sequence_);
+    sqlite3_bind_text(u, 4, key.data(), static_cast<int>(key.size()), SQLITE_TRANSIENT);
+    int rc = sqlite3_step(u);
+    sqlite3_reset(u);
+    if (rc != SQLITE_DONE) {
+      FailLocked(rc, "update");
+      return;
+    }
+    if (sqlite3_changes(db_) > 0) {
+      return;
+    }
+    sqlite3_stmt* i = insert_.get();
+    sqlite3_reset(i);
+    sqlite3_bind_text(i, 1, key.data(), static_cast<int>(key.size()), SQLITE_TRANSIENT);
+    sqlite3_bind_text(i, 2, entry.payload.data(), static_cast<int>(entry.payload.size()),
+                      SQLITE_TRANSIENT);
+    sqlite3_bind_int64(i, 3, fetched_ms);
+    sqlite3_bind_int64(i, 4, sequence_);
+    rc = sqlite3_step(i);
+    sqlite3_reset(i);
+    if (rc != SQLITE_DONE) {
+      FailLocked(rc, "insert");
+      return;
+    }
+    ++entries_;
+    if (entries_ > max_entries_) {
+      sqlite3_stmt* e = evict_.get();
+      sqlite3_reset(e);
+      sqlite3_bind_int64(e, 1, static_cast<sqlite3_int64>(entries_ - max_entries_));
+      rc = sqlite3_step(e);
+      sqlite3_reset(e);
+      if (rc != SQLITE_DONE) {
+        FailLocked(rc, "evict");
+        return;
+      }
+      const auto removed = static_cast<std::uint64_t>(sqlite3_changes(db_));
+      entries_ -= std::min(entries_, removed);
+      evictions_ += removed;
+    }
+  }
+
+  CacheStats Stats() const override {
+    std::lock_guard<std::mutex> lock(mu_);
+    CacheStats s;
+    s.backend = "sqlite";
+    s.location = path_;
+    s.healthy = healthy_;
+    s.error = error_;
+    s.entries = entries_;
+    s.max_entries = max_entries_;
+    s.gets = gets_;
+    s.hits = hits_;
+    s.puts = puts_;
+    s.evictions = evictions_;
+    s.errors = errors_;
+    return s;
+  }
+
+ private:
+  // At start the gateway may wait a moment for the file; a retry runs on an I/O thread and never
+  // waits.
+  static constexpr int kOpenBusyTimeoutMs = 1000;
+
+  void RelockIfDueLocked() {
+    if (!locked_out_ || std::chrono::steady_clock::now() < next_relock_) {
+      return;
+    }
+    locked_out_ = false;
+    healthy_ = true;
+    error_.clear();
+    OpenLocked(0);
+  }
+
+  void OpenLocked(int busy_timeout_ms) {
+    refresh_gap_ = static_cast<sqlite3_int64>(std::max<std::uint64_t>(1, max_entries_ / 16));
+    const std::filesystem::path file(path_);
+    if (file.has_parent_path()) {
+      std::error_code ec;
+      std::filesystem::create_directories(file.parent_path(), ec);
+      if (ec) {
+        BreakLocked(fmt::format("cannot create directory '{}': {}", file.parent_path().string(),
+                                ec.message()));
+        return;
+      }
+    }
+    int rc =
+        sqlite3_open_v2(path_.c_str(), &db_,
+                        SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
+    if (rc != SQLITE_OK) {
+      BreakLocked(fmt::format("cannot open '{}': {}", path_,
+                              db_ != nullptr ? sqlite3_errmsg(db_) : sqlite3_errstr(rc)));
+      return;
+    }
+    sqlite3_busy_timeout(db_, busy_timeout_ms);
+    const char* kSetup =
+        "PRAGMA locking_mode=EXCLUSIVE;"  // before WAL mode: the WAL index then lives in memory
+        "PRAGMA journal_mode=WAL;"
+        "PRAGMA synchronous=NORMAL;"
+        "CREATE TABLE IF NOT EXISTS decodes ("
+        "  key TEXT PRIMARY KEY NOT NULL,"
+        "  payload TEXT NOT NULL,"
+        "  fetched_at_ms INTEGER NOT NULL,"
+        "  used INTEGER NOT NULL);"
+        "CREATE INDEX IF NOT EXISTS decodes_by_use ON decodes(used);";
+    char* message = nullptr;
+    rc = sqlite3_exec(db_, kSetup, nullptr, nullptr, &message);
+    if (rc == SQLITE_OK) {
+      sqlite3_free(message);
+      message = nullptr;
+      // Take the write lock now (kept: EXCLUSIVE mode never releases it), not at the first Put,
+      // so that a second process is refused at its open rather than breaking this one later.
+      rc = sqlite3_exec(db_, "BEGIN EXCLUSIVE; COMMIT;", nullptr, nullptr, &message);
+    }
+    if (rc == SQLITE_BUSY) {
+      sqlite3_free(message);
+      BreakLocked(
+          fmt::format("'{}' is in use by another process (one gateway per cache file); trying "
+                      "again every {} ms",
+                      path_, options_.relock_interval.count()));
+      locked_out_ = true;
+      next_relock_ = std::chrono::steady_clock::now() + options_.relock_interval;
+      return;
+    }
+    if (rc != SQLITE_OK) {
+      std::string why = message != nullptr ? message : sqlite3_errstr(rc);
+      sqlite3_free(message);
+      BreakLocked(fmt::format("'{}' is not a usable cache: {}", path_, why));
+      return;
+    }
+    if (!PrepareLocked(get_, "SELECT payload, fetched_at_ms, used FROM decodes WHERE key = ?1") ||
+        !PrepareLocked(touch_, "UPDATE decodes SET used = ?1 WHERE key = ?2") ||
+        !PrepareLocked(update_,
+                       "UPDATE decodes SET payload = ?1, fetched_at_ms = ?2, used = ?3 "
+                       "WHERE key = ?4") ||
+        !PrepareLocked(insert_,
+                       "INSERT INTO decodes (key, payload, fetched_at_ms, used) "
+                       "VALUES (?1, ?2, ?3, ?4)") ||
+        !PrepareLocked(evict_,
+                       "DELETE FROM decodes WHERE key IN "
+                       "(SELECT key FROM decodes ORDER BY used LIMIT ?1)")) {
+      return;
+    }
+    Statement stats;
+    if (!PrepareLocked(stats, "SELECT COUNT(*), COALESCE(MAX(used), 0) FROM decodes")) {
+      return;
+    }
+    rc = sqlite3_step(stats.get());
+    if (rc != SQLITE_ROW) {
+      BreakLocked(fmt::format("'{}' is not a usable cache: {}", path_, sqlite3_errmsg(db_)));
+      return;
+    }
+    entries_ = static_cast<std::uint64_t>(sqlite3_column_int64(stats.get(), 0));
+    sequence_ = sqlite3_column_int64(stats.get(), 1);
+    // Queries on a file this process holds never need to wait for a lock.
+    sqlite3_busy_timeout(db_, 0);
+  }
+
+  bool PrepareLocked(Statement& statement, const char* sql) {
+    const int rc = sqlite3_prepare_v2(db_, sql, -1, statement.out(), nullptr);
+    if (rc != SQLITE_OK) {
+      BreakLocked(fmt::format("'{}' is not a usable cache: {}", path_, sqlite3_errmsg(db_)));
+      return false;
+    }
+    return true;
+  }
+
+  // An operation failed. Busy/locked is taken as transient (this connection holds the file's
+  // lock from open on, so it should not happen); anything else means the file cannot be
+  // trusted: stop using it.
+  void FailLocked(int rc, const char* what) {
+    ++errors_;
+    error_ = fmt::format("'{}' failed during {}: {}", path_, what, sqlite3_errstr(rc));
+    if (rc != SQLITE_BUSY && rc != SQLITE_LOCKED) {
+      healthy_ = false;
+      CloseLocked();
+    }
+  }
+
+  void BreakLocked(std::string why) {
+    ++errors_;
+    healthy_ = false;
+    error_ = std::move(why);
+    CloseLocked();
+  }
+
+  void CloseLocked() {
+    for (Statement* s : {&get_, &touch_, &update_, &insert_, &evict_}) {
+      sqlite3_finalize(s->get());
+      *s->out() = nullptr;
+    }
+    if (db_ != nullptr) {
+      sqlite3_close_v2(db_);
+      db_ = nullptr;
+    }
+  }
+
+  const std::string path_;
+  const std::uint64_t max_entries_;
+  const SqliteCacheOptions options_;
+  mutable std::mutex mu_;
+  sqlite3* db_ = nullptr;  // Guarded by mu_; null when broken.
+  Statement get_;          // Guarded by mu_ (like every field below).
+  Statement touch_;
+  Statement update_;
+  Statement insert_;
+  Statement evict_;
+  sqlite3_int64 sequence_ = 0;
+  sqlite3_int64 refresh_gap_ = 1;
+  bool healthy_ = true;
+  std::string error_;
+  bool locked_out_ = false;  // another process held the file at the last attempt
+  std::chrono::steady_clock::time_point next_relock_{};
+  std::uint64_t entries_ = 0;
+  std::uint64_t gets_ = 0;
+  std::uint64_t hits_ = 0;
+  std::uint64_t puts_ = 0;
+  std::uint64_t evictions_ = 0;
+  std::uint64_t errors_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<ImmediateCache> MakeSqliteCache(const std::string& path, std::uint64_t max_entries,
+                                                SqliteCacheOptions options) {
+  return std::make_unique<SqliteCache>(path, max_entries, options);
+}
+
+}  // namespace vin_gateway
