@@ -16,6 +16,8 @@
 #include <CLI/CLI.hpp>
 #include <boost/url/parse.hpp>
 
+#include "common/duration.h"
+
 namespace vin_gateway {
 namespace {
 
@@ -344,35 +346,12 @@ const Setting* FindByKey(std::string_view key) {
 }  // namespace
 
 std::optional<Duration> ParseDuration(std::string_view text) {
-  std::size_t unit_at = 0;
-  while (unit_at < text.size() &&
-         ((text[unit_at] >= '0' && text[unit_at] <= '9') || text[unit_at] == '.')) {
-    ++unit_at;
-  }
-  const std::optional<double> number = ParseDouble(text.substr(0, unit_at));
-  if (!number || *number < 0) {
+  // The apps' one grammar (apps/common/duration.h), with hours and days and bare seconds.
+  auto parsed = fusebox::app::ParseFlagDuration(text);
+  if (!parsed) {
     return std::nullopt;
   }
-  const std::string_view unit = text.substr(unit_at);
-  double ns_per_unit = 0;
-  if (unit == "ms") {
-    ns_per_unit = 1e6;
-  } else if (unit == "s" || unit.empty()) {
-    ns_per_unit = 1e9;
-  } else if (unit == "m") {
-    ns_per_unit = 60e9;
-  } else if (unit == "h") {
-    ns_per_unit = 3600e9;
-  } else if (unit == "d") {
-    ns_per_unit = 86400e9;
-  } else {
-    return std::nullopt;
-  }
-  const double ns = *number * ns_per_unit;
-  if (ns > 1e18) {
-    return std::nullopt;
-  }
-  return Duration(static_cast<Duration::rep>(std::llround(ns)));
+  return std::chrono::duration_cast<Duration>(*parsed);
 }
 
 std::string FormatDuration(Duration d) {

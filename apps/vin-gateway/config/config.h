@@ -109,7 +109,8 @@ std::optional<ConfigError> ApplySetting(GatewayConfig& config, std::string_view 
 // Reads a TOML file and applies its keys. Unknown keys are refused.
 std::optional<ConfigError> ApplyConfigFile(GatewayConfig& config, const std::string& path);
 
-// "500ms", "7s", "20m", "1h", "30d", "1.5s"; a bare number is seconds. nullopt when malformed.
+// "500ms", "7s", "20m", "1h", "30d", "1.5s"; a bare number is seconds: the apps' one duration
+// grammar (apps/common/duration.h), to the microsecond. nullopt when malformed or above 1e9 s.
 std::optional<Duration> ParseDuration(std::string_view text);
 // The shortest exact spelling of `d` in the units above ("7s", "30d", "1500ms").
 std::string FormatDuration(Duration d);
