@@ -97,7 +97,7 @@ INSTANTIATE_TEST_SUITE_P(Scenarios, GoldenTraceTest, ::testing::ValuesIn(Shipped
                            return param_info.param;
                          });
 
-TEST(GoldenSetTest, ShipsTheScenariosTheIssueAsksFor) {
+TEST(GoldenSetTest, ShipsTheScenariosTheDocsDescribe) {
   const std::vector<std::string> names = ShippedScenarios();
   for (const char* required : {"lesson5", "slow_upstream", "probe_cap", "fragile_revival",
                                "priorities", "sliding_window", "cooldown_tradeoff"}) {

@@ -37,7 +37,7 @@ class TomlFile {
   std::filesystem::path path_;
 };
 
-TEST(ConfigTest, DefaultsMatchTheIssue) {
+TEST(ConfigTest, DefaultsMatchTheDocs) {
   auto parsed = Parse({});
   ASSERT_TRUE(parsed) << parsed.error().message;
   const GatewayConfig& c = parsed->config;
