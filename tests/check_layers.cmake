@@ -1,0 +1,72 @@
+# The repository's layering rule, checked on every #include line (ctest: layering, label unit).
+# docs/architecture.md draws the same parts; vin-gateway's own four layers are checked by
+# tests/vin_gateway/check_layers.cmake.
+#
+#   fusebox (include/fusebox, src)  the standard library only; fusebox/asio.h (target
+#                                   fusebox::asio) alone may include Boost.Asio. Never an app.
+#   apps/common                     the library, fmt and toml++; no Asio or Beast, no app.
+#   apps/fusebox-sim                virtual time only: no Asio or Beast, no other app.
+#   apps/vpic-sim                   may use Asio and Beast; never the gateway's layers.
+#   apps/vin-gateway                never another app's files (fusebox-sim, vpic-sim).
+#
+#   cmake -DSOURCE_DIR=<repository root> -P tests/check_layers.cmake
+# Fails (FATAL_ERROR) listing every offending line; also fails when a part has no sources, so a
+# moved folder cannot silently pass.
+cmake_minimum_required(VERSION 3.25)  # policies of this CMake (IN_LIST) in -P mode
+if(NOT SOURCE_DIR)
+  message(FATAL_ERROR "usage: cmake -DSOURCE_DIR=<repository root> -P check_layers.cmake")
+endif()
+get_filename_component(SOURCE_DIR "${SOURCE_DIR}" ABSOLUTE)
+
+# The gateway's layer folders and the simulator's and stand-in's own headers, as includes.
+set(gateway_includes "\"core/" "\"service/" "\"http/" "\"config/")
+set(third_party "<boost/" "<fmt/" "<toml" "<sqlite3" "<CLI/" "<spdlog/" "<openssl/")
+set(asio_beast "<boost/asio" "<boost/beast")
+set(sim_includes "\"scenario.h\"" "\"simulator.h\"" "\"sweep.h\"" "\"report.h\"" "\"plot.h\"")
+set(vpic_sim_includes "\"server.h\"" "\"fault_spec.h\"" "\"fault_engine.h\"" "\"vpic_api.h\""
+    "\"recordings.h\"")
+
+set(parts library common fusebox_sim vpic_sim vin_gateway)
+set(library_globs include/fusebox/*.h src/*.h src/*.cc)
+set(library_forbidden ${third_party} "\"common/" ${gateway_includes})
+set(library_exempt include/fusebox/asio.h)  # the fusebox::asio target: Boost.Asio is its point
+set(common_globs apps/common/*.h apps/common/*.cc)
+set(common_forbidden ${asio_beast} ${gateway_includes} ${sim_includes} ${vpic_sim_includes})
+set(fusebox_sim_globs apps/fusebox-sim/*.h apps/fusebox-sim/*.cc)
+set(fusebox_sim_forbidden ${asio_beast} ${gateway_includes} ${vpic_sim_includes})
+set(vpic_sim_globs apps/vpic-sim/*.h apps/vpic-sim/*.cc)
+set(vpic_sim_forbidden ${gateway_includes} ${sim_includes})
+set(vin_gateway_globs apps/vin-gateway/*.h apps/vin-gateway/*.cc)
+set(vin_gateway_forbidden ${sim_includes} ${vpic_sim_includes})
+
+set(violations "")
+foreach(part IN LISTS parts)
+  set(sources "")
+  foreach(glob IN LISTS ${part}_globs)
+    file(GLOB_RECURSE found "${SOURCE_DIR}/${glob}")
+    list(APPEND sources ${found})
+  endforeach()
+  if(NOT sources)
+    message(FATAL_ERROR "check_layers: no sources for ${part} (${${part}_globs})")
+  endif()
+  foreach(source IN LISTS sources)
+    file(RELATIVE_PATH shown "${SOURCE_DIR}" "${source}")
+    if(shown IN_LIST ${part}_exempt)
+      continue()
+    endif()
+    file(STRINGS "${source}" includes REGEX "^[ \t]*#[ \t]*include")
+    foreach(line IN LISTS includes)
+      foreach(pattern IN LISTS ${part}_forbidden)
+        string(FIND "${line}" "${pattern}" at)
+        if(NOT at EQUAL -1)
+          string(APPEND violations "  ${shown}: ${line}  (${part} may not include ${pattern})\n")
+        endif()
+      endforeach()
+    endforeach()
+  endforeach()
+endforeach()
+
+if(violations)
+  message(FATAL_ERROR "layering broken (see tests/check_layers.cmake):\n${violations}")
+endif()
+message(STATUS "layering holds")
