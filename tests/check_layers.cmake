@@ -1,13 +1,25 @@
 # The repository's layering rule, checked on every #include line (ctest: layering, label unit).
-# docs/architecture.md draws the same parts; vin-gateway's own four layers are checked by
-# tests/vin_gateway/check_layers.cmake.
+# docs/architecture.md draws the same parts.
 #
 #   fusebox (include/fusebox, src)  the standard library only; fusebox/asio.h (target
 #                                   fusebox::asio) alone may include Boost.Asio. Never an app.
 #   apps/common                     the library, fmt and toml++; no Asio or Beast, no app.
 #   apps/fusebox-sim                virtual time only: no Asio or Beast, no other app.
 #   apps/vpic-sim                   may use Asio and Beast; never the gateway's layers.
-#   apps/vin-gateway                never another app's files (fusebox-sim, vpic-sim).
+#   apps/vin-gateway                never another app's files (fusebox-sim, vpic-sim), and in
+#                                   four layers:  main.cc --> http --> service --> core,
+#                                   config --> core
+#     core/     core/ and the fusebox core only. Not service/, http/, config/, Asio, Beast,
+#               SQLite, OpenSSL, TOML, CLI11, nor fusebox/asio.h: it is pure (the fuzzers link
+#               only it).
+#     service/  core/, service/, fusebox (asio.h too), Asio, Beast (the upstream client),
+#               OpenSSL, SQLite. Not http/ or config/, nor TOML or CLI11.
+#     http/     core/, service/, http/, Asio, Beast, OpenSSL. Not config/ (main hands it values),
+#               nor SQLite, TOML or CLI11 (the cache is the service's). The server itself
+#               (http_server.*) knows only its own messages: not service/ nor the router.
+#     config/   core/, config/, the apps' common grammar, fusebox (not asio.h), TOML, CLI11,
+#               Boost.URL. Not service/ or http/, nor Asio, Beast or SQLite.
+#     main.cc   wires them all; not checked beyond the app-wide rule.
 #
 #   cmake -DSOURCE_DIR=<repository root> -P tests/check_layers.cmake
 # Fails (FATAL_ERROR) listing every offending line; also fails when a part has no sources, so a
@@ -26,7 +38,8 @@ set(sim_includes "\"scenario.h\"" "\"simulator.h\"" "\"sweep.h\"" "\"report.h\""
 set(vpic_sim_includes "\"server.h\"" "\"fault_spec.h\"" "\"fault_engine.h\"" "\"vpic_api.h\""
     "\"recordings.h\"")
 
-set(parts library common fusebox_sim vpic_sim vin_gateway)
+set(parts library common fusebox_sim vpic_sim vin_gateway gateway_core gateway_service gateway_http
+    gateway_http_server gateway_config)
 set(library_globs include/fusebox/*.h src/*.h src/*.cc)
 set(library_forbidden ${third_party} "\"common/" ${gateway_includes})
 set(library_exempt include/fusebox/asio.h)  # the fusebox::asio target: Boost.Asio is its point
@@ -38,6 +51,17 @@ set(vpic_sim_globs apps/vpic-sim/*.h apps/vpic-sim/*.cc)
 set(vpic_sim_forbidden ${gateway_includes} ${sim_includes})
 set(vin_gateway_globs apps/vin-gateway/*.h apps/vin-gateway/*.cc)
 set(vin_gateway_forbidden ${sim_includes} ${vpic_sim_includes})
+set(gateway_core_globs apps/vin-gateway/core/*.h apps/vin-gateway/core/*.cc)
+set(gateway_core_forbidden "\"service/" "\"http/" "\"config/" ${asio_beast} "<sqlite3" "<openssl/"
+    "<toml" "<CLI/" "\"fusebox/asio.h\"")
+set(gateway_service_globs apps/vin-gateway/service/*.h apps/vin-gateway/service/*.cc)
+set(gateway_service_forbidden "\"http/" "\"config/" "<toml" "<CLI/")
+set(gateway_http_globs apps/vin-gateway/http/*.h apps/vin-gateway/http/*.cc)
+set(gateway_http_forbidden "\"config/" "<sqlite3" "<toml" "<CLI/")
+set(gateway_http_server_globs apps/vin-gateway/http/http_server.*)
+set(gateway_http_server_forbidden "\"service/" "\"http/router.h\"" "\"http/route_deps.h\"")
+set(gateway_config_globs apps/vin-gateway/config/*.h apps/vin-gateway/config/*.cc)
+set(gateway_config_forbidden "\"service/" "\"http/" ${asio_beast} "<sqlite3" "\"fusebox/asio.h\"")
 
 set(violations "")
 foreach(part IN LISTS parts)
