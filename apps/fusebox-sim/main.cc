@@ -12,6 +12,7 @@
 #include <CLI/CLI.hpp>
 #include <charconv>
 #include <cstdio>
+#include <exception>
 #include <fstream>
 #include <optional>
 #include <string>
@@ -256,9 +257,7 @@ int Sweep(const SweepArgs& args) {
   return 0;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int Main(int argc, char** argv) {
   CLI::App app{
       "fusebox-sim: deterministic what-if simulator for fusebox circuit breakers.\n"
       "Runs a scenario in virtual time against the real breaker and prints the exact trace and "
@@ -317,4 +316,17 @@ int main(int argc, char** argv) {
     return Run(run_args);
   }
   return Sweep(sweep_args);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return Main(argc, argv);
+  } catch (const std::exception& e) {
+    // Errors are values on every path; what reaches here is the standard library's own
+    // (std::bad_alloc): the run could not complete.
+    fmt::print(stderr, "fusebox-sim: {}\n", e.what());
+    return kExitBreaker;
+  }
 }

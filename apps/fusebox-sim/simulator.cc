@@ -356,8 +356,10 @@ class Simulation {
     InFlight& call = pool_[completion.slot];
     --in_flight_;
     outcome_seen_ = false;
-    call.permit->Record(call.outcome);
-    call.permit.reset();
+    if (call.permit) {  // every call in flight holds its permit until here
+      call.permit->Record(call.outcome);
+      call.permit.reset();
+    }
     free_.push_back(completion.slot);
 
     Counters& c = result_.counters;

@@ -421,7 +421,7 @@ Result<SweepResult, std::string> RunSweep(const ScenarioFile& file, const BuildO
   if (options.progress) {
     options.progress(done.load(), total);
   }
-  if (const std::size_t e = first_error.load(); e < total) {
+  if (const std::size_t e = first_error.load(); e < total && errors[e]) {
     std::string where;
     for (std::size_t p = 0; p < result.params.size(); ++p) {
       where += fmt::format("{}{}={}", p == 0 ? "" : ", ", result.params[p].key,

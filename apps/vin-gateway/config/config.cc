@@ -275,7 +275,7 @@ std::optional<ConfigError> ApplyLogFormat(GatewayConfig& config, std::string_vie
 constexpr Duration::rep kMs = 1'000'000;
 constexpr Duration::rep kSecond = 1000 * kMs;
 constexpr Duration::rep kMinute = 60 * kSecond;
-constexpr Duration::rep kDay = 24 * 60 * kMinute;
+constexpr Duration::rep kDay = kMinute * 60 * 24;
 
 using G = GatewayConfig;
 

@@ -52,8 +52,8 @@ struct HttpServerOptions {
   // Whole request (request line, headers, body), idle keep-alive wait included.
   fusebox::Duration client_timeout = std::chrono::seconds(10);
   fusebox::Duration write_timeout = std::chrono::seconds(10);
-  std::size_t header_limit = 8 * 1024;
-  std::size_t body_limit = 64 * 1024;
+  std::size_t header_limit = std::size_t{8} * 1024;
+  std::size_t body_limit = std::size_t{64} * 1024;
 };
 
 // One answered request, for the access log.
