@@ -194,6 +194,7 @@ int Run(const vin_gateway::GatewayConfig& config) {
           }
           if (server->active_connections() > 0 || service.leaders_running() > 0) {
             drained = false;
+            server->LogUnfinishedRequests();  // each request cut off gets its log line
           }
           log("info", fmt::format("stopping ({} connections and {} upstream calls still open)",
                                   server->active_connections(), service.leaders_running()));
