@@ -438,7 +438,7 @@ TEST(RouterTest, AdminBruteForceIsThrottledPerAddress) {
     EXPECT_EQ(RouterHarness::Header(refused, "Retry-After"), "300");
   }
   EXPECT_EQ(h.breaker->state(), fusebox::State::kClosed);
-  EXPECT_EQ(h.admin_episodes.size(), 1U);  // one log line per episode, not per refusal
+  ASSERT_EQ(h.admin_episodes.size(), 1U);  // one log line per episode, not per refusal
   EXPECT_NE(h.admin_episodes[0].find("10.0.0.1"), std::string::npos) << h.admin_episodes[0];
   // Another address is not affected.
   h.client_address = "10.0.0.2";
