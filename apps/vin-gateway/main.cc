@@ -35,6 +35,7 @@
 #include "fusebox/clock.h"
 #include "fusebox/registry.h"
 #include "http/access_log.h"
+#include "http/admin_route.h"
 #include "http/http_server.h"
 #include "http/router.h"
 #include "service/cache.h"
@@ -131,9 +132,11 @@ int Run(const vin_gateway::GatewayConfig& config) {
   if (const char* token = std::getenv("FUSEBOX_ADMIN_TOKEN"); token != nullptr && *token != 0) {
     admin_token = token;
   }
+  vin_gateway::AdminThrottle admin_throttle(
+      clock, {}, [&](std::string_view message) { log("warn", message); });
   std::unique_ptr<vin_gateway::HttpServer> server;
   vin_gateway::Router router({service, registry, *cache, **bulkhead, metrics, limiter, **client,
-                              admin_token,
+                              admin_token, admin_throttle,
                               [&server] { return server && server->shutting_down(); }});
   auto created = vin_gateway::HttpServer::Create(
       io,
@@ -191,6 +194,7 @@ int Run(const vin_gateway::GatewayConfig& config) {
           }
           if (server->active_connections() > 0 || service.leaders_running() > 0) {
             drained = false;
+            server->LogUnfinishedRequests();  // each request cut off gets its log line
           }
           log("info", fmt::format("stopping ({} connections and {} upstream calls still open)",
                                   server->active_connections(), service.leaders_running()));

@@ -3,6 +3,9 @@
 #include "http/router.h"
 #include "http/admin_route.h"
 
+#include <unistd.h>
+
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <optional>
@@ -11,6 +14,7 @@
 #include <sstream>
 #include <string>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
@@ -39,8 +43,12 @@ using vin_gateway::TransportStatus;
 
 class RouterHarness {
  public:
-  explicit RouterHarness(std::optional<std::string> token = std::nullopt)
+  explicit RouterHarness(std::optional<std::string> token = std::nullopt,
+                         std::unique_ptr<vin_gateway::Cache> use_cache = nullptr)
       : registry(fusebox::CircuitBreakerConfig{}, {.clock = &clock}) {
+    if (use_cache) {
+      cache = std::move(use_cache);
+    }
     fusebox::CircuitBreakerConfig config;
     config.failure_threshold = 1;
     config.cooldown = 20s;
@@ -53,7 +61,7 @@ class RouterHarness {
         vin_gateway::DecodeServiceOptions{});
     router = std::make_unique<vin_gateway::Router>(
         vin_gateway::RouterDeps{*service, registry, *cache, *bulkhead, metrics, limiter, client,
-                                std::move(token), [this] { return draining; }});
+                                std::move(token), admin_throttle, [this] { return draining; }});
   }
 
   HttpResponse Call(std::string method, std::string target, std::string body = "",
@@ -64,7 +72,7 @@ class RouterHarness {
     request.body = std::move(body);
     request.authorization = std::move(authorization);
     request.if_none_match = std::move(if_none_match);
-    request.client = "10.0.0.1";
+    request.client = client_address;
     std::optional<HttpResponse> out;
     net::co_spawn(io, router->Handle(std::move(request)),
                   [&out](std::exception_ptr error, HttpResponse response) {
@@ -103,6 +111,10 @@ class RouterHarness {
   std::unique_ptr<vin_gateway::Cache> cache = vin_gateway::MakeMemoryCache(100);
   vin_gateway::RateLimiter limiter{0, 1, clock};
   vin_gateway::GatewayMetrics metrics;
+  std::vector<std::string> admin_episodes;  // the throttle's log lines
+  vin_gateway::AdminThrottle admin_throttle{
+      clock, {}, [this](std::string_view line) { admin_episodes.emplace_back(line); }};
+  std::string client_address = "10.0.0.1";  // the address requests come from
   bool draining = false;
   net::io_context io;
   std::unique_ptr<vin_gateway::DecodeService> service;
@@ -371,6 +383,111 @@ TEST(RouterTest, AdminCommandsReachTheBreaker) {
   EXPECT_EQ(h.Call("POST", "/admin/breakers/vpic/explode", "", auth).status, 404U);
   EXPECT_EQ(h.Call("POST", "/admin/breakers/other/reset", "", auth).status, 404U);
   EXPECT_EQ(h.Call("GET", "/admin/breakers/vpic/reset", "", auth).status, 405U);
+}
+
+TEST(RouterTest, MethodNotAllowedCarriesAllow) {
+  RouterHarness h("t");
+  const struct {
+    const char* method;
+    const char* target;
+    const char* allow;
+  } kCases[] = {{"DELETE", "/api/v1/vin/1FTMW1T88MFA00001", "GET, HEAD"},
+                {"POST", "/api/v1/vin/", "GET, HEAD"},
+                {"GET", "/api/v1/vin/batch", "POST"},
+                {"HEAD", "/api/v1/vin/batch", "POST"},
+                {"PUT", "/healthz", "GET, HEAD"},
+                {"POST", "/readyz", "GET, HEAD"},
+                {"POST", "/status", "GET, HEAD"},
+                {"POST", "/metrics", "GET, HEAD"},
+                {"POST", "/", "GET, HEAD"},
+                {"DELETE", "/assets/app.js", "GET, HEAD"},
+                {"GET", "/admin/breakers/vpic/reset", "POST"}};
+  for (const auto& c : kCases) {
+    const HttpResponse r = h.Call(c.method, c.target, "", "Bearer t");
+    EXPECT_EQ(r.status, 405U) << c.method << " " << c.target;
+    EXPECT_EQ(RouterHarness::Header(r, "Allow"), c.allow) << c.method << " " << c.target;
+  }
+}
+
+// HEAD is GET without the body (the server leaves the body out, http_conformance_test): the
+// router answers it as GET.
+TEST(RouterTest, HeadIsAnsweredWhereGetIs) {
+  RouterHarness h;
+  for (const char* target : {"/healthz", "/readyz", "/status", "/metrics", "/", "/assets/app.js",
+                             "/api/v1/vin/1FTMW1T88MFA00001"}) {
+    const HttpResponse get = h.Call("GET", target);
+    const HttpResponse head = h.Call("HEAD", target);
+    EXPECT_EQ(head.status, get.status) << target;
+    EXPECT_EQ(head.content_type, get.content_type) << target;
+  }
+}
+
+TEST(RouterTest, AdminBruteForceIsThrottledPerAddress) {
+  RouterHarness h("s3cret");
+  const vin_gateway::AdminThrottleOptions limits;  // 10 failures a minute, then 5 minutes off
+  for (std::uint32_t i = 0; i < limits.max_failures; ++i) {
+    h.clock.Advance(1s);
+    EXPECT_EQ(h.Call("POST", "/admin/breakers/vpic/reset", "", "Bearer guess").status, 401U) << i;
+  }
+  EXPECT_EQ(h.admin_episodes.size(), 1U);
+  // Locked out: even the right token is refused, with the time to wait.
+  for (const char* auth : {"Bearer guess", "Bearer s3cret"}) {
+    const HttpResponse refused = h.Call("POST", "/admin/breakers/vpic/force-open", "", auth);
+    EXPECT_EQ(refused.status, 429U);
+    EXPECT_EQ(RouterHarness::Body(refused).at("status"), "TOO_MANY_ATTEMPTS");
+    EXPECT_EQ(RouterHarness::Header(refused, "Retry-After"), "300");
+  }
+  EXPECT_EQ(h.breaker->state(), fusebox::State::kClosed);
+  ASSERT_EQ(h.admin_episodes.size(), 1U);  // one log line per episode, not per refusal
+  EXPECT_NE(h.admin_episodes[0].find("10.0.0.1"), std::string::npos) << h.admin_episodes[0];
+  // Another address is not affected.
+  h.client_address = "10.0.0.2";
+  EXPECT_EQ(h.Call("POST", "/admin/breakers/vpic/reset", "", "Bearer s3cret").status, 200U);
+  // The lockout ends.
+  h.client_address = "10.0.0.1";
+  h.clock.Advance(299s);
+  EXPECT_EQ(h.Call("POST", "/admin/breakers/vpic/reset", "", "Bearer s3cret").status, 429U);
+  h.clock.Advance(1s);
+  EXPECT_EQ(h.Call("POST", "/admin/breakers/vpic/reset", "", "Bearer s3cret").status, 200U);
+}
+
+TEST(RouterTest, AdminFailuresOutsideTheWindowAreForgiven) {
+  RouterHarness h("s3cret");
+  for (int i = 0; i < 30; ++i) {  // 9 a minute: never 10 within one window
+    EXPECT_EQ(h.Call("POST", "/admin/breakers/vpic/reset", "", "Bearer guess").status, 401U) << i;
+    h.clock.Advance(7s);
+  }
+  EXPECT_TRUE(h.admin_episodes.empty());
+}
+
+TEST(AdminThrottleTest, AddressSprayingUsesBoundedMemoryAndKeepsLockouts) {
+  fusebox::testing::ManualClock clock;
+  vin_gateway::AdminThrottle throttle(clock, {.max_failures = 3, .max_addresses = 64});
+  for (int i = 0; i < 3; ++i) {
+    throttle.RecordFailure("192.0.2.1");
+  }
+  ASSERT_TRUE(throttle.LockedOut("192.0.2.1"));
+  for (int i = 0; i < 10'000; ++i) {
+    throttle.RecordFailure(fmt::format("2001:db8::{:x}", i));
+    EXPECT_LE(throttle.tracked_addresses(), 64U);
+  }
+  EXPECT_TRUE(throttle.LockedOut("192.0.2.1"));  // spraying did not free the locked-out address
+}
+
+TEST(RouterTest, PublicStatusHidesTheCacheFilePath) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
+                                    ("fusebox-router-test-" + std::to_string(::getpid()));
+  const std::string path = (dir / "secret-cache.sqlite").string();
+  {
+    RouterHarness h(std::nullopt, vin_gateway::MakeSqliteCache(path, 100));
+    for (const char* target : {"/status", "/readyz"}) {
+      const HttpResponse r = h.Call("GET", target);
+      EXPECT_EQ(r.status, 200U) << target;
+      EXPECT_EQ(r.body.find("secret-cache"), std::string::npos) << r.body;
+      EXPECT_EQ(RouterHarness::Body(r).at("cache").at("backend"), "sqlite") << target;
+    }
+  }
+  std::filesystem::remove_all(dir);
 }
 
 TEST(RouterTest, StatusListsTheDecodeBreakersRecentTransitions) {

@@ -50,20 +50,43 @@ std::string Value(std::string_view v) {
 
 }  // namespace
 
-std::string FormatAccessRecord(const AccessRecord& r, LogFormat format, WallTime now) {
+std::string BoundedLogField(std::string_view value, std::size_t max_bytes) {
+  if (value.size() <= max_bytes) {
+    return std::string(value);
+  }
+  std::string out(value.substr(0, max_bytes));
+  out += "...";
+  return out;
+}
+
+std::string FormatAccessRecord(const AccessRecord& record, LogFormat format, WallTime now) {
+  // Each field bounded, whoever filled the record (SanitizeUtf8 mends a cut UTF-8 sequence).
+  AccessRecord r;
+  r.request_id = BoundedLogField(record.request_id, 64);
+  r.method = BoundedLogField(record.method, 32);
+  r.target = BoundedLogField(record.target, kMaxLoggedTarget);
+  r.client = BoundedLogField(record.client, 64);
+  r.http_status = record.http_status;
+  r.status = BoundedLogField(record.status, 32);
+  r.vin = BoundedLogField(record.vin, 64);
+  r.source = BoundedLogField(record.source, 32);
+  r.upstream_latency = record.upstream_latency;
+  r.detail = BoundedLogField(record.detail, 512);
+  r.note = BoundedLogField(record.note, 128);
+  r.elapsed = record.elapsed;
   if (format == LogFormat::kJson) {
     boost::json::object o;
     o["ts"] = Timestamp(now);
     o["level"] = "info";
     o["event"] = "request";
     o["request_id"] = r.request_id;
-    o["method"] = r.method;
+    o["method"] = SanitizeUtf8(r.method);
     o["target"] = SanitizeUtf8(r.target);
-    o["client"] = r.client;
+    o["client"] = SanitizeUtf8(r.client);
     o["http_status"] = r.http_status;
-    o["status"] = r.status;
+    o["status"] = SanitizeUtf8(r.status);
     o["vin"] = SanitizeUtf8(r.vin);
-    o["source"] = r.source;
+    o["source"] = SanitizeUtf8(r.source);
     if (r.upstream_latency) {
       o["upstream_ms"] = Millis(*r.upstream_latency);
     } else {
@@ -73,12 +96,16 @@ std::string FormatAccessRecord(const AccessRecord& r, LogFormat format, WallTime
     if (!r.detail.empty()) {
       o["upstream_error"] = SanitizeUtf8(r.detail);
     }
+    if (!r.note.empty()) {
+      o["note"] = SanitizeUtf8(r.note);
+    }
     return boost::json::serialize(o);
   }
   std::string line = fmt::format(
       "{} info request id={} method={} target={} client={} http={} status={} vin={} source={}",
-      Timestamp(now), Value(r.request_id), Value(r.method), Value(SanitizeUtf8(r.target)),
-      Value(r.client), r.http_status, Value(r.status), Value(SanitizeUtf8(r.vin)), Value(r.source));
+      Timestamp(now), Value(SanitizeUtf8(r.request_id)), Value(SanitizeUtf8(r.method)),
+      Value(SanitizeUtf8(r.target)), Value(SanitizeUtf8(r.client)), r.http_status,
+      Value(SanitizeUtf8(r.status)), Value(SanitizeUtf8(r.vin)), Value(SanitizeUtf8(r.source)));
   if (r.upstream_latency) {
     line += fmt::format(" upstream_ms={:.1f}", Millis(*r.upstream_latency));
   } else {
@@ -87,6 +114,9 @@ std::string FormatAccessRecord(const AccessRecord& r, LogFormat format, WallTime
   line += fmt::format(" elapsed_ms={:.2f}", Millis(r.elapsed));
   if (!r.detail.empty()) {
     line += fmt::format(" upstream_error={}", Value(SanitizeUtf8(r.detail)));
+  }
+  if (!r.note.empty()) {
+    line += fmt::format(" note={}", Value(SanitizeUtf8(r.note)));
   }
   return line;
 }

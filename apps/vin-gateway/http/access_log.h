@@ -1,8 +1,11 @@
 // vin-gateway/http/access_log.h
 //
 // The one structured log line per request: request id, method, target, client, HTTP status,
-// gateway status, VIN, source, upstream latency and total time. `text` is logfmt-style
-// `key=value` pairs (values with spaces quoted); `json` is one JSON object per line.
+// gateway status, VIN, source, upstream latency and total time (and a note when the connection
+// was cut off or timed out). `text` is logfmt-style `key=value` pairs (values with spaces
+// quoted); `json` is one JSON object per line. Every field is bounded (a client cannot make a line
+// long: a 4,000-byte method is logged as its first 32 bytes and "..."), so a line stays under
+// about 1.5 KB.
 //
 // Thread safety: pure functions. Time: `now` is the caller's (the line's timestamp).
 //
@@ -10,6 +13,7 @@
 //   spdlog::info(FormatAccessRecord(record, LogFormat::kJson, wall_clock.Now()));
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -18,6 +22,12 @@
 #include "http/http_server.h"
 
 namespace vin_gateway {
+
+// The longest target kept in a log line, in bytes.
+inline constexpr std::size_t kMaxLoggedTarget = 256;
+
+// `value` when it has at most `max_bytes` bytes; else its first `max_bytes` bytes and "...".
+std::string BoundedLogField(std::string_view value, std::size_t max_bytes);
 
 std::string FormatAccessRecord(const AccessRecord& record, LogFormat format, WallTime now);
 

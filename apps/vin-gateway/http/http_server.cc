@@ -2,8 +2,11 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <exception>
+#include <iterator>
+#include <string_view>
 #include <utility>
 
 #include <fmt/format.h>
@@ -21,6 +24,7 @@
 #include <boost/json/serialize.hpp>
 
 #include "core/decode.h"
+#include "http/access_log.h"
 #include "http/http_message.h"
 #include "http/transport_status.h"
 
@@ -59,11 +63,18 @@ bool UsableRequestId(std::string_view id) {
 
 }  // namespace
 
-// The part of a connection that shutdown needs to reach (only touched on the session's strand).
+// The part of a connection that shutdown needs to reach (only touched on the session's strand,
+// except what `mu` guards).
 struct HttpServer::Session {
   net::any_io_executor executor;
   beast::tcp_stream* stream = nullptr;  // valid while the session coroutine runs
   bool idle = false;                    // waiting for the next request
+
+  std::mutex mu;
+  // The request being handled or answered (its log record so far and when it began); nullopt
+  // between requests. Guarded by mu.
+  std::optional<std::pair<AccessRecord, std::chrono::steady_clock::time_point>> in_progress;
+  bool cut_off = false;  // LogUnfinishedRequests logged the request in progress. Guarded by mu.
 };
 
 struct HttpServer::Impl {
@@ -199,6 +210,40 @@ void HttpServer::BeginShutdown() {
   }
 }
 
+std::size_t HttpServer::LogUnfinishedRequests() {
+  std::vector<std::shared_ptr<Session>> sessions;
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    for (const auto& [id, session] : impl_->sessions) {
+      sessions.push_back(session);
+    }
+  }
+  std::size_t logged = 0;
+  const auto now = std::chrono::steady_clock::now();
+  for (const std::shared_ptr<Session>& session : sessions) {
+    std::optional<AccessRecord> record;
+    {
+      std::lock_guard<std::mutex> lock(session->mu);
+      if (session->in_progress && !session->cut_off) {
+        session->cut_off = true;
+        record = session->in_progress->first;
+        record->elapsed =
+            std::chrono::duration_cast<fusebox::Duration>(now - session->in_progress->second);
+      }
+    }
+    if (record) {
+      record->http_status = 0;
+      record->status = std::string(ToString(TransportStatus::kShuttingDown));
+      record->note = "cut off at the end of the shutdown grace period; no answer was sent";
+      ++logged;
+      if (impl_->access_log) {
+        impl_->access_log(*record);
+      }
+    }
+  }
+  return logged;
+}
+
 namespace {
 
 http::response<http::string_body> ToBeast(const HttpResponse& response, unsigned version,
@@ -225,12 +270,108 @@ std::optional<HttpResponse> ReadFailureResponse(const boost::system::error_code&
   if (ec == http::error::body_limit) {
     return ErrorResponse(TransportStatus::kPayloadTooLarge);
   }
+  if (ec == beast::error::timeout) {
+    return ErrorResponse(TransportStatus::kRequestTimeout);
+  }
   if (ec.category() == http::make_error_code(http::error::bad_version).category() &&
       ec != http::error::end_of_stream && ec != http::error::partial_message) {
     return ErrorResponse(TransportStatus::kBadRequest, "The request is not valid HTTP/1.1.");
   }
-  return std::nullopt;  // the client left, timed out, or the server is draining: just close
+  return std::nullopt;  // the client left or the server is draining: just close
 }
+
+bool IEquals(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return (x | 0x20) == (y | 0x20);
+         });
+}
+
+std::string_view Trim(std::string_view v) {
+  while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) {
+    v.remove_prefix(1);
+  }
+  while (!v.empty() && (v.back() == ' ' || v.back() == '\t')) {
+    v.remove_suffix(1);
+  }
+  return v;
+}
+
+// Whether every Transfer-Encoding field together names exactly one coding, `chunked` (the only
+// one the gateway decodes). "chunked, identity", "gzip, chunked", "xchunked": no.
+bool OnlyChunked(const http::fields& fields) {
+  int codings = 0;
+  bool chunked = true;
+  const auto [first, last] = fields.equal_range(http::field::transfer_encoding);
+  for (auto field = first; field != last; ++field) {
+    std::string_view value(field->value().data(), field->value().size());
+    for (;;) {
+      const std::size_t comma = value.find(',');
+      const std::string_view coding = Trim(value.substr(0, comma));
+      if (!coding.empty()) {
+        ++codings;
+        chunked = chunked && IEquals(coding, "chunked");
+      }
+      if (comma == std::string_view::npos) {
+        break;
+      }
+      value.remove_prefix(comma + 1);
+    }
+  }
+  return chunked && codings == 1;
+}
+
+// The refusal of a request whose header was read but whose framing or Host is unsafe (RFC 9112
+// 3.2 and 6.1); the connection closes after it.
+std::optional<HttpResponse> FramingRefusal(const http::request_parser<http::string_body>& parser) {
+  const http::request_header<>& header = parser.get().base();
+  if (header.count(http::field::transfer_encoding) > 0) {
+    if (header.version() < 11) {
+      return ErrorResponse(TransportStatus::kBadRequest,
+                           "HTTP/1.0 requests cannot use Transfer-Encoding.");
+    }
+    if (!parser.chunked() || !OnlyChunked(header)) {
+      return ErrorResponse(TransportStatus::kBadRequest,
+                           "Transfer-Encoding must be exactly 'chunked'.");
+    }
+  }
+  const std::size_t hosts = header.count(http::field::host);
+  if (hosts > 1 || (hosts == 0 && header.version() >= 11)) {
+    return ErrorResponse(TransportStatus::kBadRequest,
+                         "An HTTP/1.1 request needs exactly one Host header.");
+  }
+  return std::nullopt;
+}
+
+bool ExpectsContinue(const http::request_header<>& header) {
+  if (header.version() < 11) {
+    return false;  // HTTP/1.0 clients do not wait for 100 Continue (RFC 9110 10.1.1)
+  }
+  const auto it = header.find(http::field::expect);
+  return it != header.end() &&
+         IEquals(Trim(std::string_view(it->value().data(), it->value().size())), "100-continue");
+}
+
+// Beast parses HTTP/1.0 and HTTP/1.1 only; RFC 9110 2.5 asks a server to serve a later HTTP/1.x
+// as the highest 1.x it knows. When the request line in `buffer` says HTTP/1.x with x in 2..9,
+// x becomes 1 in place (same length), so that the request parses as HTTP/1.1.
+bool DowngradeMinorVersion(beast::flat_buffer& buffer) {
+  const auto data = buffer.data();
+  char* bytes = static_cast<char*>(data.data());
+  const std::string_view text(bytes, data.size());
+  const std::string_view line = text.substr(0, text.find('\n'));
+  const std::size_t at = line.find(" HTTP/1.");
+  if (at == std::string_view::npos || at + 8 >= line.size()) {
+    return false;
+  }
+  char& minor = bytes[at + 8];
+  if (minor < '2' || minor > '9') {
+    return false;
+  }
+  minor = '1';
+  return true;
+}
+
+constexpr std::size_t kMaxLoggedMethod = 32;
 
 }  // namespace
 
@@ -244,49 +385,127 @@ net::awaitable<void> HttpServer::Serve(Impl& impl, tcp::socket socket, Session& 
   beast::tcp_stream stream(std::move(socket));
   session.stream = &stream;
   beast::flat_buffer buffer;
+  bool served_one = false;  // a request was answered on this connection
+  std::optional<http::request_parser<http::string_body>> parser;
+  const auto fresh_parser = [&] {
+    parser.emplace();
+    parser->header_limit(static_cast<std::uint32_t>(impl.options.header_limit));
+    parser->body_limit(impl.options.body_limit);
+  };
+  const auto new_id = [&] {
+    return fmt::format("{}-{:x}", impl.id_prefix,
+                       impl.next_id.fetch_add(1, std::memory_order_relaxed));
+  };
+  // The client timeout: not the stream's own expiry, which closes the socket (then no 408 could
+  // be written), but a timer that cancels the read. Its handler runs on the session's strand;
+  // `generation` tells it whether the read it was set for is still the current one.
+  struct ReadDeadline {
+    bool live = true;
+    std::uint64_t generation = 0;
+    bool expired = false;
+  };
+  const auto read_deadline = std::make_shared<ReadDeadline>();
+  net::steady_timer deadline(stream.get_executor());
   for (;;) {
     if (draining_.load(std::memory_order_relaxed)) {
       break;
     }
-    http::request_parser<http::string_body> parser;
-    parser.header_limit(static_cast<std::uint32_t>(impl.options.header_limit));
-    parser.body_limit(impl.options.body_limit);
-    stream.expires_after(impl.options.client_timeout);
+    fresh_parser();
+    stream.expires_never();
+    read_deadline->expired = false;
+    deadline.expires_after(impl.options.client_timeout);
+    deadline.async_wait([state = read_deadline, generation = read_deadline->generation,
+                         &stream](const boost::system::error_code& ec) {
+      if (!ec && state->live && state->generation == generation) {
+        state->expired = true;
+        boost::system::error_code ignored;
+        stream.socket().cancel(ignored);
+      }
+    });
     session.idle = true;
-    auto [read_ec, read_n] = co_await http::async_read(stream, buffer, parser, kTuple);
-    (void)read_n;
+    boost::system::error_code read_ec;
+    for (bool downgraded = false;;) {
+      auto [ec, n] = co_await http::async_read_header(stream, buffer, *parser, kTuple);
+      (void)n;
+      if (ec == http::error::bad_version && !downgraded && DowngradeMinorVersion(buffer)) {
+        downgraded = true;
+        fresh_parser();
+        continue;
+      }
+      read_ec = ec;
+      break;
+    }
+    std::optional<HttpResponse> refusal;
+    if (!read_ec) {
+      refusal = FramingRefusal(*parser);
+    }
+    if (!read_ec && !refusal && !parser->is_done()) {
+      if (ExpectsContinue(parser->get().base())) {
+        static constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
+        auto [ec, n] = co_await net::async_write(
+            stream, net::buffer(kContinue.data(), kContinue.size()), kTuple);
+        (void)n;
+        read_ec = ec;
+      }
+      if (!read_ec) {
+        auto [ec, n] = co_await http::async_read(stream, buffer, *parser, kTuple);
+        (void)n;
+        read_ec = ec;
+      }
+    }
     session.idle = false;
+    deadline.cancel();
+    ++read_deadline->generation;
+    if (read_deadline->expired) {
+      read_ec = beast::error::timeout;
+    }
     const auto started = std::chrono::steady_clock::now();
-    if (read_ec) {
-      if (std::optional<HttpResponse> failure = ReadFailureResponse(read_ec)) {
-        const std::string id = fmt::format("{}-{:x}", impl.id_prefix,
-                                           impl.next_id.fetch_add(1, std::memory_order_relaxed));
-        auto out = ToBeast(*failure, 11, id, false);
+    if (read_ec || refusal) {
+      if (!refusal) {
+        refusal = ReadFailureResponse(read_ec);
+      }
+      // A keep-alive connection that merely stayed idle after an answer is closed as usual (with
+      // a 408, which clients take as "retry on a new connection"), without a log line.
+      const bool quiet_idle = read_ec == beast::error::timeout && served_one &&
+                              buffer.size() == 0 && !parser->got_some();
+      if (refusal) {
+        const std::string id = new_id();
+        auto out = ToBeast(*refusal, 11, id, false);
         stream.expires_after(impl.options.write_timeout);
         auto [write_ec, write_n] = co_await http::async_write(stream, out, kTuple);
         (void)write_ec;
         (void)write_n;
-        if (impl.access_log) {
+        if (impl.access_log && !quiet_idle) {
           AccessRecord record;
           record.request_id = id;
+          if (parser->is_header_done()) {
+            record.method = BoundedLogField(parser->get().method_string(), kMaxLoggedMethod);
+            record.target = BoundedLogField(parser->get().target(), kMaxLoggedTarget);
+          }
           record.client = client;
-          record.http_status = failure->status;
-          record.status = failure->log_status;
+          record.http_status = refusal->status;
+          record.status = refusal->log_status;
+          if (read_ec == beast::error::timeout) {
+            record.note = parser->got_some() || buffer.size() > 0
+                              ? "the request was still incomplete at the client timeout"
+                              : "no request arrived within the client timeout";
+          }
+          record.elapsed = std::chrono::duration_cast<fusebox::Duration>(
+              std::chrono::steady_clock::now() - started);
           impl.access_log(record);
         }
       }
       break;
     }
     stream.expires_never();
-    http::request<http::string_body> request = parser.release();
+    http::request<http::string_body> request = parser->release();
     std::string id;
     if (auto it = request.find("X-Request-Id");
         it != request.end() &&
         UsableRequestId(std::string_view(it->value().data(), it->value().size()))) {
       id = std::string(it->value());
     } else {
-      id = fmt::format("{}-{:x}", impl.id_prefix,
-                       impl.next_id.fetch_add(1, std::memory_order_relaxed));
+      id = new_id();
     }
     HttpRequest in;
     in.method = std::string(request.method_string());
@@ -299,6 +518,16 @@ net::awaitable<void> HttpServer::Serve(Impl& impl, tcp::socket socket, Session& 
     }
     in.body = std::move(request.body());
     in.client = client;
+    {
+      AccessRecord record;
+      record.request_id = id;
+      record.method = BoundedLogField(in.method, kMaxLoggedMethod);
+      record.target = BoundedLogField(in.target, kMaxLoggedTarget);
+      record.client = client;
+      std::lock_guard<std::mutex> lock(session.mu);
+      session.in_progress.emplace(std::move(record), started);
+    }
+    const bool head = request.method() == http::verb::head;
     HttpResponse response;
     try {
       response = co_await impl.handler(in);
@@ -314,28 +543,45 @@ net::awaitable<void> HttpServer::Serve(Impl& impl, tcp::socket socket, Session& 
     const bool keep_alive = request.keep_alive() && !draining_.load(std::memory_order_relaxed);
     auto out = ToBeast(response, request.version(), id, keep_alive);
     stream.expires_after(impl.options.write_timeout);
-    auto [write_ec, write_n] = co_await http::async_write(stream, out, kTuple);
-    (void)write_n;
-    if (impl.access_log) {
-      AccessRecord record;
-      record.request_id = id;
-      record.method = in.method;
-      record.target = SanitizeUtf8(in.target.size() > 256 ? in.target.substr(0, 256) : in.target);
-      record.client = client;
-      record.http_status = response.status;
-      record.status = response.log_status;
-      record.vin = response.log_vin;
-      record.source = response.log_source;
-      record.upstream_latency = response.upstream_latency;
-      record.detail = response.log_detail;
-      record.elapsed =
-          std::chrono::duration_cast<fusebox::Duration>(std::chrono::steady_clock::now() - started);
-      impl.access_log(record);
+    boost::system::error_code write_ec;
+    if (head) {
+      // The GET answer's headers (Content-Length included), never its body (RFC 9110 9.3.2).
+      http::response_serializer<http::string_body> serializer(out);
+      auto [ec, n] = co_await http::async_write_header(stream, serializer, kTuple);
+      (void)n;
+      write_ec = ec;
+    } else {
+      auto [ec, n] = co_await http::async_write(stream, out, kTuple);
+      (void)n;
+      write_ec = ec;
     }
+    std::optional<AccessRecord> record;
+    {
+      std::lock_guard<std::mutex> lock(session.mu);
+      if (!session.cut_off && session.in_progress) {
+        record = std::move(session.in_progress->first);
+      }
+      session.in_progress.reset();
+      session.cut_off = false;
+    }
+    if (impl.access_log && record) {
+      record->http_status = response.status;
+      record->status = response.log_status;
+      record->vin = response.log_vin;
+      record->source = response.log_source;
+      record->upstream_latency = response.upstream_latency;
+      record->detail = response.log_detail;
+      record->elapsed =
+          std::chrono::duration_cast<fusebox::Duration>(std::chrono::steady_clock::now() - started);
+      impl.access_log(*record);
+    }
+    served_one = true;
     if (write_ec || !keep_alive) {
       break;
     }
   }
+  read_deadline->live = false;
+  deadline.cancel();
   session.stream = nullptr;
   boost::system::error_code ignored;
   stream.socket().shutdown(tcp::socket::shutdown_send, ignored);

@@ -1,22 +1,30 @@
 // vin-gateway/http/http_server.h
 //
 // The HTTP/1.1 server (Boost.Beast, C++20 coroutines): one coroutine per connection, each on its
-// own strand, keep-alive, and the request hygiene of docs/http-api.md ("Limits"):
+// own strand, keep-alive, and the request hygiene of docs/http-api.md ("Limits", "HTTP"):
 //   - request line and headers at most 8 KiB (else 431), bodies at most 64 KiB (else 413),
 //     malformed requests 400, all with JSON bodies, and the connection is closed;
+//   - framing per RFC 9112: a Transfer-Encoding other than exactly `chunked` (the smuggling
+//     vector `chunked, identity`; any Transfer-Encoding in HTTP/1.0), an HTTP/1.1 request without
+//     exactly one Host (or any request with two) is 400 and the connection is closed;
+//   - `Expect: 100-continue` is answered `100 Continue` before the body is read;
+//   - HTTP/1.x with x >= 2 is served as HTTP/1.1 (the answer says HTTP/1.1);
+//   - HEAD answers carry the headers of the GET answer (Content-Length included) and no body;
 //   - a client must send a whole request within `client_timeout` (idle keep-alive included):
-//     a slow client is answered 408 (best effort) and cut off;
+//     it is answered 408 (best effort) and cut off; the access log has a line for it unless the
+//     connection was merely idle after a served request (an ordinary keep-alive close);
 //   - the handler runs to completion even if the client goes away (its work is not cancelled).
 // Every answered request is reported once to the access log callback (the one structured log
-// line per request).
+// line per request), its fields bounded (access_log.h).
 //
 // Shutdown (SIGTERM): BeginShutdown() closes the listener and idle connections at once;
 // connections with a request in progress finish it, answer with `Connection: close`, and close.
 // The owner waits until active_connections() is 0 (or its grace period ends) and stops the
-// io_contexts.
+// io_contexts; at the end of the grace period it calls LogUnfinishedRequests() first, so that
+// every request cut off without an answer has its log line.
 //
-// Thread safety: Start/BeginShutdown and the accessors may be called from any thread. Time: Asio
-// timers for the client and write timeouts (real time).
+// Thread safety: Start/BeginShutdown/LogUnfinishedRequests and the accessors may be called from
+// any thread. Time: Asio timers for the client and write timeouts (real time).
 //
 // Example:
 //   auto server = HttpServer::Create(io, {.host = "127.0.0.1", .port = 0}, handler, log);
@@ -62,12 +70,13 @@ struct AccessRecord {
   std::string method;
   std::string target;
   std::string client;
-  unsigned http_status = 0;
-  std::string status;  // the decode or transport status spelling
+  unsigned http_status = 0;  // 0: no answer was sent (cut off at the end of the grace period)
+  std::string status;        // the decode or transport status spelling
   std::string vin;
   std::string source;
   std::optional<fusebox::Duration> upstream_latency;
   std::string detail;  // why the upstream call failed ("" when it did not)
+  std::string note;    // what happened to the connection, when not an ordinary answer
   fusebox::Duration elapsed{0};
 };
 
@@ -89,6 +98,9 @@ class HttpServer {
 
   void Start();
   void BeginShutdown();
+  // One access log line (http_status 0, SHUTTING_DOWN) for each request still in progress, which
+  // will get no answer; later completions of those requests are not logged again. Returns how many.
+  std::size_t LogUnfinishedRequests();
 
   // "127.0.0.1:41234" (IPv6 in brackets).
   std::string local_address() const;

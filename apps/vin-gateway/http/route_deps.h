@@ -2,14 +2,14 @@
 //
 // What the routes read and drive: the decode service (decodes), and for the operations routes
 // (/readyz, /status, /metrics, /admin) the breaker registry, the cache, the bulkhead, the gateway's
-// counters, the rate limiter and the upstream client. All owned by main; the routes hold
-// references.
+// counters, the rate limiter and the upstream client; for /admin the token and the brute-force
+// throttle (admin_route.h). All owned by main; the routes hold references.
 //
 // Thread safety: the referenced objects are all safe for concurrent use. Time: none.
 //
 // Example:
 //   RouterDeps deps{service, registry, *cache, *bulkhead, metrics, limiter, *client, token,
-//                   [&] { return server->shutting_down(); }};
+//                   admin_throttle, [&] { return server->shutting_down(); }};
 #pragma once
 
 #include <functional>
@@ -26,6 +26,8 @@
 
 namespace vin_gateway {
 
+class AdminThrottle;  // admin_route.h
+
 struct RouterDeps {
   DecodeService& service;
   fusebox::Registry& registry;
@@ -35,6 +37,7 @@ struct RouterDeps {
   RateLimiter& limiter;
   VpicClient& client;
   std::optional<std::string> admin_token;  // FUSEBOX_ADMIN_TOKEN; nullopt: admin routes are 404
+  AdminThrottle& admin_throttle;           // failed bearer attempts per client address
   std::function<bool()> draining;          // true once SIGTERM was received (may be empty)
 };
 

@@ -76,28 +76,36 @@ net::awaitable<HttpResponse> Router::Handle(HttpRequest request) {
       modelyear = std::string(param.value);
     }
   }
-  const bool get = request.method == "GET";
+  // HEAD is GET without the body (the server leaves the body out): allowed wherever GET is.
+  const bool get = request.method == "GET" || request.method == "HEAD";
   const bool post = request.method == "POST";
-  const auto only = [&](bool allowed) {
-    return allowed ? std::nullopt
-                   : std::optional<HttpResponse>(ErrorResponse(TransportStatus::kMethodNotAllowed));
+  // nullopt when allowed; else 405 with the Allow header naming what is.
+  const auto only = [&](bool allowed, const char* allow) {
+    if (allowed) {
+      return std::optional<HttpResponse>();
+    }
+    HttpResponse refused = ErrorResponse(TransportStatus::kMethodNotAllowed);
+    refused.headers.emplace_back("Allow", allow);
+    return std::optional<HttpResponse>(std::move(refused));
   };
+  constexpr const char* kGetOnly = "GET, HEAD";
+  constexpr const char* kPostOnly = "POST";
 
   if (segments.size() == 4 && segments[0] == "api" && segments[1] == "v1" && segments[2] == "vin") {
     if (segments[3] == "batch") {
-      if (auto refused = only(post)) {
+      if (auto refused = only(post, kPostOnly)) {
         co_return *refused;
       }
       co_return co_await DecodeBatch(request);
     }
-    if (auto refused = only(get)) {
+    if (auto refused = only(get, kGetOnly)) {
       co_return *refused;
     }
     co_return co_await DecodeOne(request, segments[3], modelyear);
   }
   if (segments.size() == 3 && segments[0] == "api" && segments[1] == "v1" && segments[2] == "vin") {
     // "/api/v1/vin/" with an empty segment: the VIN is empty.
-    if (auto refused = only(get)) {
+    if (auto refused = only(get, kGetOnly)) {
       co_return *refused;
     }
     co_return co_await DecodeOne(request, "", modelyear);
@@ -105,25 +113,25 @@ net::awaitable<HttpResponse> Router::Handle(HttpRequest request) {
   if (segments.size() == 1) {
     const std::string& name = segments[0];
     if (name == "healthz") {
-      if (auto refused = only(get)) {
+      if (auto refused = only(get, kGetOnly)) {
         co_return *refused;
       }
       co_return JsonResponse(200, StatusJson(TransportStatus::kOk, "Serving."), "OK");
     }
     if (name == "readyz") {
-      if (auto refused = only(get)) {
+      if (auto refused = only(get, kGetOnly)) {
         co_return *refused;
       }
       co_return ReadyResponse(deps_);
     }
     if (name == "status") {
-      if (auto refused = only(get)) {
+      if (auto refused = only(get, kGetOnly)) {
         co_return *refused;
       }
       co_return StatusResponse(deps_);
     }
     if (name == "metrics") {
-      if (auto refused = only(get)) {
+      if (auto refused = only(get, kGetOnly)) {
         co_return *refused;
       }
       co_return MetricsResponse(deps_);
@@ -131,7 +139,7 @@ net::awaitable<HttpResponse> Router::Handle(HttpRequest request) {
   }
   if (segments.empty() ||
       (segments.size() == 1 && (segments[0].empty() || segments[0] == "index.html"))) {
-    if (auto refused = only(get)) {
+    if (auto refused = only(get, kGetOnly)) {
       co_return *refused;
     }
     co_return AssetResponse(*FindWebAsset("/index.html"), "/index.html", request.if_none_match);
@@ -139,7 +147,7 @@ net::awaitable<HttpResponse> Router::Handle(HttpRequest request) {
   if (segments.size() == 2 && segments[0] == "assets") {
     const std::string path = "/assets/" + segments[1];
     if (const WebAsset* asset = FindWebAsset(path)) {
-      if (auto refused = only(get)) {
+      if (auto refused = only(get, kGetOnly)) {
         co_return *refused;
       }
       co_return AssetResponse(*asset, path, request.if_none_match);
@@ -147,10 +155,11 @@ net::awaitable<HttpResponse> Router::Handle(HttpRequest request) {
     co_return ErrorResponse(TransportStatus::kNotFound);
   }
   if (segments.size() == 4 && segments[0] == "admin" && segments[1] == "breakers") {
-    if (auto refused = AdminAuthRefusal(deps_.admin_token, request.authorization)) {
+    if (auto refused = AdminAuthRefusal(deps_.admin_token, request.authorization,
+                                        deps_.admin_throttle, request.client)) {
       co_return *refused;
     }
-    if (auto refused = only(post)) {
+    if (auto refused = only(post, kPostOnly)) {
       co_return *refused;
     }
     co_return AdminCommand(deps_.registry, segments[2], segments[3]);

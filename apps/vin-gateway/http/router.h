@@ -16,13 +16,15 @@
 //   GET  /metrics                              Prometheus text
 //   POST /admin/breakers/{name}/{command}      force-open, force-close, disable, metrics-only,
 //                                              reset; Bearer FUSEBOX_ADMIN_TOKEN (404 when unset,
-//                                              401 when missing or wrong; constant-time compare)
+//                                              401 when missing or wrong; constant-time compare;
+//                                              429 once an address failed too often)
 //   GET  /  (and /index.html)                  the VIN form (web/, embedded: web_assets.h), with
 //                                              a strict Content-Security-Policy
 //   GET  /assets/{name}                        its script, style sheet and icon; versioned names
 //                                              (app.<hash>.js) are cacheable for good
-// Anything else is a JSON NOT_FOUND (404) or METHOD_NOT_ALLOWED (405). Every error is JSON, with a
-// transport status (transport_status.h); decode answers carry a decode status.
+// HEAD is accepted wherever GET is (same answer; the server sends no body). Anything else is a JSON
+// NOT_FOUND (404) or METHOD_NOT_ALLOWED (405, with `Allow`). Every error is JSON, with a transport
+// status (transport_status.h); decode answers carry a decode status.
 //
 // Thread safety: Handle may be called concurrently. Time: none of its own.
 //

@@ -69,10 +69,9 @@ json::object BreakerJson(const fusebox::CircuitBreaker& breaker,
 
 json::object CacheJson(const CacheStats& s) {
   json::object c;
+  // Not the location: the file's path says too much about the host to anyone who can reach
+  // /status or /readyz (the startup log line names it for the operator).
   c["backend"] = s.backend;
-  if (!s.location.empty()) {
-    c["location"] = SanitizeUtf8(s.location);
-  }
   c["healthy"] = s.healthy;
   if (!s.error.empty()) {
     c["error"] = SanitizeUtf8(s.error);

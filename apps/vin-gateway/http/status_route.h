@@ -32,7 +32,7 @@ namespace vin_gateway {
 boost::json::object BreakerJson(const fusebox::CircuitBreaker& breaker,
                                 const std::vector<TransitionRecord>* transitions = nullptr);
 
-// The cache's health and counters.
+// The cache's health and counters (not its file's path: these routes are public).
 boost::json::object CacheJson(const CacheStats& stats);
 
 HttpResponse ReadyResponse(const RouterDeps& deps);

@@ -25,6 +25,10 @@ std::string_view ToString(TransportStatus status) noexcept {
       return "HEADERS_TOO_LARGE";
     case TransportStatus::kShuttingDown:
       return "SHUTTING_DOWN";
+    case TransportStatus::kRequestTimeout:
+      return "REQUEST_TIMEOUT";
+    case TransportStatus::kTooManyAttempts:
+      return "TOO_MANY_ATTEMPTS";
   }
   return "BAD_REQUEST";
 }
@@ -47,6 +51,10 @@ unsigned HttpStatus(TransportStatus status) noexcept {
       return 431;
     case TransportStatus::kShuttingDown:
       return 503;
+    case TransportStatus::kRequestTimeout:
+      return 408;
+    case TransportStatus::kTooManyAttempts:
+      return 429;
   }
   return 400;
 }
@@ -69,6 +77,10 @@ std::string_view DefaultMessage(TransportStatus status) noexcept {
       return "The request line and headers are too large (at most 8 KiB).";
     case TransportStatus::kShuttingDown:
       return "The gateway is shutting down; try again shortly.";
+    case TransportStatus::kRequestTimeout:
+      return "The request did not arrive in time; the connection is closed.";
+    case TransportStatus::kTooManyAttempts:
+      return "Too many failed admin attempts from this address; try again later.";
   }
   return "The request is malformed.";
 }

@@ -8,6 +8,8 @@
 //   OK 200 (operations and envelopes: /healthz, /status, a batch's envelope, admin commands)
 //   BAD_REQUEST 400 | NOT_FOUND 404 | METHOD_NOT_ALLOWED 405 | UNAUTHORIZED 401
 //   PAYLOAD_TOO_LARGE 413 | HEADERS_TOO_LARGE 431 | SHUTTING_DOWN 503
+//   REQUEST_TIMEOUT 408 (the client did not send a whole request in time)
+//   TOO_MANY_ATTEMPTS 429 (too many failed admin bearer tokens from one address)
 //
 // Every such answer is a JSON body {"status": ..., "message": ...} (ErrorBody, StatusJson).
 //
@@ -35,6 +37,8 @@ enum class TransportStatus : std::uint8_t {
   kPayloadTooLarge,
   kHeadersTooLarge,
   kShuttingDown,
+  kRequestTimeout,
+  kTooManyAttempts,
 };
 
 inline constexpr TransportStatus kAllTransportStatuses[] = {
@@ -46,6 +50,8 @@ inline constexpr TransportStatus kAllTransportStatuses[] = {
     TransportStatus::kPayloadTooLarge,
     TransportStatus::kHeadersTooLarge,
     TransportStatus::kShuttingDown,
+    TransportStatus::kRequestTimeout,
+    TransportStatus::kTooManyAttempts,
 };
 
 // "OK", "BAD_REQUEST", "NOT_FOUND", ... (the wire spelling).

@@ -1,0 +1,407 @@
+// HttpServer in process on a loopback port, driven by a hostile or sloppy client over a raw
+// socket: the exact bytes written and the exact bytes answered. Request framing (RFC 9112:
+// Transfer-Encoding, Host, HTTP/1.x versions), HEAD, 100-continue, client timeouts, bounded log
+// fields and the log line of a request cut off at the end of the shutdown grace period.
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cctype>
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include "core/log_format.h"
+#include "http/access_log.h"
+#include "http/http_server.h"
+#include "http/transport_status.h"
+
+namespace {
+
+namespace net = boost::asio;
+using namespace std::chrono_literals;
+using vin_gateway::AccessRecord;
+using vin_gateway::HttpRequest;
+using vin_gateway::HttpResponse;
+
+// A blocking loopback connection whose reads give up after `timeout`.
+class RawClient {
+ public:
+  RawClient(std::uint16_t port, std::chrono::milliseconds timeout = 5s) {
+    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(port);
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    timeval tv{};
+    tv.tv_sec = static_cast<time_t>(timeout.count() / 1000);
+    tv.tv_usec = static_cast<suseconds_t>((timeout.count() % 1000) * 1000);
+    ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    connected_ = ::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
+  }
+  ~RawClient() { ::close(fd_); }
+  RawClient(const RawClient&) = delete;
+  RawClient& operator=(const RawClient&) = delete;
+
+  bool connected() const { return connected_; }
+
+  void Send(const std::string& bytes) {
+    ASSERT_EQ(::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL),
+              static_cast<ssize_t>(bytes.size()));
+  }
+
+  // Everything until the server closes the connection (closed() true) or the read times out.
+  std::string ReadToEnd() {
+    std::string out;
+    while (ReadSome(out)) {
+    }
+    return out;
+  }
+
+  // Bytes until `out` ends with `suffix` (or the connection ends or the read times out).
+  std::string ReadUntil(const std::string& suffix) {
+    std::string out;
+    while (!(out.size() >= suffix.size() &&
+             out.compare(out.size() - suffix.size(), suffix.size(), suffix) == 0) &&
+           ReadSome(out, 1)) {
+    }
+    return out;
+  }
+
+  bool closed() const { return closed_; }
+
+ private:
+  bool ReadSome(std::string& out, std::size_t at_most = 4096) {
+    char chunk[4096];
+    const ssize_t n = ::recv(fd_, chunk, std::min(at_most, sizeof(chunk)), 0);
+    if (n > 0) {
+      out.append(chunk, static_cast<std::size_t>(n));
+      return true;
+    }
+    closed_ = n == 0;
+    return false;
+  }
+
+  int fd_ = -1;
+  bool connected_ = false;
+  bool closed_ = false;
+};
+
+// Status lines ("HTTP/1.1 200"), not mentions of the version in a body.
+std::size_t Answers(const std::string& text) {
+  std::size_t n = 0;
+  for (std::size_t at = text.find("HTTP/1."); at != std::string::npos;
+       at = text.find("HTTP/1.", at + 1)) {
+    if (at + 10 < text.size() && text[at + 8] == ' ' &&
+        std::isdigit(static_cast<unsigned char>(text[at + 9])) != 0) {
+      ++n;
+    }
+  }
+  return n;
+}
+
+std::size_t Count(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) {
+    ++n;
+  }
+  return n;
+}
+
+bool StartsWith(const std::string& text, const std::string& prefix) {
+  return text.rfind(prefix, 0) == 0;
+}
+
+// The server on its own io_context and thread. Its handler answers 200 {"ok":true} and records
+// what it saw; "/post-only" answers 405 (with a body and Allow) to anything but POST, as the
+// router does; "/slow" waits until the fixture lets it go.
+class ConformanceTest : public ::testing::Test {
+ protected:
+  void Start(vin_gateway::HttpServerOptions options = {.host = "127.0.0.1", .port = 0}) {
+    options.host = "127.0.0.1";
+    options.port = 0;
+    auto handler = [this](HttpRequest request) -> net::awaitable<HttpResponse> {
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        seen_.push_back(request.method + " " + request.target + " " + request.body);
+      }
+      if (request.target == "/slow") {
+        slow_entered_ = true;
+        co_await slow_gate_.async_wait(net::as_tuple(net::use_awaitable));
+      }
+      if (request.target == "/post-only" && request.method != "POST") {
+        HttpResponse refused =
+            vin_gateway::ErrorResponse(vin_gateway::TransportStatus::kMethodNotAllowed);
+        refused.headers.emplace_back("Allow", "POST");
+        co_return refused;
+      }
+      HttpResponse response;
+      response.body = R"({"ok":true})";
+      response.log_status = "OK";
+      co_return response;
+    };
+    auto created =
+        vin_gateway::HttpServer::Create(io_, options, handler, [this](const AccessRecord& record) {
+          std::lock_guard<std::mutex> lock(mu_);
+          records_.push_back(record);
+        });
+    ASSERT_TRUE(created) << created.error();
+    server_ = std::move(*created);
+    server_->Start();
+    thread_ = std::thread([this] { io_.run(); });
+  }
+
+  void TearDown() override {
+    if (!server_) {
+      return;
+    }
+    server_->BeginShutdown();
+    net::post(io_, [this] { slow_gate_.cancel(); });
+    guard_.reset();
+    thread_.join();
+  }
+
+  std::uint16_t port() const { return server_->port(); }
+
+  std::vector<std::string> Seen() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return seen_;
+  }
+  std::vector<AccessRecord> Records() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return records_;
+  }
+  // The access log records, once there are `n` (the line is written after the answer).
+  std::vector<AccessRecord> WaitForRecords(std::size_t n) {
+    const auto deadline = std::chrono::steady_clock::now() + 5s;
+    while (Records().size() < n && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(5ms);
+    }
+    return Records();
+  }
+
+  net::io_context io_{1};
+  net::executor_work_guard<net::io_context::executor_type> guard_ = net::make_work_guard(io_);
+  net::steady_timer slow_gate_{io_, std::chrono::hours(1)};
+  std::atomic<bool> slow_entered_{false};
+  std::unique_ptr<vin_gateway::HttpServer> server_;
+  std::thread thread_;
+  std::mutex mu_;
+  std::vector<std::string> seen_;      // Guarded by mu_.
+  std::vector<AccessRecord> records_;  // Guarded by mu_.
+};
+
+TEST_F(ConformanceTest, TransferEncodingNotEndingInChunkedIs400AndCloses) {
+  Start();
+  for (const std::string coding :
+       {"chunked, identity", "gzip, identity", "xchunked", "identity", "gzip, chunked"}) {
+    RawClient client(port());
+    ASSERT_TRUE(client.connected());
+    // The "body" is a second request: smuggled, if the first were taken as having no body.
+    client.Send("POST /x HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: " + coding +
+                "\r\n\r\nGET /smuggled HTTP/1.1\r\nHost: a\r\n\r\n");
+    const std::string answer = client.ReadToEnd();
+    EXPECT_TRUE(StartsWith(answer, "HTTP/1.1 400 Bad Request\r\n")) << coding << "\n" << answer;
+    EXPECT_NE(answer.find("Connection: close\r\n"), std::string::npos) << answer;
+    EXPECT_EQ(Answers(answer), 1U) << answer;
+    EXPECT_TRUE(client.closed()) << coding;
+  }
+  EXPECT_TRUE(Seen().empty());
+  // Two Transfer-Encoding fields, and Transfer-Encoding in HTTP/1.0, are refused too.
+  for (const std::string head :
+       {"POST /x HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n",
+        "POST /x HTTP/1.0\r\nTransfer-Encoding: chunked\r\n"}) {
+    RawClient client(port());
+    client.Send(head + "\r\n0\r\n\r\n");
+    EXPECT_TRUE(StartsWith(client.ReadToEnd(), "HTTP/1.1 400 ")) << head;
+    EXPECT_TRUE(client.closed());
+  }
+  // Plain chunked is served.
+  RawClient chunked(port());
+  chunked.Send(
+      "POST /x HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+      "5\r\nhello\r\n0\r\n\r\n");
+  EXPECT_TRUE(StartsWith(chunked.ReadToEnd(), "HTTP/1.1 200 OK\r\n"));
+  EXPECT_EQ(Seen(), std::vector<std::string>{"POST /x hello"});
+}
+
+TEST_F(ConformanceTest, HeadAnswersCarryNoBody) {
+  Start();
+  RawClient client(port());
+  client.Send(
+      "HEAD /post-only HTTP/1.1\r\nHost: a\r\n\r\n"
+      "HEAD /x HTTP/1.1\r\nHost: a\r\n\r\n"
+      "GET /x HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n");
+  const std::string answer = client.ReadToEnd();
+  ASSERT_TRUE(client.closed());
+  // Three answers back to back: two header blocks without a body, then the GET's with its body.
+  const std::size_t first_end = answer.find("\r\n\r\n");
+  ASSERT_NE(first_end, std::string::npos) << answer;
+  const std::string first = answer.substr(0, first_end + 4);
+  EXPECT_TRUE(StartsWith(first, "HTTP/1.1 405 Method Not Allowed\r\n")) << first;
+  EXPECT_NE(first.find("Allow: POST\r\n"), std::string::npos) << first;
+  EXPECT_EQ(first.find("Content-Length: 0\r\n"), std::string::npos) << first;
+  const std::string rest = answer.substr(first.size());
+  ASSERT_TRUE(StartsWith(rest, "HTTP/1.1 200 OK\r\n")) << answer;
+  const std::size_t second_end = rest.find("\r\n\r\n");
+  const std::string second = rest.substr(0, second_end + 4);
+  EXPECT_NE(second.find("Content-Length: 11\r\n"), std::string::npos) << second;
+  const std::string third = rest.substr(second.size());
+  EXPECT_TRUE(StartsWith(third, "HTTP/1.1 200 OK\r\n")) << answer;
+  EXPECT_EQ(third.substr(third.size() - 11), R"({"ok":true})");
+  EXPECT_EQ(Count(answer, R"({"ok":true})"), 1U) << answer;
+  EXPECT_EQ(Count(answer, "METHOD_NOT_ALLOWED"), 0U) << answer;
+}
+
+TEST_F(ConformanceTest, IdleClientGets408AndALogLine) {
+  Start({.client_timeout = 200ms});
+  {
+    RawClient idle(port());
+    const std::string answer = idle.ReadToEnd();  // sends nothing at all
+    EXPECT_TRUE(StartsWith(answer, "HTTP/1.1 408 Request Timeout\r\n")) << answer;
+    EXPECT_NE(answer.find("REQUEST_TIMEOUT"), std::string::npos);
+    EXPECT_TRUE(idle.closed());
+  }
+  {
+    RawClient slow(port());
+    slow.Send("GET /x HTTP/1.1\r\nHost: a\r\n");  // never finishes its headers
+    EXPECT_TRUE(StartsWith(slow.ReadToEnd(), "HTTP/1.1 408 "));
+    EXPECT_TRUE(slow.closed());
+  }
+  const std::vector<AccessRecord> records = WaitForRecords(2);
+  ASSERT_EQ(records.size(), 2U);
+  for (const AccessRecord& record : records) {
+    EXPECT_EQ(record.http_status, 408U);
+    EXPECT_EQ(record.status, "REQUEST_TIMEOUT");
+    EXPECT_EQ(record.client, "127.0.0.1");
+    EXPECT_FALSE(record.note.empty());
+  }
+  // A keep-alive connection idle after an answer gets its 408 too, but is an ordinary close:
+  // only the request it served is logged.
+  RawClient kept(port());
+  kept.Send("GET /x HTTP/1.1\r\nHost: a\r\n\r\n");
+  const std::string answer = kept.ReadToEnd();
+  EXPECT_TRUE(StartsWith(answer, "HTTP/1.1 200 OK\r\n")) << answer;
+  EXPECT_NE(answer.find("HTTP/1.1 408 "), std::string::npos) << answer;
+  const std::vector<AccessRecord> after = WaitForRecords(3);
+  std::this_thread::sleep_for(50ms);  // (a fourth line would come right after the 408)
+  ASSERT_EQ(Records().size(), 3U);
+  EXPECT_EQ(after[2].http_status, 200U);
+}
+
+TEST_F(ConformanceTest, LoggedMethodIsBounded) {
+  Start();
+  RawClient client(port());
+  const std::string method(4000, 'A');
+  client.Send(method + " /post-only HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n");
+  EXPECT_TRUE(StartsWith(client.ReadToEnd(), "HTTP/1.1 405 "));
+  const std::vector<AccessRecord> records = WaitForRecords(1);
+  ASSERT_EQ(records.size(), 1U);
+  EXPECT_LE(records[0].method.size(), 35U);
+  EXPECT_EQ(records[0].method, std::string(32, 'A') + "...");
+  for (vin_gateway::LogFormat format :
+       {vin_gateway::LogFormat::kText, vin_gateway::LogFormat::kJson}) {
+    // Whatever fills a record, the formatted line stays short.
+    AccessRecord huge = records[0];
+    huge.method = method;
+    huge.target = "/" + std::string(8000, 'x');
+    huge.vin = std::string(5000, 'V');
+    huge.detail = std::string(5000, 'd');
+    huge.request_id = std::string(5000, 'i');
+    const std::string line = vin_gateway::FormatAccessRecord(huge, format, vin_gateway::WallTime{});
+    EXPECT_LT(line.size(), 1500U) << line;
+  }
+}
+
+TEST_F(ConformanceTest, ExpectContinueIsAnswered) {
+  Start();
+  RawClient client(port(), 2s);
+  client.Send(
+      "POST /x HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\nExpect: 100-continue\r\n"
+      "Connection: close\r\n\r\n");
+  const auto asked = std::chrono::steady_clock::now();
+  EXPECT_EQ(client.ReadUntil("\r\n\r\n"), "HTTP/1.1 100 Continue\r\n\r\n");
+  EXPECT_LT(std::chrono::steady_clock::now() - asked, 1s);  // not curl's 1 s fallback
+  client.Send("hello");
+  EXPECT_TRUE(StartsWith(client.ReadToEnd(), "HTTP/1.1 200 OK\r\n"));
+  EXPECT_EQ(Seen(), std::vector<std::string>{"POST /x hello"});
+  // A body over the limit is refused at once (413), without 100 Continue.
+  RawClient big(port(), 2s);
+  big.Send(
+      "POST /x HTTP/1.1\r\nHost: a\r\nContent-Length: 1000000\r\nExpect: 100-continue\r\n\r\n");
+  EXPECT_TRUE(StartsWith(big.ReadToEnd(), "HTTP/1.1 413 "));
+}
+
+TEST_F(ConformanceTest, MissingOrDuplicateHostIs400) {
+  Start();
+  for (const std::string request : {"GET /x HTTP/1.1\r\n\r\nGET /x HTTP/1.1\r\nHost: a\r\n\r\n",
+                                    "GET /x HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n",
+                                    "GET /x HTTP/1.0\r\nHost: a\r\nHost: b\r\n\r\n"}) {
+    RawClient client(port());
+    client.Send(request);
+    const std::string answer = client.ReadToEnd();
+    EXPECT_TRUE(StartsWith(answer, "HTTP/1.1 400 Bad Request\r\n")) << request << answer;
+    EXPECT_EQ(Answers(answer), 1U) << answer;
+    EXPECT_TRUE(client.closed());
+  }
+  EXPECT_TRUE(Seen().empty());
+  // HTTP/1.0 needs no Host.
+  RawClient old(port());
+  old.Send("GET /x HTTP/1.0\r\n\r\n");
+  EXPECT_TRUE(StartsWith(old.ReadToEnd(), "HTTP/1.0 200 OK\r\n"));
+}
+
+TEST_F(ConformanceTest, Http12IsServedAs11) {
+  Start();
+  for (const std::string version : {"HTTP/1.2", "HTTP/1.9"}) {
+    RawClient client(port());
+    client.Send("GET /x " + version + "\r\nHost: a\r\nConnection: close\r\n\r\n");
+    const std::string answer = client.ReadToEnd();
+    EXPECT_TRUE(StartsWith(answer, "HTTP/1.1 200 OK\r\n")) << version << "\n" << answer;
+  }
+  // Keep-alive as HTTP/1.1: a second request on the same connection.
+  RawClient twice(port());
+  twice.Send(
+      "GET /x HTTP/1.2\r\nHost: a\r\n\r\nGET /y HTTP/1.2\r\nHost: a\r\nConnection: close\r\n\r\n");
+  EXPECT_EQ(Count(twice.ReadToEnd(), "HTTP/1.1 200 OK\r\n"), 2U);
+  // Another major version is still not HTTP/1.
+  RawClient two(port());
+  two.Send("GET /x HTTP/2.0\r\nHost: a\r\n\r\n");
+  EXPECT_TRUE(StartsWith(two.ReadToEnd(), "HTTP/1.1 400 "));
+}
+
+TEST_F(ConformanceTest, RequestCutOffAtTheEndOfTheGraceIsLogged) {
+  Start();
+  RawClient client(port());
+  client.Send("GET /slow HTTP/1.1\r\nHost: a\r\n\r\n");
+  const auto deadline = std::chrono::steady_clock::now() + 5s;
+  while (!slow_entered_ && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(5ms);
+  }
+  ASSERT_TRUE(slow_entered_);
+  server_->BeginShutdown();
+  EXPECT_EQ(server_->LogUnfinishedRequests(), 1U);
+  EXPECT_EQ(server_->LogUnfinishedRequests(), 0U);  // once
+  const std::vector<AccessRecord> records = Records();
+  ASSERT_EQ(records.size(), 1U);
+  EXPECT_EQ(records[0].http_status, 0U);
+  EXPECT_EQ(records[0].status, "SHUTTING_DOWN");
+  EXPECT_EQ(records[0].method, "GET");
+  EXPECT_EQ(records[0].target, "/slow");
+  EXPECT_FALSE(records[0].note.empty());
+}
+
+}  // namespace
