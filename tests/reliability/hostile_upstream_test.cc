@@ -361,7 +361,7 @@ TEST_F(HostileUpstreamTest, FlapEveryThree) {
 TEST_F(HostileUpstreamTest, CapacityOneWithFourAtOnce) {
   // One slot: of four decodes at once, one is served, three get vpic-sim's 503; a lone probe fits.
   Check({"capacity 1, 4 at once",
-         R"({"mode":"capacity","capacity":1,"latency_ms":300})",
+         R"({"mode":"capacity","capacity":1,"latency_ms":150})",
          {"OK", "UPSTREAM_ERROR", "UPSTREAM_ERROR", "UPSTREAM_ERROR"},
          false,
          false,
