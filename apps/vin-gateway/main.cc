@@ -5,7 +5,8 @@
 //
 // The first line on stdout is "listening on http://HOST:PORT". Logs (one line per request) go to
 // stderr. SIGTERM/SIGINT: stop accepting, let in-flight requests finish for up to
-// --shutdown-grace, exit 0.
+// --shutdown-grace, exit 0. SIGPIPE and SIGXFSZ are ignored (a closed peer, a cache file at the
+// size limit: errors to handle, not reasons to die).
 #include <pthread.h>
 #include <sys/resource.h>
 
@@ -142,7 +143,12 @@ int Run(const vin_gateway::GatewayConfig& config) {
       io,
       {.host = config.listen_host,
        .port = config.listen_port,
-       .client_timeout = config.client_timeout},
+       .client_timeout = config.client_timeout,
+       // Upstream calls in flight and idle pooled connections (max_in_flight each), plus room
+       // for the cache and the log: running out of descriptors must cost client connections,
+       // never an upstream call (which would read as the upstream's failure).
+       .descriptor_reserve = 2 * static_cast<std::size_t>(config.max_in_flight) + 32,
+       .event_log = log},
       [&router](vin_gateway::HttpRequest request) { return router.Handle(std::move(request)); },
       [&](const vin_gateway::AccessRecord& record) {
         logger->info(vin_gateway::FormatAccessRecord(record, format, wall_clock.Now()));
@@ -245,6 +251,9 @@ int Run(const vin_gateway::GatewayConfig& config) {
 
 int main(int argc, char** argv) {
   std::signal(SIGPIPE, SIG_IGN);
+  // A file size limit (RLIMIT_FSIZE) reached by the cache must fail the write (EFBIG: the cache
+  // reports itself broken and the gateway serves live decodes), not kill the process.
+  std::signal(SIGXFSZ, SIG_IGN);
   auto parsed = vin_gateway::ParseCommandLine(argc, argv);
   if (!parsed) {
     std::fprintf(stderr, "vin-gateway: %s\n", parsed.error().message.c_str());

@@ -4,10 +4,12 @@
 // cache TTL run on manual clocks.
 #include "service/decode_service.h"
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <new>
 #include <optional>
 #include <string>
 #include <vector>
@@ -697,6 +699,171 @@ TEST(DecodeServiceTest, KeepsAtMostTenTransitions) {
   const std::vector<vin_gateway::TransitionRecord> recent = h.service->recent_transitions();
   EXPECT_EQ(recent.size(), vin_gateway::TransitionLog::kDefaultCapacity);
   EXPECT_EQ(recent.back().to, fusebox::State::kOpen);
+}
+
+// --- Local resource failures are never upstream failures -----------------------------------
+
+// What the HTTP client answers when the gateway has no descriptor left for the upstream socket.
+vin_gateway::UpstreamReply NoDescriptorLeft() {
+  vin_gateway::UpstreamReply reply;
+  reply.transport = vin_gateway::UpstreamReply::Transport::kLocal;
+  reply.detail = "connect 127.0.0.1:9000: Too many open files";
+  return reply;
+}
+
+TEST(DecodeServiceTest, DescriptorExhaustionNeverOpensTheBreaker) {
+  Harness h;  // threshold 3
+  h.client.scripted = NoDescriptorLeft();
+  for (std::size_t i = 0; i < 6; ++i) {
+    const DecodeAnswer answer = h.Decode(kOthers.at(i));
+    EXPECT_EQ(answer.status, DecodeStatus::kLocalOverloaded);
+    EXPECT_EQ(answer.http_status(), 503U);
+    EXPECT_EQ(answer.retry_after, 1s);
+    EXPECT_NE(answer.upstream_detail.find("Too many open files"), std::string::npos)
+        << answer.upstream_detail;
+  }
+  EXPECT_EQ(h.breaker->state(), fusebox::State::kClosed);
+  const fusebox::MetricsSnapshot snapshot = h.breaker->Snapshot();
+  EXPECT_EQ(snapshot.failed, 0U);
+  EXPECT_EQ(snapshot.timeouts, 0U);
+  EXPECT_EQ(h.metrics.upstream_calls(vin_gateway::UpstreamResult::kLocal), 6U);
+  EXPECT_EQ(h.metrics.upstream_calls(vin_gateway::UpstreamResult::kTransport), 0U);
+  EXPECT_EQ(h.metrics.answers(DecodeStatus::kLocalOverloaded), 6U);
+  // Descriptors free up: the next decode goes through at once (nothing to wait out).
+  h.client.scripted.reset();
+  EXPECT_EQ(h.Decode(kVin).status, DecodeStatus::kOk);
+}
+
+TEST(DecodeServiceTest, DescriptorExhaustionServesTheStoredDecodeStale) {
+  Harness h;
+  ASSERT_EQ(h.Decode(kVin).status, DecodeStatus::kOk);
+  h.wall.Advance(25h);  // past the TTL: a live decode is needed
+  h.client.scripted = NoDescriptorLeft();
+  const DecodeAnswer answer = h.Decode(kVin);
+  EXPECT_EQ(answer.status, DecodeStatus::kLocalOverloaded);
+  EXPECT_TRUE(answer.stale);
+  EXPECT_EQ(answer.source, Source::kCache);
+  EXPECT_EQ(answer.http_status(), 200U);
+  ASSERT_TRUE(answer.decode);
+  EXPECT_EQ(answer.decode->vehicle.at("make"), "FORD");
+}
+
+TEST(DecodeServiceTest, DescriptorExhaustionInABatchNeverOpensTheBreaker) {
+  Harness h({.failure_threshold = 1});
+  h.client.scripted = NoDescriptorLeft();
+  const std::vector<DecodeAnswer> answers = h.Batch({kOthers.at(0), kOthers.at(1)});
+  ASSERT_EQ(answers.size(), 2U);
+  for (const DecodeAnswer& answer : answers) {
+    EXPECT_EQ(answer.status, DecodeStatus::kLocalOverloaded);
+  }
+  EXPECT_EQ(h.breaker->state(), fusebox::State::kClosed);
+}
+
+// A backend that throws (out of memory in a write, a broken driver) breaks its own contract;
+// still, the decode that the upstream answered is served live, and nothing is blamed on vPIC.
+class ThrowingCache final : public vin_gateway::ImmediateCache {
+ public:
+  std::optional<vin_gateway::CacheEntry> GetNow(std::string_view) override {
+    throw std::bad_alloc();
+  }
+  void PutNow(std::string_view, const vin_gateway::CacheEntry&) override { throw std::bad_alloc(); }
+  vin_gateway::CacheStats Stats() const override {
+    vin_gateway::CacheStats stats;
+    stats.backend = "throwing";
+    stats.healthy = false;
+    return stats;
+  }
+};
+
+TEST(DecodeServiceTest, ThrowingCacheIsNeverBlamedOnTheUpstream) {
+  Harness h({.cache = std::make_unique<ThrowingCache>(), .hot_entries = 0});
+  for (int round = 0; round < 4; ++round) {
+    const DecodeAnswer answer = h.Decode(kVin);
+    EXPECT_EQ(answer.status, DecodeStatus::kOk) << vin_gateway::ToString(answer.status);
+    EXPECT_EQ(answer.source, Source::kLive);
+  }
+  EXPECT_EQ(h.breaker->state(), fusebox::State::kClosed);
+  EXPECT_EQ(h.breaker->Snapshot().failed, 0U);
+  EXPECT_EQ(h.breaker->Snapshot().succeeded, 4U);
+}
+
+// A cache directory that cannot be written (here a file stands where the directory should be:
+// the test runs as root in CI containers, where permissions do not stop a write; the process
+// test in reliability_test.cc runs the gateway as an unprivileged user on a read-only one).
+TEST(DecodeServiceTest, UnwritableCacheDirectoryKeepsLiveDecodes) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / "vin_gateway_unwritable_cache_test";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  { std::ofstream(dir / "not-a-directory") << "x"; }
+  Harness h(
+      {.cache = vin_gateway::MakeSqliteCache((dir / "not-a-directory/c.sqlite").string(), 100),
+       .hot_entries = 0});
+  EXPECT_FALSE(h.cache->Stats().healthy);
+  for (std::size_t i = 0; i < 5; ++i) {
+    EXPECT_EQ(h.Decode(kOthers.at(i)).status, DecodeStatus::kOk);
+  }
+  EXPECT_EQ(h.breaker->Snapshot().failed, 0U);
+  EXPECT_EQ(h.breaker->Snapshot().succeeded, 5U);
+  std::filesystem::remove_all(dir);
+}
+
+// --- Defect: a hostile upstream could inflate the cache (30,000 fields, just under 1 MiB) ----
+
+// A vPIC answer for `vin` with `fields` junk fields before the real ones, `size` bytes long.
+std::string InflatedAnswer(const std::string& vin, int fields, std::size_t size) {
+  std::string rows;
+  const std::size_t per_field = (size - 400) / static_cast<std::size_t>(fields);
+  for (int i = 0; i < fields; ++i) {
+    std::string field = fmt::format(R"("Junk{:05}":")", i);
+    field += std::string(per_field - field.size() - 2, 'x');
+    field += "\",";
+    rows += field;
+  }
+  std::string body = fmt::format(
+      R"({{"Count":1,"Message":"ok","SearchCriteria":"VIN:{0}","Results":[{{{1})"
+      R"("VIN":"{0}","Make":"FORD","Model":"F-150","ModelYear":"2021","ErrorCode":"0"}}]}})",
+      vin, rows);
+  body.resize(std::max(body.size(), size), ' ');  // trailing blanks are valid JSON
+  return body;
+}
+
+TEST(DecodeServiceTest, UpstreamAnswerWithThousandsOfFieldsIsCachedBounded) {
+  Harness h;
+  vin_gateway::UpstreamReply reply;
+  reply.status = 200;
+  reply.body = InflatedAnswer(kVin, 30000, (1 << 20) - 1000);
+  ASSERT_LT(reply.body.size(), std::size_t{1} << 20);
+  ASSERT_GT(reply.body.size(), std::size_t{1000000});
+  h.client.scripted = reply;
+  const DecodeAnswer answer = h.Decode(kVin);
+  ASSERT_EQ(answer.status, DecodeStatus::kOk);
+  ASSERT_TRUE(answer.decode);
+  const vin_gateway::Vehicle& vehicle = answer.decode->vehicle;
+  // The fields the model keeps came through, wherever the upstream put them.
+  EXPECT_EQ(vehicle.at("make"), "FORD");
+  EXPECT_EQ(vehicle.at("model"), "F-150");
+  EXPECT_EQ(answer.decode->upstream_codes, std::vector<int>{0});
+  // The rest is bounded: fields, text, and the stored entry.
+  EXPECT_LE(vehicle.size(), vin_gateway::kMaxVehicleFields);
+  std::size_t text = 0;
+  for (const auto& [key, value] : vehicle) {
+    text += key.size() + value.size();
+  }
+  EXPECT_LE(text, vin_gateway::kMaxVehicleTextBytes);
+  const std::string stored = vin_gateway::SerializeDecode(*answer.decode);
+  EXPECT_LE(stored.size(), vin_gateway::kMaxStoredDecodeBytes);
+  EXPECT_LE(vin_gateway::AnswerBody(answer).size(), std::size_t{32 * 1024});
+  h.io.restart();
+  std::optional<vin_gateway::CacheEntry> entry;
+  net::co_spawn(h.io, h.cache->Get(kVin), [&](std::exception_ptr, auto got) { entry = got; });
+  h.io.run();
+  ASSERT_TRUE(entry);
+  EXPECT_LE(entry->payload.size(), vin_gateway::kMaxStoredDecodeBytes);
+  // The stored form reads back as the same decode (the bound holds across a restart).
+  const std::optional<vin_gateway::Decode> back = vin_gateway::DeserializeDecode(entry->payload);
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->vehicle, vehicle);
 }
 
 }  // namespace

@@ -48,6 +48,7 @@ class FakeVpicClient final : public VpicClient {
   unsigned status = 503;                         // for kStatus
   std::optional<fusebox::Duration> retry_after;  // for kStatus (e.g. 429)
   bool hold = false;                             // every call waits for Release()
+  std::optional<UpstreamReply> scripted;         // when set, every call answers exactly this
 
   int calls = 0;
   int batch_calls = 0;
@@ -97,6 +98,9 @@ class FakeVpicClient final : public VpicClient {
 
   boost::asio::awaitable<UpstreamReply> Answer(std::vector<std::string> vins) {
     UpstreamReply reply;
+    if (scripted) {
+      co_return *scripted;
+    }
     if (hold || mode == Mode::kHang) {
       const bool released = co_await Wait();
       if (!released || mode == Mode::kHang) {

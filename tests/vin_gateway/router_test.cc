@@ -156,7 +156,7 @@ TEST(StatusMappingTest, StaleStandsInOnlyForImpossibleLiveDecodes) {
   for (DecodeStatus s : vin_gateway::kAllDecodeStatuses) {
     stale += vin_gateway::AllowsStale(s) ? 1 : 0;
   }
-  EXPECT_EQ(stale, 5);
+  EXPECT_EQ(stale, 6);  // LOCAL_OVERLOADED too
   EXPECT_FALSE(vin_gateway::AllowsStale(DecodeStatus::kRateLimited));
   EXPECT_FALSE(vin_gateway::AllowsStale(DecodeStatus::kVinInvalid));
 }

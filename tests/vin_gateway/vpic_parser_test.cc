@@ -296,4 +296,70 @@ TEST(ParseErrorCodesTest, ReadsListsAndOldStyleText) {
   EXPECT_TRUE(ParseErrorCodes("n/a").empty());
 }
 
+// --- The bounds of one row (a hostile upstream must not inflate the cache) ------------------
+
+std::string FlatBody(const std::string& fields) {
+  return R"({"Results":[{)" + fields + R"("VIN":"1FTMW1T88MFA00001"}]})";
+}
+
+TEST(VpicBoundsTest, LongValuesAreCutAtACharacterBoundary) {
+  // 1023 ASCII bytes, then a two-byte character that would straddle the 1024-byte bound.
+  const std::string value = std::string(1023, 'a') + "\xC3\xA9" + std::string(100, 'b');
+  auto answer = ParseVpic(FlatBody(R"("Note":")" + value + R"(",)"));
+  ASSERT_TRUE(answer);
+  const std::string& note = answer->rows.at(0).vehicle.at("note");
+  EXPECT_EQ(note, std::string(1023, 'a'));
+  EXPECT_LE(note.size(), vin_gateway::kMaxFieldValueBytes);
+}
+
+TEST(VpicBoundsTest, OverlongKeysAreDropped) {
+  const std::string key(vin_gateway::kMaxFieldKeyBytes + 1, 'k');
+  auto answer = ParseVpic(FlatBody("\"" + key + R"(":"x","Make":"FORD",)"));
+  ASSERT_TRUE(answer);
+  const vin_gateway::Vehicle& vehicle = answer->rows.at(0).vehicle;
+  EXPECT_EQ(vehicle.count(key), 0U);
+  EXPECT_EQ(vehicle.at("make"), "FORD");
+}
+
+TEST(VpicBoundsTest, RequiredKeysSurviveThousandsOfFieldsBeforeThem) {
+  std::string fields;
+  for (int i = 0; i < 5000; ++i) {
+    fields += "\"Field" + std::to_string(i) + R"(":"value",)";
+  }
+  fields += R"("Make":"FORD","ErrorCode":"0",)";
+  auto answer = ParseVpic(FlatBody(fields));
+  ASSERT_TRUE(answer);
+  const vin_gateway::VpicRow& row = answer->rows.at(0);
+  EXPECT_LE(row.vehicle.size(), vin_gateway::kMaxVehicleFields);
+  EXPECT_EQ(row.vehicle.at("make"), "FORD");
+  EXPECT_EQ(row.vin, "1FTMW1T88MFA00001");
+  EXPECT_EQ(row.upstream_codes, std::vector<int>{0});
+  for (std::string_view key : vin_gateway::kRequiredVehicleKeys) {
+    EXPECT_EQ(row.vehicle.count(key), 1U) << key;
+  }
+}
+
+TEST(VpicBoundsTest, TextOfARowIsBounded) {
+  std::string fields;
+  for (int i = 0; i < 200; ++i) {  // under the field bound, 200 KiB of text
+    fields += "\"Field" + std::to_string(i) + R"(":")" + std::string(1000, 'y') + R"(",)";
+  }
+  auto answer = ParseVpic(FlatBody(fields));
+  ASSERT_TRUE(answer);
+  std::size_t text = 0;
+  for (const auto& [key, value] : answer->rows.at(0).vehicle) {
+    text += key.size() + value.size();
+  }
+  EXPECT_LE(text, vin_gateway::kMaxVehicleTextBytes);
+  EXPECT_GT(text, vin_gateway::kMaxVehicleTextBytes / 2);  // filled, not emptied
+}
+
+TEST(VpicBoundsTest, ErrorCodesAreCapped) {
+  std::string codes;
+  for (int i = 0; i < 100; ++i) {
+    codes += (i == 0 ? "" : ",") + std::to_string(i);
+  }
+  EXPECT_EQ(ParseErrorCodes(codes).size(), vin_gateway::kMaxUpstreamCodes);
+}
+
 }  // namespace

@@ -48,6 +48,9 @@ std::string SerializeDecode(const Decode& decode) {
 }
 
 std::optional<Decode> DeserializeDecode(std::string_view text) {
+  if (text.size() > kMaxStoredDecodeBytes) {
+    return std::nullopt;
+  }
   boost::system::error_code ec;
   json::value root = json::parse(text, ec);
   if (ec || !root.is_object()) {

@@ -16,6 +16,7 @@
 //   co_await cache.Put(CacheKey(d.vin, d.model_year), {SerializeDecode(d), d.fetched_at});
 #pragma once
 
+#include <cstddef>
 #include <memory>
 #include <optional>
 #include <string>
@@ -40,7 +41,13 @@ using DecodePtr = std::shared_ptr<const Decode>;
 // The cache key: the normalized VIN, plus "@YYYY" when a model year was asked for.
 std::string CacheKey(std::string_view vin, int model_year);
 
-// The stored form (JSON) and back. Deserialize returns nullopt for anything it did not write.
+// The most a stored form can hold: a decode's vehicle is bounded by the parser (at most
+// kMaxVehicleFields fields and kMaxVehicleTextBytes of text, core/vpic_parser.h), which puts its
+// stored form under 19 KiB; anything larger in a cache was not written by this gateway.
+inline constexpr std::size_t kMaxStoredDecodeBytes = 20 * 1024;
+
+// The stored form (JSON) and back. Deserialize returns nullopt for anything it did not write
+// (and for anything larger than kMaxStoredDecodeBytes, unread).
 std::string SerializeDecode(const Decode& decode);
 std::optional<Decode> DeserializeDecode(std::string_view text);
 

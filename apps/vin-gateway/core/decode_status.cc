@@ -23,6 +23,8 @@ std::string_view ToString(DecodeStatus status) noexcept {
       return "OVERLOADED";
     case DecodeStatus::kRateLimited:
       return "RATE_LIMITED";
+    case DecodeStatus::kLocalOverloaded:
+      return "LOCAL_OVERLOADED";
   }
   return "UPSTREAM_ERROR";
 }
@@ -36,6 +38,7 @@ unsigned HttpStatus(DecodeStatus status) noexcept {
     case DecodeStatus::kCircuitOpen:
     case DecodeStatus::kCircuitHalfOpen:
     case DecodeStatus::kOverloaded:
+    case DecodeStatus::kLocalOverloaded:
       return 503;
     case DecodeStatus::kUpstreamSlow:
       return 504;
@@ -53,6 +56,7 @@ bool HasRetryAfter(DecodeStatus status) noexcept {
     case DecodeStatus::kCircuitHalfOpen:
     case DecodeStatus::kOverloaded:
     case DecodeStatus::kRateLimited:
+    case DecodeStatus::kLocalOverloaded:
       return true;
     default:
       return false;
@@ -78,6 +82,8 @@ std::string_view DefaultMessage(DecodeStatus status) noexcept {
       return "Too many decodes in progress; try again shortly.";
     case DecodeStatus::kRateLimited:
       return "Too many decodes from your address; try again shortly.";
+    case DecodeStatus::kLocalOverloaded:
+      return "The gateway is short of resources right now; try again shortly.";
   }
   return "Decode failed.";
 }
@@ -89,6 +95,7 @@ bool AllowsStale(DecodeStatus status) noexcept {
     case DecodeStatus::kUpstreamSlow:
     case DecodeStatus::kUpstreamError:
     case DecodeStatus::kOverloaded:
+    case DecodeStatus::kLocalOverloaded:
       return true;
     default:
       return false;

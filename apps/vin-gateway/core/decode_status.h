@@ -6,12 +6,16 @@
 // for it ("stale serving").
 //
 //   OK 200 | VIN_INVALID 422 | CIRCUIT_OPEN 503 | CIRCUIT_HALF_OPEN 503 | UPSTREAM_SLOW 504
-//   UPSTREAM_ERROR 502 | OVERLOADED 503 | RATE_LIMITED 429
+//   UPSTREAM_ERROR 502 | OVERLOADED 503 | RATE_LIMITED 429 | LOCAL_OVERLOADED 503
+//
+// LOCAL_OVERLOADED is the gateway's own shortage (no file descriptor, no memory for the upstream
+// call): neither the vehicle database's fault nor the bulkhead's policy, and never counted by the
+// breaker.
 //
 // These are the domain's statuses only. What the HTTP layer answers about the request itself
 // (BAD_REQUEST, NOT_FOUND, METHOD_NOT_ALLOWED, UNAUTHORIZED, PAYLOAD_TOO_LARGE, HEADERS_TOO_LARGE,
-// SHUTTING_DOWN) is http/transport_status.h; the two share the wire's `status` field and never a
-// spelling, except OK.
+// SHUTTING_DOWN, REQUEST_TIMEOUT, TOO_MANY_ATTEMPTS) is http/transport_status.h; the two share the
+// wire's `status` field and never a spelling, except OK.
 //
 // An upstream problem is never reported as VIN_INVALID: only local validation produces it.
 //
@@ -39,13 +43,19 @@ enum class DecodeStatus : std::uint8_t {
   kUpstreamError,
   kOverloaded,
   kRateLimited,
+  kLocalOverloaded,
 };
 
 inline constexpr DecodeStatus kAllDecodeStatuses[] = {
-    DecodeStatus::kOk,           DecodeStatus::kVinInvalid,
-    DecodeStatus::kCircuitOpen,  DecodeStatus::kCircuitHalfOpen,
-    DecodeStatus::kUpstreamSlow, DecodeStatus::kUpstreamError,
-    DecodeStatus::kOverloaded,   DecodeStatus::kRateLimited,
+    DecodeStatus::kOk,
+    DecodeStatus::kVinInvalid,
+    DecodeStatus::kCircuitOpen,
+    DecodeStatus::kCircuitHalfOpen,
+    DecodeStatus::kUpstreamSlow,
+    DecodeStatus::kUpstreamError,
+    DecodeStatus::kOverloaded,
+    DecodeStatus::kRateLimited,
+    DecodeStatus::kLocalOverloaded,
 };
 
 // "OK", "VIN_INVALID", "CIRCUIT_OPEN", ... (the wire spelling).
@@ -64,7 +74,8 @@ std::string_view DefaultMessage(DecodeStatus status) noexcept;
 inline constexpr std::string_view kStaleMessage = "Cached earlier; live refresh paused.";
 
 // Whether a last-good decode may be served (200, stale) when the live decode ends with `status`:
-// true for CIRCUIT_OPEN, CIRCUIT_HALF_OPEN, UPSTREAM_SLOW, UPSTREAM_ERROR and OVERLOADED.
+// true for CIRCUIT_OPEN, CIRCUIT_HALF_OPEN, UPSTREAM_SLOW, UPSTREAM_ERROR, OVERLOADED and
+// LOCAL_OVERLOADED.
 bool AllowsStale(DecodeStatus status) noexcept;
 
 // "Retry-After" seconds: whole seconds, rounded up, at least 1.

@@ -74,11 +74,80 @@ std::string VinFromSearchCriteria(std::string_view criteria) {
   return Upper(Trim(criteria.substr(colon + 1)));
 }
 
-void AddRequiredKeys(Vehicle& vehicle) {
-  for (std::string_view key : kRequiredVehicleKeys) {
-    vehicle.try_emplace(std::string(key));
+// The size of `s` inside a JSON string: quote and backslash escaped, control characters as \u00XX.
+std::size_t JsonTextSize(std::string_view s) noexcept {
+  std::size_t size = 0;
+  for (char c : s) {
+    const auto byte = static_cast<unsigned char>(c);
+    size += (c == '"' || c == '\\') ? 2 : byte < 0x20 ? 6 : 1;
   }
+  return size;
 }
+
+// `value` cut to at most kMaxFieldValueBytes, never inside a UTF-8 sequence.
+void CapValue(std::string& value) {
+  if (value.size() <= kMaxFieldValueBytes) {
+    return;
+  }
+  std::size_t end = kMaxFieldValueBytes;
+  while (end > 0 && (static_cast<unsigned char>(value[end]) & 0xC0U) == 0x80U) {
+    --end;  // value[end] continues a sequence: cut before the sequence starts
+  }
+  value.resize(end);
+}
+
+bool AlwaysKept(std::string_view key) noexcept {
+  if (key == "vin" || key == "error_code") {
+    return true;
+  }
+  for (std::string_view required : kRequiredVehicleKeys) {
+    if (key == required) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// Builds one row's vehicle within the bounds of the header. The always-kept keys are offered
+// first (a first pass over the row), then the others in the upstream's order; a field past a bound
+// is dropped, so every field counts against the same bounds.
+class BoundedVehicle {
+ public:
+  void Offer(std::string key, std::string value) {
+    if (key.empty() || key.size() > kMaxFieldKeyBytes) {
+      return;
+    }
+    CapValue(value);
+    const std::size_t size = JsonTextSize(key) + JsonTextSize(value);
+    std::size_t replaced = 0;
+    auto it = vehicle_.find(key);
+    if (it != vehicle_.end()) {
+      replaced = JsonTextSize(it->first) + JsonTextSize(it->second);
+    } else if (vehicle_.size() >= kMaxVehicleFields) {
+      return;
+    }
+    if (text_bytes_ - replaced + size > kMaxVehicleTextBytes) {
+      return;
+    }
+    text_bytes_ = text_bytes_ - replaced + size;
+    vehicle_.insert_or_assign(std::move(key), std::move(value));  // a repeated key: the last wins
+  }
+
+  // The required keys that no field gave, as "".
+  void AddMissingRequired() {
+    for (std::string_view key : kRequiredVehicleKeys) {
+      if (vehicle_.try_emplace(std::string(key)).second) {
+        text_bytes_ += key.size();
+      }
+    }
+  }
+
+  Vehicle Take() { return std::move(vehicle_); }
+
+ private:
+  Vehicle vehicle_;
+  std::size_t text_bytes_ = 0;
+};
 
 void ReadCodes(VpicRow& row) {
   if (auto it = row.vehicle.find("error_code"); it != row.vehicle.end()) {
@@ -88,47 +157,71 @@ void ReadCodes(VpicRow& row) {
 
 VpicRow FlatRow(const json::object& object, const std::string& criteria_vin) {
   VpicRow row;
-  for (const auto& [key, value] : object) {
-    std::string text = ValueText(value);
-    if (text.empty()) {
-      continue;
+  BoundedVehicle vehicle;
+  for (const bool kept_pass : {true, false}) {
+    for (const auto& [key, value] : object) {
+      if (key.size() > 4 * kMaxFieldKeyBytes) {
+        continue;  // longer than any key it could snake_case to
+      }
+      std::string name = SnakeCase(std::string_view(key.data(), key.size()));
+      if (AlwaysKept(name) != kept_pass) {
+        continue;
+      }
+      std::string text = ValueText(value);
+      if (!text.empty()) {
+        vehicle.Offer(std::move(name), std::move(text));
+      }
     }
-    row.vehicle[SnakeCase(std::string_view(key.data(), key.size()))] = std::move(text);
+    if (kept_pass) {
+      vehicle.AddMissingRequired();
+    }
   }
+  row.vehicle = vehicle.Take();
   if (auto it = row.vehicle.find("vin"); it != row.vehicle.end()) {
     row.vin = Upper(it->second);
   } else {
     row.vin = criteria_vin;
   }
   ReadCodes(row);
-  AddRequiredKeys(row.vehicle);
   return row;
 }
 
 VpicRow VariableRows(const json::array& results, const std::string& criteria_vin) {
   VpicRow row;
-  for (const json::value& item : results) {
-    const json::object& object = item.get_object();
-    const json::value* variable = object.if_contains("Variable");
-    const json::value* value = object.if_contains("Value");
-    if (variable == nullptr || !variable->is_string() || value == nullptr) {
-      continue;
+  BoundedVehicle vehicle;
+  for (const bool kept_pass : {true, false}) {
+    for (const json::value& item : results) {
+      const json::object& object = item.get_object();
+      const json::value* variable = object.if_contains("Variable");
+      const json::value* value = object.if_contains("Value");
+      if (variable == nullptr || !variable->is_string() || value == nullptr) {
+        continue;
+      }
+      const json::string& label = variable->get_string();
+      if (label.size() > 4 * kMaxFieldKeyBytes) {
+        continue;  // longer than any key it could snake_case to
+      }
+      std::string name =
+          CanonicalLabelKey(SnakeCaseLabel(std::string_view(label.data(), label.size())));
+      if (AlwaysKept(name) != kept_pass) {
+        continue;
+      }
+      std::string text = ValueText(*value);
+      if (!text.empty()) {
+        vehicle.Offer(std::move(name), std::move(text));
+      }
     }
-    std::string text = ValueText(*value);
-    if (text.empty()) {
-      continue;
+    if (kept_pass) {
+      vehicle.AddMissingRequired();
     }
-    const json::string& name = variable->get_string();
-    row.vehicle[CanonicalLabelKey(SnakeCaseLabel(std::string_view(name.data(), name.size())))] =
-        std::move(text);
   }
+  row.vehicle = vehicle.Take();
   if (auto it = row.vehicle.find("vin"); it != row.vehicle.end()) {
     row.vin = Upper(it->second);
   } else {
     row.vin = criteria_vin;
   }
   ReadCodes(row);
-  AddRequiredKeys(row.vehicle);
   return row;
 }
 
@@ -237,7 +330,7 @@ std::vector<int> ParseErrorCodes(std::string_view value) {
       ++i;
     }
   };
-  for (;;) {
+  while (codes.size() < kMaxUpstreamCodes) {
     skip_spaces();
     const std::size_t start = i;
     int number = 0;

@@ -1,11 +1,16 @@
 #include "http/http_server.h"
 
+#include <dirent.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <exception>
 #include <iterator>
+#include <limits>
+#include <optional>
 #include <string_view>
 #include <utility>
 
@@ -60,6 +65,88 @@ bool UsableRequestId(std::string_view id) {
   }
   return true;
 }
+
+// The descriptors this process has open now (/proc/self/fd), or nullopt when it cannot tell.
+std::optional<std::uint64_t> OpenDescriptors() {
+  DIR* dir = ::opendir("/proc/self/fd");
+  if (dir == nullptr) {
+    return std::nullopt;
+  }
+  std::uint64_t count = 0;
+  while (const dirent* entry = ::readdir(dir)) {
+    if (entry->d_name[0] != '.') {
+      ++count;
+    }
+  }
+  ::closedir(dir);
+  return count - std::min<std::uint64_t>(count, 1);  // not the directory's own descriptor
+}
+
+// How many client connections may be open at once: the open-file limit, less what is open at
+// start (listener, event loops, cache, log) and the reserve for upstream calls.
+std::int64_t ConnectionCap(std::size_t reserve) {
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY ||
+      limit.rlim_cur > (std::uint64_t{1} << 40)) {
+    return std::numeric_limits<std::int64_t>::max();
+  }
+  const auto files = static_cast<std::uint64_t>(limit.rlim_cur);
+  const std::uint64_t kept = std::min<std::uint64_t>(reserve, files / 2);
+  const std::uint64_t open_now = OpenDescriptors().value_or(32);
+  const std::uint64_t used = kept + open_now;
+  return used >= files ? 1 : static_cast<std::int64_t>(files - used);
+}
+
+// accept() failed because this process or the machine is out of something: no descriptor left,
+// no socket buffer, no memory. The listener stays readable: waiting is the only cure.
+bool IsLocalShortage(const boost::system::error_code& ec) {
+  if (ec.category() != boost::system::system_category()) {
+    return false;
+  }
+  return ec.value() == EMFILE || ec.value() == ENFILE || ec.value() == ENOBUFS ||
+         ec.value() == ENOMEM;
+}
+
+// One episode of accept trouble (or of the reserve reached): logged when it starts and when it
+// ends, never once per failed accept.
+class Episode {
+ public:
+  // `unit` names what Begin() counts while the episode lasts ("failed accepts").
+  Episode(const HttpServerOptions& options, std::string_view unit)
+      : options_(options), unit_(unit) {}
+  bool active() const noexcept { return active_; }
+  void Begin(std::string_view message) {
+    ++events_;
+    if (active_) {
+      return;
+    }
+    active_ = true;
+    started_ = std::chrono::steady_clock::now();
+    Log("warn", message);
+  }
+  void End(std::string_view what) {
+    if (!active_) {
+      return;
+    }
+    active_ = false;
+    const auto lasted = std::chrono::duration_cast<std::chrono::milliseconds>(
+        std::chrono::steady_clock::now() - started_);
+    Log("info", fmt::format("{} after {} ms ({} {})", what, lasted.count(), events_, unit_));
+    events_ = 0;
+  }
+
+ private:
+  void Log(std::string_view level, std::string_view message) const {
+    if (options_.event_log) {
+      options_.event_log(level, message);
+    }
+  }
+  const HttpServerOptions& options_;
+  const std::string_view unit_;
+  bool active_ = false;
+  std::uint64_t events_ = 0;
+  std::chrono::steady_clock::time_point started_{};
+};
 
 }  // namespace
 
@@ -145,10 +232,33 @@ std::uint16_t HttpServer::port() const { return impl_->local.port(); }
 
 void HttpServer::Start() {
   Impl* impl = impl_.get();
+  const std::int64_t cap = ConnectionCap(impl->options.descriptor_reserve);
   net::co_spawn(
       impl->acceptor.get_executor(),
-      [this, impl]() -> net::awaitable<void> {
+      [this, impl, cap]() -> net::awaitable<void> {
+        // The reserve is reached: connections wait in the listen backlog (accepting them would
+        // take the descriptors upstream calls need) and are taken once one closes. The accept
+        // failed for want of descriptors or memory: the same wait. Both are short polls, so a
+        // client is taken within milliseconds once descriptors free up, and neither spins.
+        constexpr auto kFullPoll = std::chrono::milliseconds(10);
+        constexpr auto kShortagePause = std::chrono::milliseconds(20);
+        Episode full(impl->options, "checks");
+        Episode shortage(impl->options, "failed accepts");
+        net::steady_timer pause(impl->acceptor.get_executor());
         for (;;) {
+          if (connections_.load(std::memory_order_relaxed) >= cap) {
+            full.Begin(fmt::format(
+                "accept: {} connections open, the most that leaves {} descriptors for upstream "
+                "calls; new connections wait until one closes",
+                cap, impl->options.descriptor_reserve));
+            pause.expires_after(kFullPoll);
+            co_await pause.async_wait(kTuple);
+            if (!impl->acceptor.is_open()) {
+              co_return;
+            }
+            continue;
+          }
+          full.End("accept: below the descriptor reserve again");
           net::io_context& target = *impl->session_contexts[impl->next_context];
           impl->next_context = (impl->next_context + 1) % impl->session_contexts.size();
           auto [ec, socket] =
@@ -157,11 +267,14 @@ void HttpServer::Start() {
             co_return;
           }
           if (ec) {
-            // Out of file descriptors or a transient error: breathe, then accept again.
-            net::steady_timer pause(impl->acceptor.get_executor(), std::chrono::milliseconds(50));
+            shortage.Begin(fmt::format(
+                "accept failed: {}{}; waiting for descriptors (logged once until it ends)",
+                ec.message(), IsLocalShortage(ec) ? " (the gateway is short of resources)" : ""));
+            pause.expires_after(kShortagePause);
             co_await pause.async_wait(kTuple);
             continue;
           }
+          shortage.End("accept: working again");
           if (draining_.load(std::memory_order_relaxed)) {
             continue;  // the socket closes as it goes out of scope
           }

@@ -42,6 +42,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <boost/asio/awaitable.hpp>
@@ -62,6 +63,13 @@ struct HttpServerOptions {
   fusebox::Duration write_timeout = std::chrono::seconds(10);
   std::size_t header_limit = std::size_t{8} * 1024;
   std::size_t body_limit = std::size_t{64} * 1024;
+  // File descriptors kept free for everything but client connections (upstream calls above
+  // all): no connection is accepted while the connections open would leave fewer than this of the
+  // open-file limit (counted from the descriptors open at Start()). Capped at half the limit.
+  std::size_t descriptor_reserve = 64;
+  // Where the server's own events go (accept trouble, the reserve reached and left): level
+  // ("info", "warn") and a sentence. Empty: not logged.
+  std::function<void(std::string_view level, std::string_view message)> event_log = nullptr;
 };
 
 // One answered request, for the access log.

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <exception>
 #include <map>
+#include <new>
 #include <utility>
 #include <variant>
 
@@ -61,6 +62,12 @@ const VpicRow* FindRow(const VpicAnswer& answer, const std::string& vin) {
 // does is a success, however sparse.
 Attempt Classify(UpstreamReply reply, const std::vector<BatchItem>& items, Duration max_hold) {
   Attempt attempt;
+  if (reply.transport == UpstreamReply::Transport::kLocal) {
+    attempt.outcome = fusebox::Outcome::kIgnored;  // ours, not the upstream's
+    attempt.result = UpstreamResult::kLocal;
+    attempt.detail = fmt::format("local: {}", reply.detail);
+    return attempt;
+  }
   if (!reply.ok()) {
     attempt.result = UpstreamResult::kTransport;
     attempt.detail = fmt::format("{}: {}", ToString(reply.transport), reply.detail);
@@ -111,6 +118,16 @@ DecodePtr Younger(DecodePtr a, DecodePtr b) {
     return b;
   }
   return a;
+}
+
+// What a live decode that died of the gateway's own shortage says: the breaker was told
+// kIgnored (or was never asked), and the answer is LOCAL_OVERLOADED.
+DecodeService::Live LocalShortage(std::string detail) {
+  DecodeService::Live live;
+  live.local = true;
+  live.error = Error{ReasonCode::kOverloaded, std::chrono::seconds(1)};
+  live.detail = std::move(detail);
+  return live;
 }
 
 void AnswerInvalid(DecodeAnswer& answer, const VinCheck& check, std::size_t raw_size) {
@@ -173,10 +190,16 @@ net::awaitable<DecodeService::Lookup> DecodeService::LookUp(std::string key) {
   }
   // Not in the front, or too old there: the backend may hold a younger copy (a front that
   // evicted and re-read, or a backend shared between gateways, as a redis:// one will be).
-  std::optional<CacheEntry> entry = co_await deps_.cache.Get(key);
+  // A backend that fails is a miss (Cache never throws by contract; one that does anyway, or a
+  // payload that cannot be parsed for want of memory, is a miss too, never an upstream outcome).
   std::optional<vin_gateway::Decode> decode;
-  if (entry) {
-    decode = DeserializeDecode(entry->payload);
+  try {
+    std::optional<CacheEntry> entry = co_await deps_.cache.Get(key);
+    if (entry) {
+      decode = DeserializeDecode(entry->payload);
+    }
+  } catch (const std::exception&) {
+    decode.reset();
   }
   if (!decode) {
     co_return Lookup{nullptr, std::move(hot.decode), nullptr};
@@ -212,9 +235,15 @@ void DecodeService::AnswerFresh(DecodeAnswer& answer, const std::string& key, Lo
 net::awaitable<void> DecodeService::Store(DecodePtr decode) {
   std::string key = CacheKey(decode->vin, decode->model_year);
   hot_.Put(key, decode);
-  // Built outside the co_await: GCC 12 mishandles temporaries inside one.
-  CacheEntry entry{SerializeDecode(*decode), decode->fetched_at};
-  co_await deps_.cache.Put(std::move(key), std::move(entry));
+  // A cache that cannot take the entry (out of memory, a backend that throws) drops it: the
+  // decode is still answered live, and nothing of it reaches the breaker (its outcome is
+  // recorded already) or the answer.
+  try {
+    CacheEntry entry{SerializeDecode(*decode), decode->fetched_at};
+    co_await deps_.cache.Put(std::move(key), std::move(entry));
+  } catch (const std::exception&) {
+    // Dropped, like any failed write (the backend counts its own errors).
+  }
 }
 
 net::awaitable<void> DecodeService::Finish(DecodeAnswer& answer, const Live& live,
@@ -228,7 +257,7 @@ net::awaitable<void> DecodeService::Finish(DecodeAnswer& answer, const Live& liv
     answer.decode = live.decode;
     answer.message = std::string(DefaultMessage(DecodeStatus::kOk));
   } else {
-    answer.status = FromReason(live.error.code);
+    answer.status = live.local ? DecodeStatus::kLocalOverloaded : FromReason(live.error.code);
     answer.retry_after = live.error.retry_after;
     answer.message = std::string(DefaultMessage(answer.status));
     if (AllowsStale(answer.status)) {
@@ -282,12 +311,21 @@ net::awaitable<DecodeService::Live> DecodeService::CallUpstream(Admission admiss
     seen.called = true;
     // No co_await inside a conditional expression: GCC 12 destroys its temporaries twice.
     UpstreamReply reply;
-    if (batch) {
-      reply = co_await deps_.client.DecodeBatch(items);
-    } else {
-      reply = co_await deps_.client.DecodeVin(items.front().vin, items.front().model_year);
+    Attempt attempt;
+    try {
+      if (batch) {
+        reply = co_await deps_.client.DecodeBatch(items);
+      } else {
+        reply = co_await deps_.client.DecodeVin(items.front().vin, items.front().model_year);
+      }
+      attempt = Classify(std::move(reply), items, max_hold);
+    } catch (const std::bad_alloc&) {
+      // Out of memory reading or parsing the answer: the gateway's shortage, not a failure.
+      attempt = Attempt{};
+      attempt.outcome = fusebox::Outcome::kIgnored;
+      attempt.result = UpstreamResult::kLocal;
+      attempt.detail = "local: out of memory";
     }
-    Attempt attempt = Classify(std::move(reply), items, max_hold);
     seen.result = attempt.result;
     seen.retry_after = attempt.retry_after;
     seen.detail = attempt.detail;
@@ -307,6 +345,9 @@ net::awaitable<DecodeService::Live> DecodeService::CallUpstream(Admission admiss
     HoldUpstream(*seen.retry_after);
   }
   if (!result) {
+    if (seen.result == UpstreamResult::kLocal && result.error().code == ReasonCode::kCancelled) {
+      co_return LocalShortage(seen.detail);
+    }
     live.error = result.error();
     live.detail = result.error().code == ReasonCode::kUpstreamSlow ? "budget ran out" : seen.detail;
     co_return live;
@@ -341,6 +382,8 @@ net::awaitable<void> DecodeService::Lead(Flights::Leader leader, std::string vin
   try {
     live = co_await CallUpstream(std::move(admission), std::move(items),
                                  fusebox::Priority::kInteractive, nullptr);
+  } catch (const std::bad_alloc&) {
+    live = LocalShortage("local: out of memory");
   } catch (const std::exception&) {
     live = Live{};
     live.error = Error{ReasonCode::kUpstreamError};
@@ -505,6 +548,8 @@ net::awaitable<std::vector<DecodeAnswer>> DecodeService::DecodeBatch(
     try {
       live =
           co_await CallUpstream(std::move(*admission), items, fusebox::Priority::kBatch, &decoded);
+    } catch (const std::bad_alloc&) {
+      live = LocalShortage("local: out of memory");
     } catch (const std::exception&) {
       live = Live{};
       live.error = Error{ReasonCode::kUpstreamError};
@@ -515,6 +560,7 @@ net::awaitable<std::vector<DecodeAnswer>> DecodeService::DecodeBatch(
     mine.latency = live.latency;
     mine.error = live.error;
     mine.detail = live.detail;
+    mine.local = live.local;
     if (live.decode) {
       mine.decode = decoded[item_index.find(answers[i].vin)->second];
     }

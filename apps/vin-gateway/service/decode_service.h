@@ -13,10 +13,13 @@
 //   one budgeted upstream call (fusebox::asio::RunAdmitted: connect, TLS, send, receive; no retry)
 //       --timeout--> UPSTREAM_SLOW   --5xx, 429, reset, not vPIC JSON, VIN echo mismatch-->
 //       UPSTREAM_ERROR   --any parseable vPIC answer--> OK, cached with its fetch time
+//       --the gateway short of descriptors or memory--> LOCAL_OVERLOADED (the breaker records
+//       kIgnored: a local shortage is never the upstream's failure)
 //
 // When the live decode is impossible (CIRCUIT_OPEN, CIRCUIT_HALF_OPEN, UPSTREAM_SLOW,
-// UPSTREAM_ERROR, OVERLOADED) and a last-good decode is stored, the answer is that decode,
-// `stale`, with the reason in `status` (served as 200).
+// UPSTREAM_ERROR, OVERLOADED, LOCAL_OVERLOADED) and a last-good decode is stored, the answer is
+// that decode, `stale`, with the reason in `status` (served as 200). A cache that fails (full
+// disk, read-only directory, corruption) is a miss or a dropped write, never an upstream outcome.
 //
 // The leader takes its rate token, bulkhead slot and breaker permit in the request's own
 // coroutine, so a refusal (the breaker open above all) costs no more than one cache lookup (the
@@ -137,6 +140,7 @@ class DecodeService {
     fusebox::Error error{};                    // otherwise
     std::optional<fusebox::Duration> latency;  // set when an upstream call was made
     std::string detail;                        // why the upstream call failed, for the log
+    bool local = false;  // the gateway's own shortage (LOCAL_OVERLOADED), not `error`
   };
 
  private:

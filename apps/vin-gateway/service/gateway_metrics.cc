@@ -27,6 +27,8 @@ std::string_view ToString(UpstreamResult result) noexcept {
       return "transport";
     case UpstreamResult::kTimeout:
       return "timeout";
+    case UpstreamResult::kLocal:
+      return "local";
     case UpstreamResult::kCount:
       break;
   }

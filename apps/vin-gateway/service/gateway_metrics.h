@@ -34,10 +34,11 @@ enum class UpstreamResult : std::uint8_t {
   kBadBody,    // 200 but not vPIC JSON, or the VIN echo did not match
   kTransport,  // connect, TLS, reset, protocol, body too large
   kTimeout,    // the budget ran out
+  kLocal,      // the gateway was short of descriptors or memory: not the upstream's doing
   kCount,
 };
 
-// "ok", "http_error", "bad_body", "transport", "timeout".
+// "ok", "http_error", "bad_body", "transport", "timeout", "local".
 std::string_view ToString(UpstreamResult result) noexcept;
 
 class GatewayMetrics {

@@ -58,7 +58,29 @@ struct Connection {
   }
 };
 
+// Errors that say this process (or this machine) ran short, not that the upstream failed: out of
+// file descriptors, socket buffers, memory or local ports.
+bool IsLocalShortage(const boost::system::error_code& ec) {
+  if (ec.category() != boost::system::system_category() &&
+      ec.category() != boost::system::generic_category()) {
+    return false;
+  }
+  switch (ec.value()) {
+    case EMFILE:
+    case ENFILE:
+    case ENOBUFS:
+    case ENOMEM:
+    case EADDRNOTAVAIL:
+      return true;
+    default:
+      return false;
+  }
+}
+
 UpstreamReply::Transport FromError(const boost::system::error_code& ec) {
+  if (IsLocalShortage(ec)) {
+    return UpstreamReply::Transport::kLocal;
+  }
   if (ec == net::error::operation_aborted) {
     return UpstreamReply::Transport::kCancelled;
   }
@@ -69,6 +91,12 @@ UpstreamReply::Transport FromError(const boost::system::error_code& ec) {
     return UpstreamReply::Transport::kProtocol;
   }
   return UpstreamReply::Transport::kReset;
+}
+
+// A failed resolve or connect: the gateway's shortage, or the upstream's failure.
+UpstreamReply::Transport FromConnectError(const boost::system::error_code& ec) {
+  return IsLocalShortage(ec) ? UpstreamReply::Transport::kLocal
+                             : UpstreamReply::Transport::kConnect;
 }
 
 std::optional<fusebox::Duration> ParseRetryAfter(std::string_view value) {
@@ -168,7 +196,7 @@ class HttpVpicClient final : public VpicClient {
     auto [rec, endpoints] = co_await resolver.async_resolve(host_, port_, kTuple);
     if (rec) {
       reply.transport = rec == net::error::operation_aborted ? UpstreamReply::Transport::kCancelled
-                                                             : UpstreamReply::Transport::kConnect;
+                                                             : FromConnectError(rec);
       reply.detail = fmt::format("resolve {}: {}", host_, rec.message());
       co_return nullptr;
     }
@@ -181,14 +209,30 @@ class HttpVpicClient final : public VpicClient {
       conn->plain.emplace(executor_);
       tcp_stream = &*conn->plain;
     }
-    auto [cec, endpoint] = co_await tcp_stream->async_connect(endpoints, kTuple);
+    // One endpoint after another, each socket opened here rather than inside async_connect: when
+    // the open fails (no descriptor left), Asio's range connect reports operation_aborted, which
+    // would read as a cancelled call instead of the gateway's own shortage.
+    boost::system::error_code cec = net::error::host_not_found;
+    for (const auto& entry : endpoints) {
+      tcp::socket& socket = tcp_stream->socket();
+      boost::system::error_code ignored;
+      socket.close(ignored);
+      if (socket.open(entry.endpoint().protocol(), cec); !cec) {
+        auto [connect_ec] = co_await tcp_stream->async_connect(entry.endpoint(), kTuple);
+        cec = connect_ec;
+      }
+      if (!cec || cec == net::error::operation_aborted || IsLocalShortage(cec)) {
+        break;
+      }
+    }
     if (cec) {
       reply.transport = cec == net::error::operation_aborted ? UpstreamReply::Transport::kCancelled
-                                                             : UpstreamReply::Transport::kConnect;
+                                                             : FromConnectError(cec);
       reply.detail = fmt::format("connect {}:{}: {}", host_, port_, cec.message());
       co_return nullptr;
     }
-    tcp_stream->socket().set_option(tcp::no_delay(true));
+    boost::system::error_code option_ec;
+    tcp_stream->socket().set_option(tcp::no_delay(true), option_ec);  // best effort
     if (tls_) {
       SSL* native = conn->tls->native_handle();
       // SNI names hosts, never addresses. SSL_set_tlsext_host_name without the macro's C cast.
@@ -334,6 +378,8 @@ std::string_view ToString(UpstreamReply::Transport transport) noexcept {
       return "body_too_large";
     case UpstreamReply::Transport::kCancelled:
       return "cancelled";
+    case UpstreamReply::Transport::kLocal:
+      return "local";
   }
   return "unknown";
 }

@@ -14,6 +14,7 @@
 //
 // Example:
 //   UpstreamReply reply = co_await client.DecodeVin("1FTMW1T88MFA00001", 0);
+//   if (reply.transport == UpstreamReply::Transport::kLocal) ...  // ours: the breaker ignores it
 //   if (!reply.ok() || reply.status != 200) ...   // an upstream failure for the breaker
 #pragma once
 
@@ -39,6 +40,8 @@ struct UpstreamReply {
     kProtocol,      // the answer was not valid HTTP
     kBodyTooLarge,  // the body exceeded the cap (1 MiB)
     kCancelled,     // the call was cancelled (budget or shutdown)
+    kLocal,         // the gateway itself was short of a resource (file descriptors, buffers,
+                    // memory, local ports): not the upstream's doing, never a breaker failure
   };
   Transport transport = Transport::kOk;
   unsigned status = 0;  // HTTP status when kOk
@@ -49,7 +52,7 @@ struct UpstreamReply {
   bool ok() const noexcept { return transport == Transport::kOk; }
 };
 
-// "ok", "connect", "tls", "reset", "protocol", "body_too_large", "cancelled".
+// "ok", "connect", "tls", "reset", "protocol", "body_too_large", "cancelled", "local".
 std::string_view ToString(UpstreamReply::Transport transport) noexcept;
 
 struct BatchItem {

@@ -258,6 +258,8 @@
     OVERLOADED: ['Too many decodes in progress', 'the gateway is busy with other decodes.'],
     RATE_LIMITED: ['Too many decodes from your address',
       'decodes from each address are limited to keep the service fair.'],
+    LOCAL_OVERLOADED: ['The gateway is short of resources',
+      'it cannot reach the vehicle database right now. Your VIN looks fine.'],
   };
 
   // The first few problems, then how many more (a pasted paragraph has dozens).
@@ -478,7 +480,7 @@
   const BATCH_LABEL = {
     OK: 'Decoded', VIN_INVALID: 'Invalid', CIRCUIT_OPEN: 'Paused', CIRCUIT_HALF_OPEN: 'Recovering',
     UPSTREAM_SLOW: 'Timed out', UPSTREAM_ERROR: 'Database error', OVERLOADED: 'Busy',
-    RATE_LIMITED: 'Rate limited',
+    RATE_LIMITED: 'Rate limited', LOCAL_OVERLOADED: 'Busy',
   };
 
   function batchRow(item, index, line) {
