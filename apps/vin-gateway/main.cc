@@ -15,6 +15,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <memory>
 #include <string>
 #include <thread>
@@ -263,5 +264,12 @@ int main(int argc, char** argv) {
     std::fputs(parsed->help_text.c_str(), stdout);
     return 0;
   }
-  return Run(parsed->config);
+  try {
+    return Run(parsed->config);
+  } catch (const std::exception& e) {
+    // Setup only (the request path answers errors as values and never throws out of Run):
+    // what reaches here is the standard library's own, such as std::bad_alloc.
+    std::fprintf(stderr, "vin-gateway: %s\n", e.what());
+    return 1;
+  }
 }

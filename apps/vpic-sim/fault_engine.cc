@@ -23,10 +23,7 @@ const std::vector<std::string_view>& FaultLabels() {
 }
 
 FaultEngine::FaultEngine(FaultSpec startup, Schedule schedule, std::uint64_t seed)
-    : startup_(std::move(startup)),
-      schedule_(std::move(schedule)),
-      random_(seed),
-      active_key_(kNoKey) {}
+    : startup_(startup), schedule_(std::move(schedule)), random_(seed), active_key_(kNoKey) {}
 
 void FaultEngine::SetOverride(const FaultSpec& spec) {
   override_ = spec;

@@ -186,7 +186,8 @@ Result<Schedule, ConfigError> ParseSchedule(std::string_view toml_text, std::str
     auto spec = BuildFaultSpec(options, Syntax::kToml);
     if (!spec) {
       const std::string& field = spec.error().field;
-      return fail(FieldNode(*table.table, field), prefix + "." + field, spec.error().message);
+      return fail(FieldNode(*table.table, field), fmt::format("{}.{}", prefix, field),
+                  spec.error().message);
     }
     schedule.phases.push_back(Phase{table.from, table.to, *spec});
     spans.push_back(app::PhaseSpan{table.from, table.to});
@@ -199,7 +200,7 @@ Result<Schedule, ConfigError> ParseSchedule(std::string_view toml_text, std::str
   }
   std::vector<Phase> sorted;
   for (std::size_t i : app::TimeOrder(spans)) {
-    sorted.push_back(std::move(schedule.phases[i]));
+    sorted.push_back(schedule.phases[i]);
   }
   schedule.phases = std::move(sorted);
   return schedule;

@@ -64,7 +64,7 @@ std::optional<ParsedPath> ParseVehiclesPath(std::string_view path) {
 
 std::string Serialize(const boost::json::object& object) { return boost::json::serialize(object); }
 
-ApiResponse ErrorBody(unsigned status, std::string message, std::string detail) {
+ApiResponse ErrorBody(unsigned status, const std::string& message, const std::string& detail) {
   boost::json::object body;
   body["message"] = message;
   if (!detail.empty()) {

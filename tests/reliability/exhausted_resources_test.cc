@@ -84,12 +84,10 @@ TEST_F(ExhaustedResourcesTest, CacheDirectoryReadOnly) {
   CheckAndRecord("cache directory read-only", DecodeMany('D', 10), 10);
 }
 
-// DISABLED: the gateway does not survive this today. The write that crosses the limit raises
-// SIGXFSZ, whose default action ends the process (exit 153 from the shell, after 3 decodes of
-// 40 here); it should ignore the signal so that the write fails with EFBIG and the cache breaks
-// like on a full disk. Enable it with that fix. (64 KiB: the gateway's own log, stderr to a file
-// here, stays below it for 40 decodes.) --gtest_also_run_disabled_tests runs it.
-TEST_F(ExhaustedResourcesTest, DISABLED_FileSizeLimitOf64Kib) {
+// The write that crosses the limit would raise SIGXFSZ, whose default action ends the process;
+// the gateway ignores it, so the write fails with EFBIG and the cache breaks as on a full disk.
+// (64 KiB: the gateway's own log, stderr to a file here, stays below it for 40 decodes.)
+TEST_F(ExhaustedResourcesTest, FileSizeLimitOf64Kib) {
   StartSim();
   StartGateway({"--cache", "sqlite:" + (dir_ / "cache.sqlite").string()}, {}, "",
                {"/usr/bin/prlimit", "--fsize=65536:65536"});

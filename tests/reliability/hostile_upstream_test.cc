@@ -371,12 +371,12 @@ TEST_F(HostileUpstreamTest, CapacityOneWithFourAtOnce) {
 
 // Answers vpic-sim cannot make, from FakeUpstream.
 TEST_F(HostileUpstreamTest, GiantAnswerJustUnderTheBodyCap) {
-  // 30,000 fields in 1 MiB: a valid answer, served; ten VINs of it must not inflate the gateway.
+  // 30,000 fields in 1 MiB: a valid answer, served; ten VINs of it must not inflate the gateway
+  // (each row is bounded before it is cached: the default bound holds).
   fake_ = std::make_unique<FakeUpstream>();
   Check({.name = "giant: 30,000 fields, just under 1 MiB (10 VINs)",
          .control = "giant",
          .answers = std::vector<std::string>(10, "OK"),
-         .rss_bound_mib = 256,
          .opens = false},
         "CLOSED");
 }
