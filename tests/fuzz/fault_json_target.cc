@@ -14,7 +14,7 @@ namespace fusebox::fuzz {
 int VpicSimFaultJson(const std::uint8_t* data, std::size_t size) {
   auto spec = vpic_sim::ParseFaultJson(AsText(data, size));
   if (!spec) {
-    Check(!spec.error().field.empty());
+    // The field is the key as the body spells it, so it may be empty (`{"mode":"ok","":1}`).
     Check(!spec.error().message.empty());
     return 0;
   }

@@ -20,7 +20,7 @@ int SimScenario(const std::uint8_t* data, std::size_t size);
 
 // vpic-sim's ParseFaultJson (the control API's POST /__control/faults body): either a FaultSpec
 // that Validate()s and survives FaultSpecToJson -> ParseFaultJson unchanged; or a ConfigError
-// naming a field, with a message.
+// with a message (its field is the key as the body spells it, possibly empty).
 int VpicSimFaultJson(const std::uint8_t* data, std::size_t size);
 
 // vpic-sim's ParseSchedule (--schedule FILE): either phases sorted by `from`, each [from, to)
