@@ -1,11 +1,20 @@
 #!/usr/bin/env bash
-# Builds the vin-gateway libFuzzer targets with clang-16 (the `fuzz` preset, build/fuzz) and runs
-# each for a bounded time on a corpus seeded from the project's own data:
+# Builds the libFuzzer targets with clang-16 (the `fuzz` preset, build/fuzz) and runs each for a
+# bounded time on a corpus seeded from the project's own data (docs/fuzzing.md says what each
+# target checks, how fast it runs and how much it covers):
 #
-#   scripts/fuzz.sh [SECONDS_PER_TARGET]      (default 30)
+#   scripts/fuzz.sh [SECONDS_PER_TARGET]      (default 20: 7 targets, under 3 minutes in all)
 #
-#   vin_fuzzer          VIN normalizer + validator; seeds: every VIN of tests/data/vin-vectors.tsv
-#   vpic_parser_fuzzer  vPIC response parser; seeds: the recorded responses in apps/vpic-sim/data
+#   vin_fuzzer              VIN normalizer + validator; seeds: every VIN of tests/data/vin-vectors.tsv
+#   vpic_parser_fuzzer      vPIC response parser; seeds: the recorded responses in apps/vpic-sim/data
+#   http_request_fuzzer     a client's bytes -> request parser -> router; tests/vin_gateway/fuzz/seeds
+#   gateway_config_fuzzer   the gateway's --config TOML; tests/vin_gateway/fuzz/seeds
+#   sim_scenario_fuzzer     fusebox-sim's scenario loader; tests/fuzz/seeds and scenarios/*.toml
+#   vpic_fault_json_fuzzer  vpic-sim's control API fault body; tests/fuzz/seeds
+#   vpic_schedule_fuzzer    vpic-sim's --schedule reader; tests/fuzz/seeds and scenarios/*.toml
+#
+# Only the files directly in a seeds/<target>/ folder are seeds: seeds/<target>/crashes/ keeps
+# inputs that crash a target until the defect is fixed, and is not run here nor by the smoke tests.
 #
 # A crash, a sanitizer report, a leak or a timeout fails the run; libFuzzer writes the input that
 # did it into build/fuzz/artifacts/ (reproduce with `build/fuzz/bin/<target> <file>`). The corpus
@@ -15,7 +24,7 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 
-seconds="${1:-30}"
+seconds="${1:-20}"
 if ! [[ "$seconds" =~ ^[1-9][0-9]*$ ]]; then
   echo "fuzz: error: SECONDS_PER_TARGET must be a positive whole number, got '$seconds'" >&2
   exit 2
@@ -33,29 +42,58 @@ cmake --preset fuzz >/dev/null
 cmake --build --preset fuzz
 
 out="build/fuzz"
-mkdir -p "$out/artifacts" "$out/corpus/vin" "$out/corpus/vpic" "$out/seeds/vin" "$out/seeds/vpic"
+rm -rf "$out/seeds"
+mkdir -p "$out/artifacts" "$out/seeds"
 
-# libFuzzer reads corpus directories flat: one file per seed input.
+# libFuzzer reads corpus directories recursively, one file per input: seeds are staged flat.
 n=0
+mkdir -p "$out/seeds/vin"
 while IFS=$'\t' read -r vin _; do
   case "$vin" in ''|'#'*|vin) continue ;; esac
   n=$((n + 1))
   printf '%s' "$vin" >"$out/seeds/vin/vector-$n"
 done <tests/data/vin-vectors.tsv
 n=0
+mkdir -p "$out/seeds/vpic"
 while IFS= read -r -d '' file; do
   n=$((n + 1))
   cp "$file" "$out/seeds/vpic/response-$n.json"
 done < <(find apps/vpic-sim/data -name '*.json' -print0 | sort -z)
 
+# stage_seeds NAME DIR...: the regular files directly in each DIR (never crashes/).
+stage_seeds() {
+  local name="$1" dir
+  shift
+  mkdir -p "$out/seeds/$name"
+  for dir in "$@"; do
+    find "$dir" -maxdepth 1 -type f -exec cp -t "$out/seeds/$name" {} +
+  done
+}
+stage_seeds http_request tests/vin_gateway/fuzz/seeds/http_request
+stage_seeds gateway_config tests/vin_gateway/fuzz/seeds/gateway_config
+stage_seeds sim_scenario tests/fuzz/seeds/sim_scenario scenarios
+stage_seeds vpic_fault_json tests/fuzz/seeds/vpic_fault_json
+stage_seeds vpic_schedule tests/fuzz/seeds/vpic_schedule scenarios
+
+# run_target TARGET SEEDS MAX_LEN [DICTIONARY]
 run_target() {
-  local target="$1" corpus="$2" seeds="$3" max_len="$4"
-  echo "==> fuzz: $target for ${seconds}s (corpus $corpus, seeds $seeds)"
+  local target="$1" seeds="$2" max_len="$3" dict="${4:-}"
+  local extra=()
+  if [ -n "$dict" ]; then
+    extra+=("-dict=$dict")
+  fi
+  mkdir -p "$out/corpus/$seeds"
+  echo "==> fuzz: $target for ${seconds}s (corpus $out/corpus/$seeds, seeds $out/seeds/$seeds)"
   "$out/bin/$target" -max_total_time="$seconds" -max_len="$max_len" -timeout=10 \
     -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$out/artifacts/$target-" \
-    "$corpus" "$seeds"
+    "${extra[@]}" "$out/corpus/$seeds" "$out/seeds/$seeds"
 }
 
-run_target vin_fuzzer "$out/corpus/vin" "$out/seeds/vin" 128
-run_target vpic_parser_fuzzer "$out/corpus/vpic" "$out/seeds/vpic" 65536
+run_target vin_fuzzer vin 128
+run_target vpic_parser_fuzzer vpic 65536
+run_target http_request_fuzzer http_request 16384 tests/vin_gateway/fuzz/http_request.dict
+run_target gateway_config_fuzzer gateway_config 4096 tests/vin_gateway/fuzz/gateway_config.dict
+run_target sim_scenario_fuzzer sim_scenario 8192 tests/fuzz/toml.dict
+run_target vpic_fault_json_fuzzer vpic_fault_json 1024 tests/fuzz/fault_json.dict
+run_target vpic_schedule_fuzzer vpic_schedule 8192 tests/fuzz/toml.dict
 echo "==> fuzz: no crash, leak or timeout"

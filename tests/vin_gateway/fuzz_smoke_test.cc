@@ -1,5 +1,7 @@
-// Runs the fuzz targets' bodies over the real inputs (every vector and fixture) and over seeded
-// mutations of them, so that every build exercises what the fuzzers check.
+// Runs the gateway's fuzz targets' bodies over the real inputs (every VIN vector, every vPIC
+// fixture, the committed seeds of fuzz/seeds/<target>/ but not their crashes/ folders) and over
+// seeded mutations of them, so that every build exercises what the fuzzers check and an input a
+// fuzzer once found can be pinned as a seed.
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -10,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include "fuzz/fuzz_support.h"
 #include "vin_gateway/fuzz/fuzz_targets.h"
 
 namespace {
@@ -37,34 +40,7 @@ std::vector<std::string> VinCorpus() {
   return out;
 }
 
-// Byte flips, insertions, deletions and truncations with a fixed seed.
-std::string Mutate(std::string s, std::mt19937_64& rng) {
-  std::uniform_int_distribution<int> op(0, 3);
-  std::uniform_int_distribution<int> byte(0, 255);
-  const int edits = 1 + static_cast<int>(rng() % 4);
-  for (int i = 0; i < edits; ++i) {
-    const std::size_t at = s.empty() ? 0 : rng() % s.size();
-    switch (op(rng)) {
-      case 0:
-        if (!s.empty()) {
-          s[at] = static_cast<char>(byte(rng));
-        }
-        break;
-      case 1:
-        s.insert(s.begin() + static_cast<std::ptrdiff_t>(at), static_cast<char>(byte(rng)));
-        break;
-      case 2:
-        if (!s.empty()) {
-          s.erase(at, 1);
-        }
-        break;
-      default:
-        s.resize(at);
-        break;
-    }
-  }
-  return s;
-}
+using fusebox::fuzz::Mutate;
 
 int Feed(int (*target)(const std::uint8_t*, std::size_t), const std::string& s) {
   return target(reinterpret_cast<const std::uint8_t*>(s.data()), s.size());
@@ -98,6 +74,25 @@ TEST(FuzzSmokeTest, VpicParserHoldsItsInvariantsOnFixturesAndMutations) {
     }
   }
   EXPECT_GT(parsed_runs, 500);
+}
+
+std::vector<std::string> Seeds(const std::string& target) {
+  return fusebox::fuzz::SeedInputs(FUSEBOX_SOURCE_DIR "/tests/vin_gateway/fuzz/seeds/" + target);
+}
+
+TEST(FuzzSmokeTest, HttpRequestPathHoldsItsInvariantsOnSeedsAndMutations) {
+  const std::vector<std::string> seeds = Seeds("http_request");
+  ASSERT_GE(seeds.size(), 10U);
+  EXPECT_GT(fusebox::fuzz::RunSeedsAndMutations(vin_gateway::fuzz::HttpRequestPath, seeds, 40, 19),
+            600);
+}
+
+TEST(FuzzSmokeTest, GatewayConfigFileHoldsItsInvariantsOnSeedsAndMutations) {
+  const std::vector<std::string> seeds = Seeds("gateway_config");
+  ASSERT_GE(seeds.size(), 5U);
+  EXPECT_GT(
+      fusebox::fuzz::RunSeedsAndMutations(vin_gateway::fuzz::GatewayConfigFile, seeds, 100, 23),
+      500);
 }
 
 }  // namespace

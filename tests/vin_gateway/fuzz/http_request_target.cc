@@ -1,0 +1,229 @@
+// HttpRequestPath: a client's bytes through the gateway's request parsing and routing, in process.
+//
+// The server's connection loop (http_server.cc) reads each request with a Beast request_parser
+// limited as HttpServerOptions says, turns it into an HttpRequest and awaits Router::Handle. This
+// body does the same over the input instead of a socket: the bytes stand for everything the
+// client sent before closing, the parser is fed what is left after the previous request (as the
+// server's buffer keeps it), and each request is answered by a Router over a DecodeService with a
+// fake upstream that answers like vPIC. Every input gets a new gateway (memory cache, breaker,
+// rate limiter at 1/s with a burst of 3, admin token "fuzz-token", manual clocks that never move),
+// so a crash reproduces from its input alone; the io_context is reused and run to completion.
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include <boost/asio/buffer.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/json/parse.hpp>
+
+#include "core/decode.h"
+#include "fusebox/bulkhead.h"
+#include "fusebox/circuit_breaker.h"
+#include "fusebox/registry.h"
+#include "fusebox/testing/manual_clock.h"
+#include "fuzz/fuzz_support.h"
+#include "http/http_message.h"
+#include "http/http_server.h"
+#include "http/router.h"
+#include "service/cache.h"
+#include "service/decode_service.h"
+#include "service/gateway_metrics.h"
+#include "service/rate_limiter.h"
+#include "vin_gateway/fake_vpic_client.h"
+#include "vin_gateway/fuzz/fuzz_targets.h"
+#include "vin_gateway/manual_wall_clock.h"
+
+namespace vin_gateway::fuzz {
+namespace {
+
+namespace net = boost::asio;
+namespace http = boost::beast::http;
+namespace json = boost::json;
+using fusebox::fuzz::Check;
+
+// Requests answered per input at most: enough for pipelining and smuggling cases, few enough
+// that one input stays quick.
+constexpr int kMaxRequests = 8;
+
+// What one input talks to: the gateway as main.cc wires it, with fakes at the edges.
+struct Gateway {
+  Gateway()
+      : registry(fusebox::CircuitBreakerConfig{}, {.clock = &clock}),
+        bulkhead(std::move(fusebox::Bulkhead::Create("vpic", {.max_concurrent = 4}).value())),
+        cache(MakeMemoryCache(64)) {
+    fusebox::CircuitBreakerConfig config;
+    config.failure_threshold = 3;
+    config.cooldown = std::chrono::seconds(20);
+    (void)registry.Configure("vpic", config);
+    breaker = registry.Get("vpic").value();
+    service = std::make_unique<DecodeService>(
+        DecodeServiceDeps{*cache, client, *breaker, *bulkhead, limiter, clock, wall, metrics},
+        DecodeServiceOptions{});
+    router = std::make_unique<Router>(RouterDeps{*service, registry, *cache, *bulkhead, metrics,
+                                                 limiter, client, std::string("fuzz-token"),
+                                                 [] { return false; }});
+  }
+
+  fusebox::testing::ManualClock clock;
+  testing::ManualWallClock wall;
+  testing::FakeVpicClient client;
+  fusebox::Registry registry;
+  std::shared_ptr<fusebox::CircuitBreaker> breaker;
+  std::unique_ptr<fusebox::Bulkhead> bulkhead;
+  std::unique_ptr<Cache> cache;
+  RateLimiter limiter{1, 3, clock};
+  GatewayMetrics metrics;
+  std::unique_ptr<DecodeService> service;
+  std::unique_ptr<Router> router;
+};
+
+bool Utf8(std::string_view s) { return SanitizeUtf8(s) == s; }
+
+bool HeaderSafe(std::string_view s) {
+  return s.find_first_of(std::string_view("\r\n\0", 3)) == std::string_view::npos;
+}
+
+// Reads the next request from `rest` as the server's async_read would with everything the client
+// sent already buffered; consumes what the parser used. nullopt: the read failed (the server
+// answers 400, 413 or 431, or just closes, and the connection ends).
+std::optional<http::request<http::string_body>> ReadRequest(std::string_view& rest) {
+  const HttpServerOptions limits;
+  http::request_parser<http::string_body> parser;
+  parser.header_limit(static_cast<std::uint32_t>(limits.header_limit));
+  parser.body_limit(limits.body_limit);
+  parser.eager(true);
+  boost::system::error_code ec;
+  while (!parser.is_done()) {
+    if (!rest.empty()) {
+      const std::size_t used = parser.put(net::buffer(rest.data(), rest.size()), ec);
+      Check(used <= rest.size());
+      rest.remove_prefix(used);
+      if (ec && ec != http::error::need_more) {
+        return std::nullopt;  // bad request, header_limit, body_limit...
+      }
+      ec = {};
+      if (used > 0) {
+        continue;
+      }
+    }
+    // What is left does not complete the request, and the client sends nothing more.
+    if (!parser.got_some()) {
+      return std::nullopt;  // end_of_stream: it closed between requests
+    }
+    parser.put_eof(ec);
+    if (ec || !parser.is_done()) {
+      return std::nullopt;  // partial_message
+    }
+  }
+  return parser.release();
+}
+
+HttpResponse Answer(Gateway& gateway, net::io_context& io, HttpRequest request) {
+  std::optional<HttpResponse> out;
+  bool threw = false;
+  net::co_spawn(io, gateway.router->Handle(std::move(request)),
+                [&out, &threw](std::exception_ptr error, HttpResponse response) {
+                  if (error) {
+                    threw = true;
+                  } else {
+                    out = std::move(response);
+                  }
+                });
+  io.restart();
+  io.run();
+  Check(!threw);  // the server would answer 500 INTERNAL_ERROR: a router bug
+  Check(out.has_value());
+  return out.value_or(HttpResponse{});
+}
+
+// What every answer must be, and that it frames as HTTP/1.1 the way the server writes it.
+void CheckResponse(const HttpResponse& r) {
+  Check(r.status >= 200 && r.status <= 599);
+  Check(!r.log_status.empty() && r.log_status.size() <= 64 && Utf8(r.log_status));
+  Check(r.log_vin.size() <= 256 && Utf8(r.log_vin));
+  Check(r.log_source.size() <= 64 && Utf8(r.log_source));
+  Check(r.log_detail.size() <= 1024);
+  Check(!r.content_type.empty() && HeaderSafe(r.content_type));
+  for (const auto& [name, value] : r.headers) {
+    Check(!name.empty() && HeaderSafe(name) && name.find_first_of(": ") == std::string::npos);
+    Check(HeaderSafe(value));
+  }
+  if (r.status == 204 || r.status == 304) {
+    Check(r.body.empty());
+  }
+  if (r.content_type.starts_with("application/json")) {
+    Check(Utf8(r.body));
+    boost::system::error_code ec;
+    const json::value v = json::parse(r.body, ec);
+    Check(!ec && v.is_object());
+    const json::value* status = v.get_object().if_contains("status");
+    Check(status != nullptr && status->is_string());
+  }
+
+  // As the server writes it (ToBeast), then read back by a client.
+  http::response<http::string_body> out{static_cast<http::status>(r.status), 11};
+  out.set(http::field::server, "vin-gateway");
+  out.set(http::field::content_type, r.content_type);
+  out.set(http::field::cache_control, "no-store");
+  for (const auto& [name, value] : r.headers) {
+    out.set(name, value);
+  }
+  out.keep_alive(true);
+  out.body() = r.body;
+  out.prepare_payload();
+  std::ostringstream wire;
+  wire << out;
+  const std::string bytes = wire.str();
+
+  http::response_parser<http::string_body> parser;
+  parser.eager(true);
+  parser.body_limit(bytes.size());
+  boost::system::error_code ec;
+  const std::size_t used = parser.put(net::buffer(bytes), ec);
+  Check(!ec && parser.is_done() && used == bytes.size());
+  Check(parser.get().result_int() == r.status);
+  Check(parser.get().body() == r.body);
+  Check(parser.get().keep_alive());
+}
+
+}  // namespace
+
+int HttpRequestPath(const std::uint8_t* data, std::size_t size) {
+  static net::io_context io;
+  Gateway gateway;
+  std::string_view rest = fusebox::fuzz::AsText(data, size);
+  for (int n = 0; n < kMaxRequests && !rest.empty(); ++n) {
+    std::optional<http::request<http::string_body>> request = ReadRequest(rest);
+    if (!request) {
+      break;
+    }
+    // As the server's connection loop builds it.
+    HttpRequest in;
+    in.method = std::string(request->method_string());
+    in.target = std::string(request->target());
+    if (auto it = request->find(http::field::authorization); it != request->end()) {
+      in.authorization = std::string(it->value());
+    }
+    if (auto it = request->find(http::field::if_none_match); it != request->end()) {
+      in.if_none_match = std::string(it->value());
+    }
+    in.body = std::move(request->body());
+    in.client = "127.0.0.1";
+    CheckResponse(Answer(gateway, io, std::move(in)));
+    if (!request->keep_alive()) {
+      break;  // the server closes after this answer
+    }
+  }
+  return 0;
+}
+
+}  // namespace vin_gateway::fuzz
