@@ -31,6 +31,7 @@
 #include "fusebox/registry.h"
 #include "fusebox/testing/manual_clock.h"
 #include "fuzz/fuzz_support.h"
+#include "http/admin_route.h"
 #include "http/http_message.h"
 #include "http/http_server.h"
 #include "http/router.h"
@@ -70,7 +71,7 @@ struct Gateway {
         DecodeServiceOptions{});
     router = std::make_unique<Router>(RouterDeps{*service, registry, *cache, *bulkhead, metrics,
                                                  limiter, client, std::string("fuzz-token"),
-                                                 [] { return false; }});
+                                                 admin_throttle, [] { return false; }});
   }
 
   fusebox::testing::ManualClock clock;
@@ -81,6 +82,7 @@ struct Gateway {
   std::unique_ptr<fusebox::Bulkhead> bulkhead;
   std::unique_ptr<Cache> cache;
   RateLimiter limiter{1, 3, clock};
+  AdminThrottle admin_throttle{clock};
   GatewayMetrics metrics;
   std::unique_ptr<DecodeService> service;
   std::unique_ptr<Router> router;
