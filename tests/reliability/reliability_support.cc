@@ -45,19 +45,6 @@ long ResidentKib(pid_t pid) {
   return -1;
 }
 
-bool WaitUntil(const std::function<bool()>& condition, double timeout_s) {
-  const auto deadline = std::chrono::steady_clock::now() +
-                        std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                            std::chrono::duration<double>(timeout_s));
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (condition()) {
-      return true;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return condition();
-}
-
 json::value Json(const HttpResult& r) {
   boost::system::error_code ec;
   json::value v = json::parse(r.body, ec);

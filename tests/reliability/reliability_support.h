@@ -32,8 +32,8 @@ int OpenDescriptors(pid_t pid);
 // Resident set of `pid` in KiB (VmRSS of /proc/PID/status); -1 when unreadable.
 long ResidentKib(pid_t pid);
 
-// Polls `condition` every 10 ms until it holds or `timeout_s` passes; returns its last value.
-bool WaitUntil(const std::function<bool()>& condition, double timeout_s = 10);
+// The harness's poll with a deadline (process_harness.h).
+using vin_gateway::testing::WaitUntil;
 
 // The body as JSON (null when it is not JSON).
 boost::json::value Json(const HttpResult& r);

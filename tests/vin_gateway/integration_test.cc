@@ -31,6 +31,7 @@ namespace json = boost::json;
 using vin_gateway::testing::ChildProcess;
 using vin_gateway::testing::Http;
 using vin_gateway::testing::HttpResult;
+using vin_gateway::testing::WaitUntil;
 
 const std::string kData = FUSEBOX_SOURCE_DIR "/tests/vin_gateway/data/";
 constexpr char kVin[] = "1FTMW1T88MFA00001";
@@ -55,19 +56,6 @@ std::string Field(const HttpResult& r, const char* name) {
     return "";
   }
   return std::string(v.at(name).as_string());
-}
-
-bool WaitUntil(const std::function<bool()>& condition, double timeout_s = 10) {
-  const auto deadline = std::chrono::steady_clock::now() +
-                        std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                            std::chrono::duration<double>(timeout_s));
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (condition()) {
-      return true;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return condition();
 }
 
 // Runs `n` requests at once (one thread each) and returns their results in order.

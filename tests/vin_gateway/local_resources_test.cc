@@ -39,6 +39,7 @@ namespace net = boost::asio;
 using vin_gateway::testing::ChildProcess;
 using vin_gateway::testing::Http;
 using vin_gateway::testing::HttpResult;
+using vin_gateway::testing::WaitUntil;
 
 const std::vector<std::string> kVins = {
     "1FTMW1T88MFA00001", "137ZA903X1E412677", "19XFC1F7XGE028370", "1C4RJEAG2EC476429",
@@ -51,19 +52,6 @@ json::value Json(const std::string& body) {
   json::value v = json::parse(body, ec);
   EXPECT_FALSE(ec) << "not JSON: " << body;
   return v;
-}
-
-bool WaitUntil(const std::function<bool()>& condition, double timeout_s = 10) {
-  const auto deadline = std::chrono::steady_clock::now() +
-                        std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                            std::chrono::duration<double>(timeout_s));
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (condition()) {
-      return true;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return condition();
 }
 
 std::size_t Count(const std::string& text, const std::string& needle) {

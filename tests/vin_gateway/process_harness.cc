@@ -209,4 +209,17 @@ std::string ChildProcess::Log() const {
   return out.str();
 }
 
+bool WaitUntil(const std::function<bool()>& condition, double timeout_s) {
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                            std::chrono::duration<double>(timeout_s));
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (condition()) {
+      return true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return condition();
+}
+
 }  // namespace vin_gateway::testing

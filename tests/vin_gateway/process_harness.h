@@ -3,6 +3,7 @@
 // Connection: close, and stop them with SIGTERM (then SIGKILL if they linger).
 #pragma once
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -51,5 +52,9 @@ class ChildProcess {
   std::string log_path_;
   bool reaped_ = false;
 };
+
+// Polls `condition` every 10 ms until it holds or `timeout_s` passes; the last answer. For tests
+// of processes, whose state is only observable from outside (their logs, their HTTP answers).
+bool WaitUntil(const std::function<bool()>& condition, double timeout_s = 10);
 
 }  // namespace vin_gateway::testing
