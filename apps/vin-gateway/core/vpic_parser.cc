@@ -149,14 +149,22 @@ class BoundedVehicle {
   std::size_t text_bytes_ = 0;
 };
 
-void ReadCodes(VpicRow& row) {
+// The row a bounded vehicle makes: its VIN (the asked one when vPIC gives none) and error codes.
+VpicRow FinishRow(BoundedVehicle& vehicle, const std::string& criteria_vin) {
+  VpicRow row;
+  row.vehicle = vehicle.Take();
+  if (auto it = row.vehicle.find("vin"); it != row.vehicle.end()) {
+    row.vin = Upper(it->second);
+  } else {
+    row.vin = criteria_vin;
+  }
   if (auto it = row.vehicle.find("error_code"); it != row.vehicle.end()) {
     row.upstream_codes = ParseErrorCodes(it->second);
   }
+  return row;
 }
 
 VpicRow FlatRow(const json::object& object, const std::string& criteria_vin) {
-  VpicRow row;
   BoundedVehicle vehicle;
   for (const bool kept_pass : {true, false}) {
     for (const auto& [key, value] : object) {
@@ -176,18 +184,10 @@ VpicRow FlatRow(const json::object& object, const std::string& criteria_vin) {
       vehicle.AddMissingRequired();
     }
   }
-  row.vehicle = vehicle.Take();
-  if (auto it = row.vehicle.find("vin"); it != row.vehicle.end()) {
-    row.vin = Upper(it->second);
-  } else {
-    row.vin = criteria_vin;
-  }
-  ReadCodes(row);
-  return row;
+  return FinishRow(vehicle, criteria_vin);
 }
 
 VpicRow VariableRows(const json::array& results, const std::string& criteria_vin) {
-  VpicRow row;
   BoundedVehicle vehicle;
   for (const bool kept_pass : {true, false}) {
     for (const json::value& item : results) {
@@ -215,14 +215,7 @@ VpicRow VariableRows(const json::array& results, const std::string& criteria_vin
       vehicle.AddMissingRequired();
     }
   }
-  row.vehicle = vehicle.Take();
-  if (auto it = row.vehicle.find("vin"); it != row.vehicle.end()) {
-    row.vin = Upper(it->second);
-  } else {
-    row.vin = criteria_vin;
-  }
-  ReadCodes(row);
-  return row;
+  return FinishRow(vehicle, criteria_vin);
 }
 
 }  // namespace
