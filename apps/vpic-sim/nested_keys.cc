@@ -294,9 +294,9 @@ Flattened Flatten(const boost::json::array& results, std::span<const std::string
     out.flat[key] = "";
   }
   // A key outside `flat_keys` is not added. `recorded`: the row's Value was not null.
-  auto set = [&out](std::string_view key, std::string value, bool recorded) {
+  auto set = [&out](std::string_view key, std::string_view value, bool recorded) {
     if (boost::json::value* slot = out.flat.if_contains(key)) {
-      *slot = std::move(value);
+      *slot = value;
       if (recorded) {
         out.recorded.emplace(key);
       }
@@ -340,7 +340,7 @@ Flattened Flatten(const boost::json::array& results, std::span<const std::string
       set(row->id == kMakeId ? "MakeID" : "ModelID", FlatValue(row->value_id), recorded);
     }
     if (const std::string_view key = FlatKeyFor(row->id); !key.empty()) {
-      set(key, std::move(value), recorded);
+      set(key, value, recorded);
     }
   }
   // The "Manufacturer Id" variable (157, 2017 captures) when its Value is not empty, else the
