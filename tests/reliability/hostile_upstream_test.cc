@@ -282,7 +282,7 @@ class HostileUpstreamTest : public GatewayProcessTest {
       expected.push_back(fault.answers.back());
     }
     expected.push_back("OK");
-    const double bound = kBudgetS + kSlackS;
+    const double bound = kBudgetS + SlackS();
     const bool answers_ok = seen.answers == expected;
     const bool latency_ok = seen.worst_latency_s <= bound;
     const bool path_ok = seen.path == expected_path;

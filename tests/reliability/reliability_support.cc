@@ -247,4 +247,16 @@ bool GatewayProcessTest::AwaitCooldown(double timeout_s) const {
       timeout_s);
 }
 
+double GatewayProcessTest::SlackS() {
+  double scale = 1.0;
+  if (const char* text = std::getenv("FUSEBOX_TEST_TIME_SCALE"); text != nullptr) {
+    char* end = nullptr;
+    const double parsed = std::strtod(text, &end);
+    if (end != text && *end == '\0' && parsed >= 1.0 && parsed <= 100.0) {
+      scale = parsed;
+    }
+  }
+  return 0.1 * scale;
+}
+
 }  // namespace reliability
