@@ -44,7 +44,7 @@ std::string CacheKey(std::string_view vin, int model_year);
 // The most a stored form can hold: a decode's vehicle is bounded by the parser (at most
 // kMaxVehicleFields fields and kMaxVehicleTextBytes of text, core/vpic_parser.h), which puts its
 // stored form under 19 KiB; anything larger in a cache was not written by this gateway.
-inline constexpr std::size_t kMaxStoredDecodeBytes = 20 * 1024;
+inline constexpr std::size_t kMaxStoredDecodeBytes = std::size_t{20} * 1024;
 
 // The stored form (JSON) and back. Deserialize returns nullopt for anything it did not write
 // (and for anything larger than kMaxStoredDecodeBytes, unread).

@@ -60,7 +60,7 @@ inline constexpr std::string_view kRequiredVehicleKeys[] = {
 inline constexpr std::size_t kMaxVehicleFields = 256;
 inline constexpr std::size_t kMaxFieldKeyBytes = 64;
 inline constexpr std::size_t kMaxFieldValueBytes = 1024;
-inline constexpr std::size_t kMaxVehicleTextBytes = 16 * 1024;
+inline constexpr std::size_t kMaxVehicleTextBytes = std::size_t{16} * 1024;
 inline constexpr std::size_t kMaxUpstreamCodes = 32;
 
 struct VpicRow {
