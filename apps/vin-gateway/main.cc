@@ -255,16 +255,16 @@ int main(int argc, char** argv) {
   // A file size limit (RLIMIT_FSIZE) reached by the cache must fail the write (EFBIG: the cache
   // reports itself broken and the gateway serves live decodes), not kill the process.
   std::signal(SIGXFSZ, SIG_IGN);
-  auto parsed = vin_gateway::ParseCommandLine(argc, argv);
-  if (!parsed) {
-    std::fprintf(stderr, "vin-gateway: %s\n", parsed.error().message.c_str());
-    return 2;
-  }
-  if (parsed->help) {
-    std::fputs(parsed->help_text.c_str(), stdout);
-    return 0;
-  }
   try {
+    auto parsed = vin_gateway::ParseCommandLine(argc, argv);
+    if (!parsed) {
+      std::fprintf(stderr, "vin-gateway: %s\n", parsed.error().message.c_str());
+      return 2;
+    }
+    if (parsed->help) {
+      std::fputs(parsed->help_text.c_str(), stdout);
+      return 0;
+    }
     return Run(parsed->config);
   } catch (const std::exception& e) {
     // Setup only (the request path answers errors as values and never throws out of Run):
