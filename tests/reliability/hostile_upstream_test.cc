@@ -287,7 +287,8 @@ class HostileUpstreamTest : public GatewayProcessTest {
     const bool latency_ok = seen.worst_latency_s <= bound;
     const bool path_ok = seen.path == expected_path;
     const bool fds_ok = seen.fds_after <= seen.fds_before && seen.fds_before > 0;
-    const long kRssBoundKib = fault.rss_bound_mib * 1024;
+    const long kRssBoundKib =
+        static_cast<long>(static_cast<double>(fault.rss_bound_mib) * 1024 * MemoryScale());
     const bool rss_ok = seen.rss_kib > 0 && seen.rss_kib < kRssBoundKib;
     EXPECT_EQ(seen.answers, expected) << fault.name;
     EXPECT_LE(seen.worst_latency_s, bound) << fault.name;

@@ -247,16 +247,24 @@ bool GatewayProcessTest::AwaitCooldown(double timeout_s) const {
       timeout_s);
 }
 
-double GatewayProcessTest::SlackS() {
-  double scale = 1.0;
-  if (const char* text = std::getenv("FUSEBOX_TEST_TIME_SCALE"); text != nullptr) {
+namespace {
+
+// A factor >= 1 from the environment variable `name`; 1 when unset or not a number in [1, 100].
+double EnvScale(const char* name) {
+  if (const char* text = std::getenv(name); text != nullptr) {
     char* end = nullptr;
     const double parsed = std::strtod(text, &end);
     if (end != text && *end == '\0' && parsed >= 1.0 && parsed <= 100.0) {
-      scale = parsed;
+      return parsed;
     }
   }
-  return 0.1 * scale;
+  return 1.0;
 }
+
+}  // namespace
+
+double GatewayProcessTest::SlackS() { return 0.1 * EnvScale("FUSEBOX_TEST_TIME_SCALE"); }
+
+double GatewayProcessTest::MemoryScale() { return EnvScale("FUSEBOX_TEST_MEMORY_SCALE"); }
 
 }  // namespace reliability

@@ -90,6 +90,9 @@ class GatewayProcessTest : public ::testing::Test {
   // Latency allowed above the budget: 100 ms, times FUSEBOX_TEST_TIME_SCALE when set (the
   // sanitizer presets set it: their builds check memory and threads, not speed).
   static double SlackS();
+  // The resident-set bounds' factor: FUSEBOX_TEST_MEMORY_SCALE when set (the asan preset sets
+  // it: the sanitizer's shadow memory is resident too), else 1.
+  static double MemoryScale();
 
   std::filesystem::path dir_;
   std::unique_ptr<ChildProcess> sim_;

@@ -260,6 +260,12 @@ TEST_F(LocalResourcesTest, ReadOnlyCacheDirectoryKeepsLiveDecodes) {
 // reported operation_aborted ("cancelled: connect ...: Operation canceled"), read as the
 // upstream's failure; now it is the gateway's own shortage, named.
 TEST(HttpVpicClientTest, DescriptorExhaustionIsALocalFailureNamedAsSuch) {
+#if defined(__SANITIZE_ADDRESS__)
+  // The asan preset also runs UBSan, whose vptr check probes memory through a pipe: with no
+  // descriptor left it reports every virtual call as a bad object. The process-level test
+  // (DescriptorExhaustionNeverOpensTheBreaker) covers this path in that build.
+  GTEST_SKIP() << "UBSan's vptr check needs free descriptors";
+#endif
   net::io_context io;
   net::ip::tcp::acceptor upstream(io, {net::ip::make_address("127.0.0.1"), 0});
   vin_gateway::HttpVpicClientOptions options;
