@@ -145,6 +145,8 @@ int Run(const vin_gateway::GatewayConfig& config) {
       {.host = config.listen_host,
        .port = config.listen_port,
        .client_timeout = config.client_timeout,
+       // A client that stops reading holds its connection no longer than a silent one.
+       .write_timeout = config.client_timeout,
        // Upstream calls in flight and idle pooled connections (max_in_flight each), plus room
        // for the cache and the log: running out of descriptors must cost client connections,
        // never an upstream call (which would read as the upstream's failure).

@@ -684,6 +684,11 @@ net::awaitable<void> HttpServer::Serve(Impl& impl, tcp::socket socket, Session& 
       record->source = response.log_source;
       record->upstream_latency = response.upstream_latency;
       record->detail = response.log_detail;
+      if (write_ec == beast::error::timeout) {
+        record->note = "the client took no answer within the write timeout";
+      } else if (write_ec) {
+        record->note = "the answer could not be written: " + write_ec.message();
+      }
       record->elapsed =
           std::chrono::duration_cast<fusebox::Duration>(std::chrono::steady_clock::now() - started);
       impl.access_log(*record);

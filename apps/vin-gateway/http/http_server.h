@@ -13,6 +13,8 @@
 //   - a client must send a whole request within `client_timeout` (idle keep-alive included):
 //     it is answered 408 (best effort) and cut off; the access log has a line for it unless the
 //     connection was merely idle after a served request (an ordinary keep-alive close);
+//   - an answer must be taken within `write_timeout` (a client that stops reading): else the
+//     connection is cut off, and the request's log line says so;
 //   - the handler runs to completion even if the client goes away (its work is not cancelled).
 // Every answered request is reported once to the access log callback (the one structured log
 // line per request), its fields bounded (access_log.h).
