@@ -2,13 +2,8 @@
 // socket: the exact bytes written and the exact bytes answered. Request framing (RFC 9112:
 // Transfer-Encoding, Host, HTTP/1.x versions), HEAD, 100-continue, client timeouts, bounded log
 // fields and the log line of a request cut off at the end of the shutdown grace period.
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <sys/time.h>
-#include <unistd.h>
 
 #include <atomic>
-#include <cctype>
 #include <chrono>
 #include <memory>
 #include <mutex>
@@ -28,6 +23,7 @@
 #include "http/access_log.h"
 #include "http/http_server.h"
 #include "http/transport_status.h"
+#include "vin_gateway/raw_client.h"
 
 namespace {
 
@@ -37,97 +33,14 @@ using vin_gateway::AccessRecord;
 using vin_gateway::HttpRequest;
 using vin_gateway::HttpResponse;
 
-// A blocking loopback connection whose reads give up after `timeout`.
-class RawClient {
- public:
-  RawClient(std::uint16_t port, std::chrono::milliseconds timeout = 5s) {
-    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(port);
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    timeval tv{};
-    tv.tv_sec = static_cast<time_t>(timeout.count() / 1000);
-    tv.tv_usec = static_cast<suseconds_t>((timeout.count() % 1000) * 1000);
-    ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-    connected_ = ::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
-  }
-  ~RawClient() { ::close(fd_); }
-  RawClient(const RawClient&) = delete;
-  RawClient& operator=(const RawClient&) = delete;
-
-  bool connected() const { return connected_; }
-
-  void Send(const std::string& bytes) {
-    ASSERT_EQ(::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL),
-              static_cast<ssize_t>(bytes.size()));
-  }
-
-  // Everything until the server closes the connection (closed() true) or the read times out.
-  std::string ReadToEnd() {
-    std::string out;
-    while (ReadSome(out)) {
-    }
-    return out;
-  }
-
-  // Bytes until `out` ends with `suffix` (or the connection ends or the read times out).
-  std::string ReadUntil(const std::string& suffix) {
-    std::string out;
-    while (!(out.size() >= suffix.size() &&
-             out.compare(out.size() - suffix.size(), suffix.size(), suffix) == 0) &&
-           ReadSome(out, 1)) {
-    }
-    return out;
-  }
-
-  bool closed() const { return closed_; }
-
- private:
-  bool ReadSome(std::string& out, std::size_t at_most = 4096) {
-    char chunk[4096];
-    const ssize_t n = ::recv(fd_, chunk, std::min(at_most, sizeof(chunk)), 0);
-    if (n > 0) {
-      out.append(chunk, static_cast<std::size_t>(n));
-      return true;
-    }
-    closed_ = n == 0;
-    return false;
-  }
-
-  int fd_ = -1;
-  bool connected_ = false;
-  bool closed_ = false;
-};
-
-// Status lines ("HTTP/1.1 200"), not mentions of the version in a body.
-std::size_t Answers(const std::string& text) {
-  std::size_t n = 0;
-  for (std::size_t at = text.find("HTTP/1."); at != std::string::npos;
-       at = text.find("HTTP/1.", at + 1)) {
-    if (at + 10 < text.size() && text[at + 8] == ' ' &&
-        std::isdigit(static_cast<unsigned char>(text[at + 9])) != 0) {
-      ++n;
-    }
-  }
-  return n;
-}
-
-std::size_t Count(const std::string& text, const std::string& what) {
-  std::size_t n = 0;
-  for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) {
-    ++n;
-  }
-  return n;
-}
-
-bool StartsWith(const std::string& text, const std::string& prefix) {
-  return text.rfind(prefix, 0) == 0;
-}
+using vin_gateway::testing::Answers;
+using vin_gateway::testing::Count;
+using vin_gateway::testing::RawClient;
+using vin_gateway::testing::StartsWith;
 
 // The server on its own io_context and thread. Its handler answers 200 {"ok":true} and records
-// what it saw; "/post-only" answers 405 (with a body and Allow) to anything but POST, as the
-// router does; "/slow" waits until the fixture lets it go.
+// what it saw; "/big" answers 1 MiB; "/post-only" answers 405 (with a body and Allow) to anything
+// but POST, as the router does; "/slow" waits until the fixture lets it go.
 class ConformanceTest : public ::testing::Test {
  protected:
   void Start(vin_gateway::HttpServerOptions options = {.host = "127.0.0.1", .port = 0}) {
@@ -149,7 +62,7 @@ class ConformanceTest : public ::testing::Test {
         co_return refused;
       }
       HttpResponse response;
-      response.body = R"({"ok":true})";
+      response.body = request.target == "/big" ? std::string(1 << 20, 'x') : R"({"ok":true})";
       response.log_status = "OK";
       co_return response;
     };
@@ -300,6 +213,31 @@ TEST_F(ConformanceTest, IdleClientGets408AndALogLine) {
   std::this_thread::sleep_for(50ms);  // (a fourth line would come right after the 408)
   ASSERT_EQ(Records().size(), 3U);
   EXPECT_EQ(after[2].http_status, 200U);
+}
+
+// A client that pipelines requests for big answers and never reads: the write waits for the
+// write timeout, the connection is cut off, and the request's log line says why.
+TEST_F(ConformanceTest, ClientThatNeverReadsIsCutOffWithALogNote) {
+  Start({.write_timeout = 200ms});
+  RawClient client(port(), 5s, 4096);
+  ASSERT_TRUE(client.connected());
+  std::string requests;
+  for (int i = 0; i < 64; ++i) {  // 64 MiB of answers: far more than any socket buffers
+    requests += "GET /big HTTP/1.1\r\nHost: a\r\n\r\n";
+  }
+  client.Send(requests);
+  const auto deadline = std::chrono::steady_clock::now() + 5s;
+  std::string note;
+  while (note.empty() && std::chrono::steady_clock::now() < deadline) {
+    for (const AccessRecord& record : Records()) {
+      if (!record.note.empty()) {
+        note = record.note;
+      }
+    }
+    std::this_thread::sleep_for(5ms);
+  }
+  EXPECT_EQ(note, "the client took no answer within the write timeout");
+  EXPECT_LT(Seen().size(), 64U);  // cut off: the rest of the requests were never handled
 }
 
 TEST_F(ConformanceTest, LoggedMethodIsBounded) {

@@ -1,0 +1,355 @@
+// The gateway as a process against hostile clients on raw sockets: slowloris, oversized request
+// lines, headers and bodies, request smuggling, pipelining, half-closed connections and a client
+// that never reads its answers. In each case the hostile connection is answered as the contract
+// says (or cut off at `--client-timeout`), a well-behaved client is served quickly meanwhile, no
+// descriptor stays behind (counted in /proc/PID/fd) and the upstream sees nothing it should not.
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include <fmt/core.h>
+#include <gtest/gtest.h>
+
+#include "reliability/reliability_support.h"
+#include "vin_gateway/raw_client.h"
+
+namespace reliability {
+namespace {
+
+namespace json = boost::json;
+using namespace std::chrono_literals;
+using vin_gateway::testing::Answers;
+using vin_gateway::testing::Count;
+using vin_gateway::testing::RawClient;
+using vin_gateway::testing::StartsWith;
+
+using SteadyClock = std::chrono::steady_clock;
+
+double SecondsSince(SteadyClock::time_point start) {
+  return std::chrono::duration<double>(SteadyClock::now() - start).count();
+}
+
+constexpr double kClientTimeoutS = 1.0;  // --client-timeout of these tests
+constexpr char kKnownVin[] = "1FTMW1T88MFA00001";
+
+class HostileClientTest : public GatewayProcessTest {
+ protected:
+  void SetUp() override {
+    GatewayProcessTest::SetUp();
+    StartSim();
+    StartGateway({"--client-timeout", "1s"});
+    // One decode through the upstream, so that later decodes of it are cache hits and the
+    // upstream connection pool has what it keeps; the descriptors counted after it are the
+    // baseline every case returns to.
+    ASSERT_EQ(Decode(kKnownVin).status, 200);
+    baseline_fds_ = OpenDescriptors(gateway_->pid());
+    ASSERT_GT(baseline_fds_, 0);
+  }
+
+  std::uint16_t port() const { return static_cast<std::uint16_t>(gateway_->port()); }
+
+  // True once the gateway holds no more descriptors than at the baseline (an idle pooled
+  // upstream connection may have closed meanwhile, never one more).
+  bool DescriptorsBackToBaseline(double timeout_s = 5) const {
+    return WaitUntil([&] { return OpenDescriptors(gateway_->pid()) <= baseline_fds_; }, timeout_s);
+  }
+
+  // A cache hit on a fresh connection, and how long it took.
+  double HitSeconds() const {
+    const HttpResult r = Decode(kKnownVin);
+    EXPECT_EQ(r.status, 200) << r.body;
+    return r.seconds;
+  }
+
+  int baseline_fds_ = 0;
+};
+
+// 200 connections send a request's first line and one header, then drip a header line every
+// 200 ms. The client timeout bounds the whole request, not the gap between bytes, so dripping
+// buys nothing: each is answered 408 and closed at the timeout, while a decode on another
+// connection is a fast cache hit throughout.
+TEST_F(HostileClientTest, SlowlorisIsCutOffAtTheClientTimeoutWhileOthersAreServed) {
+  constexpr int kConnections = 200;
+  std::vector<std::unique_ptr<RawClient>> slow;
+  const auto start = SteadyClock::now();
+  for (int i = 0; i < kConnections; ++i) {
+    slow.push_back(std::make_unique<RawClient>(port()));
+    ASSERT_TRUE(slow.back()->connected());
+    slow.back()->Send(fmt::format("GET /api/v1/vin/{} HTTP/1.1\r\nHost: a\r\n", kKnownVin));
+  }
+  double worst_hit_s = 0;
+  for (int drip = 0; drip < 3; ++drip) {
+    for (auto& client : slow) {
+      // The server may have cut the connection already: a failed send is fine here.
+      (void)client->TrySend(fmt::format("X-Drip-{}: x\r\n", drip));
+    }
+    worst_hit_s = std::max(worst_hit_s, HitSeconds());
+    std::this_thread::sleep_for(200ms);
+  }
+  int answered_408 = 0;
+  int closed = 0;
+  for (auto& client : slow) {
+    const std::string answer = client->ReadToEnd();
+    answered_408 += StartsWith(answer, "HTTP/1.1 408 ") ? 1 : 0;
+    closed += client->closed() ? 1 : 0;
+  }
+  const double all_closed_s = SecondsSince(start);
+  const bool fds_back = DescriptorsBackToBaseline();
+  EXPECT_EQ(answered_408, kConnections);
+  EXPECT_EQ(closed, kConnections);
+  EXPECT_LT(all_closed_s, kClientTimeoutS + 1.0 + SlackS());
+  EXPECT_LT(worst_hit_s, 0.1 + SlackS());
+  EXPECT_TRUE(fds_back) << OpenDescriptors(gateway_->pid()) << " vs " << baseline_fds_;
+  EXPECT_EQ(Count(gateway_->Log(), "the request was still incomplete at the client timeout"),
+            static_cast<std::size_t>(kConnections));
+  AddMatrixRow({"hostile client", "slowloris: 200 connections drip headers every 200 ms",
+                "client timeout 1 s",
+                "each 408 and closed at the timeout; a cache hit meanwhile < 100 ms; descriptors "
+                "back to the baseline",
+                fmt::format("{}/{} got 408, {} closed, all by {:.2f} s; slowest hit {:.0f} ms; "
+                            "descriptors {}",
+                            answered_408, kConnections, closed, all_closed_s, worst_hit_s * 1000,
+                            fds_back ? "back to the baseline" : "LEAKED"),
+                answered_408 == kConnections && closed == kConnections && fds_back &&
+                    worst_hit_s < 0.1 + SlackS()});
+}
+
+// Request lines, headers and bodies over the limits: each answered with its status and closed,
+// and the gateway's memory does not grow with what was offered.
+TEST_F(HostileClientTest, OversizedInputsAreRefusedAndClosed) {
+  struct Case {
+    std::string what;
+    std::string bytes;
+    std::string status;  // the status line's start
+  };
+  const std::string big_target = "/api/v1/vin/" + std::string(10 * 1024, 'A');
+  std::string many_headers;
+  for (int i = 0; i < 2000; ++i) {
+    many_headers += fmt::format("X-{}: y\r\n", i);
+  }
+  const std::string batch_path = "POST /api/v1/vin/batch HTTP/1.1\r\nHost: a\r\n";
+  std::string over_50_vins = R"({"vins": [)";
+  for (int i = 0; i < 51; ++i) {
+    over_50_vins += fmt::format(R"({}"{}")", i == 0 ? "" : ",", UniqueVin('X', i));
+  }
+  over_50_vins += "]}";
+  const std::vector<Case> cases = {
+      {"request line of 10 KiB", "GET " + big_target + " HTTP/1.1\r\nHost: a\r\n\r\n",
+       "HTTP/1.1 431 "},
+      {"one header of 9 KiB",
+       "GET /healthz HTTP/1.1\r\nHost: a\r\nX-Big: " + std::string(9 * 1024, 'b') + "\r\n\r\n",
+       "HTTP/1.1 431 "},
+      {"2,000 small headers", "GET /healthz HTTP/1.1\r\nHost: a\r\n" + many_headers + "\r\n",
+       "HTTP/1.1 431 "},
+      {"body of 70,000 bytes",
+       batch_path + "Content-Length: 70000\r\n\r\n" + std::string(70000, '{'), "HTTP/1.1 413 "},
+      {"Content-Length of 2^64", batch_path + "Content-Length: 18446744073709551616\r\n\r\n",
+       "HTTP/1.1 4"},
+      {"negative Content-Length", batch_path + "Content-Length: -1\r\n\r\n", "HTTP/1.1 400 "},
+      {"chunked body over 64 KiB",
+       batch_path + "Transfer-Encoding: chunked\r\n\r\n" + fmt::format("{:x}\r\n", 70000) +
+           std::string(70000, '[') + "\r\n0\r\n\r\n",
+       "HTTP/1.1 413 "},
+      {"batch of 51 VINs",
+       batch_path +
+           fmt::format("Content-Length: {}\r\nConnection: close\r\n\r\n", over_50_vins.size()) +
+           over_50_vins,
+       "HTTP/1.1 400 "},
+  };
+  const long rss_before = ResidentKib(gateway_->pid());
+  const long upstream_before = UpstreamCalls();
+  std::vector<std::string> failures;
+  for (int round = 0; round < 20; ++round) {  // repeated: memory must not grow with each
+    for (const Case& c : cases) {
+      RawClient client(port());
+      ASSERT_TRUE(client.connected());
+      (void)client.TrySend(c.bytes);  // the server may refuse before it has read everything
+      const std::string answer = client.ReadToEnd();
+      if (!StartsWith(answer, c.status) || Answers(answer) != 1 || !client.closed()) {
+        failures.push_back(c.what + ": " + answer.substr(0, answer.find("\r\n")));
+      }
+    }
+  }
+  const long rss_after = ResidentKib(gateway_->pid());
+  const bool fds_back = DescriptorsBackToBaseline();
+  const double hit_s = HitSeconds();
+  EXPECT_TRUE(failures.empty()) << failures.front();
+  EXPECT_EQ(UpstreamCalls(), upstream_before);
+  EXPECT_TRUE(fds_back);
+  const long growth_kib = rss_after - rss_before;
+  EXPECT_LT(growth_kib, static_cast<long>(8 * 1024 * MemoryScale()));
+  AddMatrixRow({"hostile client",
+                "oversized inputs x20: 10 KiB request line, 9 KiB header, 2,000 headers, 70 kB "
+                "body, Content-Length 2^64 and -1, 70 kB chunked body, 51-VIN batch",
+                "default limits (8 KiB head, 64 KiB body, 50 VINs)",
+                "431 / 431 / 431 / 413 / 4xx / 400 / 413 / 400, each closed; no upstream call; "
+                "RSS growth < 8 MiB; descriptors back",
+                fmt::format("{} of {} answered as expected; {} upstream calls; RSS {:+} KiB; "
+                            "descriptors {}; a hit after {:.0f} ms",
+                            20 * cases.size() - failures.size(), 20 * cases.size(),
+                            UpstreamCalls() - upstream_before, growth_kib,
+                            fds_back ? "back" : "LEAKED", hit_s * 1000),
+                failures.empty() && fds_back});
+}
+
+// Framing the gateway must refuse rather than guess (RFC 9112 6.1, 6.3): each is answered 400
+// and closed, and the request hidden in the "body" never runs (vpic-sim counts no call).
+TEST_F(HostileClientTest, SmugglingVariantsNeverReachTheUpstream) {
+  const std::string smuggled =
+      fmt::format("GET /api/v1/vin/{} HTTP/1.1\r\nHost: a\r\n\r\n", UniqueVin('S', 1));
+  const std::string head = "POST /api/v1/vin/batch HTTP/1.1\r\nHost: a\r\n";
+  const std::vector<std::pair<std::string, std::string>> variants = {
+      {"TE chunked, identity", head + "Transfer-Encoding: chunked, identity\r\n\r\n"},
+      {"TE identity", head + "Transfer-Encoding: identity\r\n\r\n"},
+      {"TE xchunked", head + "Transfer-Encoding: xchunked\r\n\r\n"},
+      {"TE chunked twice",
+       head + "Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n"},
+      {"TE and Content-Length",
+       head + "Content-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"},
+      {"two Content-Lengths", head + "Content-Length: 0\r\nContent-Length: 5\r\n\r\n"},
+      {"Content-Length +0", head + "Content-Length: +0\r\n\r\n"},
+      {"TE in HTTP/1.0",
+       "POST /api/v1/vin/batch HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"},
+      {"TE folded onto a second line", head + "Transfer-Encoding:\r\n chunked\r\n\r\n"},
+      {"space before the colon", head + "Transfer-Encoding : chunked\r\n\r\n0\r\n\r\n"},
+  };
+  const long upstream_before = UpstreamCalls();
+  std::vector<std::string> failures;
+  for (const auto& [what, bytes] : variants) {
+    RawClient client(port());
+    ASSERT_TRUE(client.connected());
+    (void)client.TrySend(bytes + smuggled);
+    const std::string answer = client.ReadToEnd();
+    if (!StartsWith(answer, "HTTP/1.1 400 ") || Answers(answer) != 1 || !client.closed()) {
+      failures.push_back(what + ": " + answer.substr(0, answer.find("\r\n")));
+    }
+  }
+  const long upstream_calls = UpstreamCalls() - upstream_before;
+  const bool fds_back = DescriptorsBackToBaseline();
+  EXPECT_TRUE(failures.empty()) << ::testing::PrintToString(failures);
+  EXPECT_EQ(upstream_calls, 0);
+  EXPECT_TRUE(fds_back);
+  AddMatrixRow({"hostile client",
+                "smuggling: TE `chunked, identity`, `identity`, `xchunked`, chunked twice, TE + "
+                "CL, two CLs, CL `+0`, TE in HTTP/1.0, folded TE, space before the colon",
+                "defaults",
+                "each 400, one answer, closed; the hidden request never reaches the upstream",
+                fmt::format("{} of {} refused and closed; {} upstream calls",
+                            variants.size() - failures.size(), variants.size(), upstream_calls),
+                failures.empty() && upstream_calls == 0 && fds_back});
+}
+
+// Ten requests written at once (hits, misses that go upstream, a HEAD, a health check) are
+// answered in the order asked, each whole.
+TEST_F(HostileClientTest, PipelinedRequestsAreAnsweredInOrder) {
+  std::vector<std::string> targets;
+  std::string bytes;
+  for (int i = 0; i < 10; ++i) {
+    const std::string vin = i % 2 == 0 ? std::string(kKnownVin) : UniqueVin('P', i);
+    const std::string method = i == 4 ? "HEAD" : "GET";
+    const std::string target = i == 6 ? "/healthz" : "/api/v1/vin/" + vin;
+    targets.push_back(method + " " + target);
+    bytes += fmt::format("{} {} HTTP/1.1\r\nHost: a\r\n{}\r\n", method, target,
+                         i == 9 ? "Connection: close\r\n" : "");
+  }
+  RawClient client(port());
+  ASSERT_TRUE(client.connected());
+  client.Send(bytes);
+  const std::string answer = client.ReadToEnd();
+  EXPECT_TRUE(client.closed());
+  EXPECT_EQ(Answers(answer), 10U) << answer;
+  EXPECT_EQ(Count(answer, "HTTP/1.1 200 OK\r\n"), 10U);
+  // The VINs of the GET decodes appear in the order asked (the HEAD has no body).
+  std::size_t at = 0;
+  bool in_order = true;
+  for (int i = 0; i < 10; ++i) {
+    if (i == 4 || i == 6) {
+      continue;
+    }
+    const std::string vin = i % 2 == 0 ? std::string(kKnownVin) : UniqueVin('P', i);
+    const std::size_t found = answer.find("\"vin\":\"" + vin + "\"", at);
+    in_order = in_order && found != std::string::npos;
+    at = found == std::string::npos ? at : found + 1;
+  }
+  EXPECT_TRUE(in_order) << answer;
+  EXPECT_TRUE(DescriptorsBackToBaseline());
+  AddMatrixRow({"hostile client",
+                "pipelining: 10 requests in one write (hits, upstream misses, HEAD, /healthz)",
+                "defaults", "10 answers, each 200, in the order asked",
+                fmt::format("{} answers, {} of them 200; order {}", Answers(answer),
+                            Count(answer, "HTTP/1.1 200 OK\r\n"), in_order ? "kept" : "BROKEN"),
+                Answers(answer) == 10 && in_order});
+}
+
+// A client that sends its requests and shuts its sending side down (half-close) still gets
+// every answer, even one that waits for the upstream, and then the gateway closes too.
+TEST_F(HostileClientTest, HalfClosedClientGetsItsAnswers) {
+  Fault(R"({"mode": "slow", "latency_ms": 200})");
+  const std::string miss = UniqueVin('H', 1);
+  RawClient client(port());
+  ASSERT_TRUE(client.connected());
+  client.Send(fmt::format("GET /api/v1/vin/{} HTTP/1.1\r\nHost: a\r\n\r\n", kKnownVin) +
+              fmt::format("GET /api/v1/vin/{} HTTP/1.1\r\nHost: a\r\n\r\n", miss));
+  client.ShutdownWrite();
+  const std::string answer = client.ReadToEnd();
+  EXPECT_TRUE(client.closed());
+  EXPECT_EQ(Count(answer, "HTTP/1.1 200 OK\r\n"), 2U) << answer;
+  EXPECT_NE(answer.find(miss), std::string::npos) << answer;
+  EXPECT_TRUE(DescriptorsBackToBaseline());
+  EXPECT_EQ(Count(gateway_->Log(), "could not be written"), 0U);
+  AddMatrixRow({"hostile client",
+                "half-closed: two requests, then SHUT_WR (one goes upstream, "
+                "200 ms)",
+                "defaults", "both answered 200, then closed by the gateway",
+                fmt::format("{} answers 200; closed {}", Count(answer, "HTTP/1.1 200 OK\r\n"),
+                            client.closed() ? "yes" : "no"),
+                Count(answer, "HTTP/1.1 200 OK\r\n") == 2 && client.closed()});
+}
+
+// A client asks for the 27 KB script a thousand times in one write and never reads: once the
+// socket buffers are full, the gateway's write waits, and at the client timeout the connection is
+// cut off with a log line; meanwhile other clients are served quickly.
+TEST_F(HostileClientTest, ClientThatNeverReadsIsCutOffAtTheTimeout) {
+  std::string bytes;
+  for (int i = 0; i < 1000; ++i) {
+    bytes += "GET /assets/app.js HTTP/1.1\r\nHost: a\r\n\r\n";
+  }
+  const auto start = SteadyClock::now();
+  RawClient client(port(), 5s, 4096);
+  ASSERT_TRUE(client.connected());
+  client.Send(bytes);
+  double worst_hit_s = 0;
+  bool cut_off = false;
+  while (!cut_off && SecondsSince(start) < kClientTimeoutS * 3 + SlackS()) {
+    worst_hit_s = std::max(worst_hit_s, HitSeconds());
+    cut_off = Count(gateway_->Log(), "the client took no answer within the write timeout") > 0;
+  }
+  const double cut_off_s = SecondsSince(start);
+  const bool fds_back = DescriptorsBackToBaseline();
+  EXPECT_TRUE(cut_off) << gateway_->Log();
+  EXPECT_TRUE(fds_back);
+  EXPECT_LT(worst_hit_s, 0.1 + SlackS());
+  // What the client finds when it finally reads: some answers, then the end of the connection.
+  const std::string answer = client.ReadToEnd();
+  EXPECT_TRUE(client.closed());
+  EXPECT_LT(Answers(answer), 1000U);
+  AddMatrixRow({"hostile client",
+                "never reads: 1,000 pipelined GET /assets/app.js (27 MB of answers), 4 KiB receive "
+                "buffer",
+                "client timeout 1 s (bounds each answer's write)",
+                "cut off with a log line once a write stalls for the timeout; hits meanwhile "
+                "< 100 ms; descriptors back",
+                fmt::format("cut off {} after {:.2f} s ({} answers read afterwards); slowest hit "
+                            "{:.0f} ms; descriptors {}",
+                            cut_off ? "with the log line" : "NOT", cut_off_s, Answers(answer),
+                            worst_hit_s * 1000, fds_back ? "back" : "LEAKED"),
+                cut_off && fds_back && worst_hit_s < 0.1 + SlackS()});
+}
+
+}  // namespace
+}  // namespace reliability
