@@ -31,6 +31,7 @@
 #include "core/decode.h"
 #include "http/access_log.h"
 #include "http/http_message.h"
+#include "http/request_framing.h"
 #include "http/transport_status.h"
 
 namespace vin_gateway {
@@ -359,131 +360,6 @@ std::size_t HttpServer::LogUnfinishedRequests() {
 
 namespace {
 
-http::response<http::string_body> ToBeast(const HttpResponse& response, unsigned version,
-                                          const std::string& request_id, bool keep_alive) {
-  http::response<http::string_body> out{static_cast<http::status>(response.status), version};
-  out.set(http::field::server, "vin-gateway");
-  out.set(http::field::content_type, response.content_type);
-  out.set(http::field::cache_control, "no-store");
-  out.set("X-Request-Id", request_id);
-  for (const auto& [name, value] : response.headers) {
-    out.set(name, value);
-  }
-  out.keep_alive(keep_alive);
-  out.body() = response.body;
-  out.prepare_payload();
-  return out;
-}
-
-// The answer to a request that could not be read (then the connection closes).
-std::optional<HttpResponse> ReadFailureResponse(const boost::system::error_code& ec) {
-  if (ec == http::error::header_limit) {
-    return ErrorResponse(TransportStatus::kHeadersTooLarge);
-  }
-  if (ec == http::error::body_limit) {
-    return ErrorResponse(TransportStatus::kPayloadTooLarge);
-  }
-  if (ec == beast::error::timeout) {
-    return ErrorResponse(TransportStatus::kRequestTimeout);
-  }
-  if (ec.category() == http::make_error_code(http::error::bad_version).category() &&
-      ec != http::error::end_of_stream && ec != http::error::partial_message) {
-    return ErrorResponse(TransportStatus::kBadRequest, "The request is not valid HTTP/1.1.");
-  }
-  return std::nullopt;  // the client left or the server is draining: just close
-}
-
-bool IEquals(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return (x | 0x20) == (y | 0x20);
-         });
-}
-
-std::string_view Trim(std::string_view v) {
-  while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) {
-    v.remove_prefix(1);
-  }
-  while (!v.empty() && (v.back() == ' ' || v.back() == '\t')) {
-    v.remove_suffix(1);
-  }
-  return v;
-}
-
-// Whether every Transfer-Encoding field together names exactly one coding, `chunked` (the only
-// one the gateway decodes). "chunked, identity", "gzip, chunked", "xchunked": no.
-bool OnlyChunked(const http::fields& fields) {
-  int codings = 0;
-  bool chunked = true;
-  const auto [first, last] = fields.equal_range(http::field::transfer_encoding);
-  for (auto field = first; field != last; ++field) {
-    std::string_view value(field->value().data(), field->value().size());
-    for (;;) {
-      const std::size_t comma = value.find(',');
-      const std::string_view coding = Trim(value.substr(0, comma));
-      if (!coding.empty()) {
-        ++codings;
-        chunked = chunked && IEquals(coding, "chunked");
-      }
-      if (comma == std::string_view::npos) {
-        break;
-      }
-      value.remove_prefix(comma + 1);
-    }
-  }
-  return chunked && codings == 1;
-}
-
-// The refusal of a request whose header was read but whose framing or Host is unsafe (RFC 9112
-// 3.2 and 6.1); the connection closes after it.
-std::optional<HttpResponse> FramingRefusal(const http::request_parser<http::string_body>& parser) {
-  const http::request_header<>& header = parser.get().base();
-  if (header.count(http::field::transfer_encoding) > 0) {
-    if (header.version() < 11) {
-      return ErrorResponse(TransportStatus::kBadRequest,
-                           "HTTP/1.0 requests cannot use Transfer-Encoding.");
-    }
-    if (!parser.chunked() || !OnlyChunked(header)) {
-      return ErrorResponse(TransportStatus::kBadRequest,
-                           "Transfer-Encoding must be exactly 'chunked'.");
-    }
-  }
-  const std::size_t hosts = header.count(http::field::host);
-  if (hosts > 1 || (hosts == 0 && header.version() >= 11)) {
-    return ErrorResponse(TransportStatus::kBadRequest,
-                         "An HTTP/1.1 request needs exactly one Host header.");
-  }
-  return std::nullopt;
-}
-
-bool ExpectsContinue(const http::request_header<>& header) {
-  if (header.version() < 11) {
-    return false;  // HTTP/1.0 clients do not wait for 100 Continue (RFC 9110 10.1.1)
-  }
-  const auto it = header.find(http::field::expect);
-  return it != header.end() &&
-         IEquals(Trim(std::string_view(it->value().data(), it->value().size())), "100-continue");
-}
-
-// Beast parses HTTP/1.0 and HTTP/1.1 only; RFC 9110 2.5 asks a server to serve a later HTTP/1.x
-// as the highest 1.x it knows. When the request line in `buffer` says HTTP/1.x with x in 2..9,
-// x becomes 1 in place (same length), so that the request parses as HTTP/1.1.
-bool DowngradeMinorVersion(beast::flat_buffer& buffer) {
-  const auto data = buffer.data();
-  char* bytes = static_cast<char*>(data.data());
-  const std::string_view text(bytes, data.size());
-  const std::string_view line = text.substr(0, text.find('\n'));
-  const std::size_t at = line.find(" HTTP/1.");
-  if (at == std::string_view::npos || at + 8 >= line.size()) {
-    return false;
-  }
-  char& minor = bytes[at + 8];
-  if (minor < '2' || minor > '9') {
-    return false;
-  }
-  minor = '1';
-  return true;
-}
-
 constexpr std::size_t kMaxLoggedMethod = 32;
 
 }  // namespace
@@ -620,17 +496,10 @@ net::awaitable<void> HttpServer::Serve(Impl& impl, tcp::socket socket, Session& 
     } else {
       id = new_id();
     }
-    HttpRequest in;
-    in.method = std::string(request.method_string());
-    in.target = std::string(request.target());
-    if (auto it = request.find(http::field::authorization); it != request.end()) {
-      in.authorization = std::string(it->value());
-    }
-    if (auto it = request.find(http::field::if_none_match); it != request.end()) {
-      in.if_none_match = std::string(it->value());
-    }
-    in.body = std::move(request.body());
-    in.client = client;
+    const bool head = request.method() == http::verb::head;
+    const unsigned version = request.version();
+    const bool client_keep_alive = request.keep_alive();
+    HttpRequest in = ToHttpRequest(std::move(request), client);
     {
       AccessRecord record;
       record.request_id = id;
@@ -640,7 +509,6 @@ net::awaitable<void> HttpServer::Serve(Impl& impl, tcp::socket socket, Session& 
       std::lock_guard<std::mutex> lock(session.mu);
       session.in_progress.emplace(std::move(record), started);
     }
-    const bool head = request.method() == http::verb::head;
     HttpResponse response;
     try {
       response = co_await impl.handler(in);
@@ -653,8 +521,8 @@ net::awaitable<void> HttpServer::Serve(Impl& impl, tcp::socket socket, Session& 
       response.body = boost::json::serialize(body);
       response.log_status = "INTERNAL_ERROR";
     }
-    const bool keep_alive = request.keep_alive() && !draining_.load(std::memory_order_relaxed);
-    auto out = ToBeast(response, request.version(), id, keep_alive);
+    const bool keep_alive = client_keep_alive && !draining_.load(std::memory_order_relaxed);
+    auto out = ToBeast(response, version, id, keep_alive);
     stream.expires_after(impl.options.write_timeout);
     boost::system::error_code write_ec;
     if (head) {

@@ -1,11 +1,13 @@
 // HttpRequestPath: a client's bytes through the gateway's request parsing and routing, in process.
 //
 // The server's connection loop (http_server.cc) reads each request with a Beast request_parser
-// limited as HttpServerOptions says, turns it into an HttpRequest and awaits Router::Handle. This
-// body does the same over the input instead of a socket: the bytes stand for everything the
-// client sent before closing, the parser is fed what is left after the previous request (as the
-// server's buffer keeps it), and each request is answered by a Router over a DecodeService with a
-// fake upstream that answers like vPIC. Every input gets a new gateway (memory cache, breaker,
+// limited as HttpServerOptions says, through the socket-free steps of http/request_framing.h
+// (version downgrade, framing refusal, read failures, the HttpRequest the router sees, the answer
+// on the wire), and awaits Router::Handle. This body takes the same steps over the input instead
+// of a socket: the bytes stand for everything the client sent before closing, the parser is fed
+// what is left after the previous request (as the server's buffer keeps it), refusals are checked
+// like answers, and each request is answered by a Router over a DecodeService with a fake
+// upstream that answers like vPIC. Every input gets a new gateway (memory cache, breaker,
 // rate limiter at 1/s with a burst of 3, admin token "fuzz-token", manual clocks that never move),
 // so a crash reproduces from its input alone; the io_context is reused and run to completion.
 #include <chrono>
@@ -34,6 +36,7 @@
 #include "http/admin_route.h"
 #include "http/http_message.h"
 #include "http/http_server.h"
+#include "http/request_framing.h"
 #include "http/router.h"
 #include "service/cache.h"
 #include "service/decode_service.h"
@@ -47,7 +50,8 @@ namespace vin_gateway::fuzz {
 namespace {
 
 namespace net = boost::asio;
-namespace http = boost::beast::http;
+namespace beast = boost::beast;
+namespace http = beast::http;
 namespace json = boost::json;
 using fusebox::fuzz::Check;
 
@@ -94,39 +98,72 @@ bool HeaderSafe(std::string_view s) {
   return s.find_first_of(std::string_view("\r\n\0", 3)) == std::string_view::npos;
 }
 
-// Reads the next request from `rest` as the server's async_read would with everything the client
-// sent already buffered; consumes what the parser used. nullopt: the read failed (the server
-// answers 400, 413 or 431, or just closes, and the connection ends).
-std::optional<http::request<http::string_body>> ReadRequest(std::string_view& rest) {
+// What reading one request ends with: the request, or the answer the server writes before it
+// closes (a refusal, 400/408/413/431), or neither (the client left: the server just closes).
+struct ReadOutcome {
+  std::optional<http::request<http::string_body>> request;
+  std::optional<HttpResponse> refusal;
+};
+
+// Reads the next request from `buffer` with the server's steps (request_framing.h) in the
+// server's order, everything the client sent already buffered: the header (an HTTP/1.2..1.9
+// request line downgraded once), the framing check, then the body; consumes what the parser
+// used, as the server's buffer does.
+ReadOutcome ReadRequest(beast::flat_buffer& buffer) {
   const HttpServerOptions limits;
-  http::request_parser<http::string_body> parser;
-  parser.header_limit(static_cast<std::uint32_t>(limits.header_limit));
-  parser.body_limit(limits.body_limit);
-  parser.eager(true);
+  std::optional<http::request_parser<http::string_body>> parser;
+  const auto fresh_parser = [&] {
+    parser.emplace();
+    parser->header_limit(static_cast<std::uint32_t>(limits.header_limit));
+    parser->body_limit(limits.body_limit);
+    parser->eager(true);
+  };
+  fresh_parser();
   boost::system::error_code ec;
-  while (!parser.is_done()) {
-    if (!rest.empty()) {
-      const std::size_t used = parser.put(net::buffer(rest.data(), rest.size()), ec);
-      Check(used <= rest.size());
-      rest.remove_prefix(used);
-      if (ec && ec != http::error::need_more) {
-        return std::nullopt;  // bad request, header_limit, body_limit...
-      }
+  const auto feed = [&] {
+    const std::size_t before = buffer.size();
+    const std::size_t used = parser->put(buffer.data(), ec);
+    Check(used <= before);
+    buffer.consume(used);
+    return used;
+  };
+  bool downgraded = false;
+  while (!parser->is_header_done()) {
+    const std::size_t used = buffer.size() > 0 ? feed() : 0;
+    if (ec == http::error::bad_version && !downgraded && DowngradeMinorVersion(buffer)) {
+      downgraded = true;
       ec = {};
-      if (used > 0) {
-        continue;
-      }
+      fresh_parser();
+      continue;
     }
-    // What is left does not complete the request, and the client sends nothing more.
-    if (!parser.got_some()) {
-      return std::nullopt;  // end_of_stream: it closed between requests
+    if (ec && ec != http::error::need_more) {
+      return {std::nullopt, ReadFailureResponse(ec)};
     }
-    parser.put_eof(ec);
-    if (ec || !parser.is_done()) {
-      return std::nullopt;  // partial_message
+    ec = {};
+    if (used == 0) {  // the header is incomplete and the client sends nothing more
+      parser->put_eof(ec);
+      return {std::nullopt, ReadFailureResponse(ec ? ec : http::error::partial_message)};
     }
   }
-  return parser.release();
+  if (std::optional<HttpResponse> refusal = FramingRefusal(*parser)) {
+    return {std::nullopt, std::move(refusal)};
+  }
+  // (ExpectsContinue would send 100 Continue here; the bytes are all buffered already.)
+  (void)ExpectsContinue(parser->get().base());
+  while (!parser->is_done()) {
+    const std::size_t used = buffer.size() > 0 ? feed() : 0;
+    if (ec && ec != http::error::need_more) {
+      return {std::nullopt, ReadFailureResponse(ec)};
+    }
+    ec = {};
+    if (used == 0) {
+      parser->put_eof(ec);
+      if (ec || !parser->is_done()) {
+        return {std::nullopt, ReadFailureResponse(ec ? ec : http::error::partial_message)};
+      }
+    }
+  }
+  return {parser->release(), std::nullopt};
 }
 
 HttpResponse Answer(Gateway& gateway, net::io_context& io, HttpRequest request) {
@@ -171,17 +208,8 @@ void CheckResponse(const HttpResponse& r) {
     Check(status != nullptr && status->is_string());
   }
 
-  // As the server writes it (ToBeast), then read back by a client.
-  http::response<http::string_body> out{static_cast<http::status>(r.status), 11};
-  out.set(http::field::server, "vin-gateway");
-  out.set(http::field::content_type, r.content_type);
-  out.set(http::field::cache_control, "no-store");
-  for (const auto& [name, value] : r.headers) {
-    out.set(name, value);
-  }
-  out.keep_alive(true);
-  out.body() = r.body;
-  out.prepare_payload();
+  // As the server writes it, then read back by a client.
+  const http::response<http::string_body> out = ToBeast(r, 11, "fuzz-1", true);
   std::ostringstream wire;
   wire << out;
   const std::string bytes = wire.str();
@@ -202,26 +230,21 @@ void CheckResponse(const HttpResponse& r) {
 int HttpRequestPath(const std::uint8_t* data, std::size_t size) {
   static net::io_context io;
   Gateway gateway;
-  std::string_view rest = fusebox::fuzz::AsText(data, size);
-  for (int n = 0; n < kMaxRequests && !rest.empty(); ++n) {
-    std::optional<http::request<http::string_body>> request = ReadRequest(rest);
-    if (!request) {
+  beast::flat_buffer buffer;
+  const std::string_view input = fusebox::fuzz::AsText(data, size);
+  net::buffer_copy(buffer.prepare(input.size()), net::buffer(input.data(), input.size()));
+  buffer.commit(input.size());
+  for (int n = 0; n < kMaxRequests && buffer.size() > 0; ++n) {
+    ReadOutcome read = ReadRequest(buffer);
+    if (!read.request) {
+      if (read.refusal) {
+        CheckResponse(*read.refusal);  // written, then the connection closes
+      }
       break;
     }
-    // As the server's connection loop builds it.
-    HttpRequest in;
-    in.method = std::string(request->method_string());
-    in.target = std::string(request->target());
-    if (auto it = request->find(http::field::authorization); it != request->end()) {
-      in.authorization = std::string(it->value());
-    }
-    if (auto it = request->find(http::field::if_none_match); it != request->end()) {
-      in.if_none_match = std::string(it->value());
-    }
-    in.body = std::move(request->body());
-    in.client = "127.0.0.1";
-    CheckResponse(Answer(gateway, io, std::move(in)));
-    if (!request->keep_alive()) {
+    const bool keep_alive = read.request->keep_alive();
+    CheckResponse(Answer(gateway, io, ToHttpRequest(std::move(*read.request), "127.0.0.1")));
+    if (!keep_alive) {
       break;  // the server closes after this answer
     }
   }

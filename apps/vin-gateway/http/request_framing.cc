@@ -1,0 +1,155 @@
+#include "http/request_framing.h"
+
+#include <algorithm>
+#include <string_view>
+#include <utility>
+
+#include <boost/beast/core/error.hpp>
+#include <boost/beast/http/error.hpp>
+#include <boost/beast/http/field.hpp>
+
+#include "http/transport_status.h"
+
+namespace vin_gateway {
+namespace {
+
+namespace beast = boost::beast;
+namespace http = beast::http;
+
+bool IEquals(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return (x | 0x20) == (y | 0x20);
+         });
+}
+
+std::string_view Trim(std::string_view v) {
+  while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) {
+    v.remove_prefix(1);
+  }
+  while (!v.empty() && (v.back() == ' ' || v.back() == '\t')) {
+    v.remove_suffix(1);
+  }
+  return v;
+}
+
+// Whether every Transfer-Encoding field together names exactly one coding, `chunked` (the only
+// one the gateway decodes). "chunked, identity", "gzip, chunked", "xchunked": no.
+bool OnlyChunked(const http::fields& fields) {
+  int codings = 0;
+  bool chunked = true;
+  const auto [first, last] = fields.equal_range(http::field::transfer_encoding);
+  for (auto field = first; field != last; ++field) {
+    std::string_view value(field->value().data(), field->value().size());
+    for (;;) {
+      const std::size_t comma = value.find(',');
+      const std::string_view coding = Trim(value.substr(0, comma));
+      if (!coding.empty()) {
+        ++codings;
+        chunked = chunked && IEquals(coding, "chunked");
+      }
+      if (comma == std::string_view::npos) {
+        break;
+      }
+      value.remove_prefix(comma + 1);
+    }
+  }
+  return chunked && codings == 1;
+}
+
+}  // namespace
+
+bool DowngradeMinorVersion(beast::flat_buffer& buffer) {
+  const auto data = buffer.data();
+  char* bytes = static_cast<char*>(data.data());
+  const std::string_view text(bytes, data.size());
+  const std::string_view line = text.substr(0, text.find('\n'));
+  const std::size_t at = line.find(" HTTP/1.");
+  if (at == std::string_view::npos || at + 8 >= line.size()) {
+    return false;
+  }
+  char& minor = bytes[at + 8];
+  if (minor < '2' || minor > '9') {
+    return false;
+  }
+  minor = '1';
+  return true;
+}
+
+std::optional<HttpResponse> FramingRefusal(const http::request_parser<http::string_body>& parser) {
+  const http::request_header<>& header = parser.get().base();
+  if (header.count(http::field::transfer_encoding) > 0) {
+    if (header.version() < 11) {
+      return ErrorResponse(TransportStatus::kBadRequest,
+                           "HTTP/1.0 requests cannot use Transfer-Encoding.");
+    }
+    if (!parser.chunked() || !OnlyChunked(header)) {
+      return ErrorResponse(TransportStatus::kBadRequest,
+                           "Transfer-Encoding must be exactly 'chunked'.");
+    }
+  }
+  const std::size_t hosts = header.count(http::field::host);
+  if (hosts > 1 || (hosts == 0 && header.version() >= 11)) {
+    return ErrorResponse(TransportStatus::kBadRequest,
+                         "An HTTP/1.1 request needs exactly one Host header.");
+  }
+  return std::nullopt;
+}
+
+bool ExpectsContinue(const http::request_header<>& header) {
+  if (header.version() < 11) {
+    return false;  // HTTP/1.0 clients do not wait for 100 Continue (RFC 9110 10.1.1)
+  }
+  const auto it = header.find(http::field::expect);
+  return it != header.end() &&
+         IEquals(Trim(std::string_view(it->value().data(), it->value().size())), "100-continue");
+}
+
+std::optional<HttpResponse> ReadFailureResponse(const boost::system::error_code& ec) {
+  if (ec == http::error::header_limit) {
+    return ErrorResponse(TransportStatus::kHeadersTooLarge);
+  }
+  if (ec == http::error::body_limit) {
+    return ErrorResponse(TransportStatus::kPayloadTooLarge);
+  }
+  if (ec == beast::error::timeout) {
+    return ErrorResponse(TransportStatus::kRequestTimeout);
+  }
+  if (ec.category() == http::make_error_code(http::error::bad_version).category() &&
+      ec != http::error::end_of_stream && ec != http::error::partial_message) {
+    return ErrorResponse(TransportStatus::kBadRequest, "The request is not valid HTTP/1.1.");
+  }
+  return std::nullopt;  // the client left or the server is draining: just close
+}
+
+http::response<http::string_body> ToBeast(const HttpResponse& response, unsigned version,
+                                          const std::string& request_id, bool keep_alive) {
+  http::response<http::string_body> out{static_cast<http::status>(response.status), version};
+  out.set(http::field::server, "vin-gateway");
+  out.set(http::field::content_type, response.content_type);
+  out.set(http::field::cache_control, "no-store");
+  out.set("X-Request-Id", request_id);
+  for (const auto& [name, value] : response.headers) {
+    out.set(name, value);
+  }
+  out.keep_alive(keep_alive);
+  out.body() = response.body;
+  out.prepare_payload();
+  return out;
+}
+
+HttpRequest ToHttpRequest(http::request<http::string_body>&& request, std::string client) {
+  HttpRequest in;
+  in.method = std::string(request.method_string());
+  in.target = std::string(request.target());
+  if (auto it = request.find(http::field::authorization); it != request.end()) {
+    in.authorization = std::string(it->value());
+  }
+  if (auto it = request.find(http::field::if_none_match); it != request.end()) {
+    in.if_none_match = std::string(it->value());
+  }
+  in.body = std::move(request.body());
+  in.client = std::move(client);
+  return in;
+}
+
+}  // namespace vin_gateway
