@@ -687,6 +687,62 @@ TEST_F(GatewayIntegrationTest, StatusShowsTheWindowsRates) {
             std::string::npos);
 }
 
+TEST_F(GatewayIntegrationTest, SighupAppliesTheFilesBreakerSettingsAndRefusesABadFile) {
+  const std::filesystem::path file = dir_ / "gateway.toml";
+  std::ofstream(file) << "failure_threshold = 3\n";
+  StartSim();
+  StartGateway({"--config", file.string()});
+  ASSERT_EQ(Decode(kVins[0]).status, 200);
+  EXPECT_EQ(Breaker().at("policy"), "consecutive");
+
+  // Breaker settings apply to the live breaker (its totals stay); --max-in-flight needs a restart.
+  std::ofstream(file) << "policy = \"count_window\"\nwindow = 20\nminimum_calls = 5\n"
+                         "failure_threshold = 7\nmax_in_flight = 4\n";
+  ::kill(gateway_->pid(), SIGHUP);
+  ASSERT_TRUE(WaitUntil([&] { return Breaker().at("policy") == "count_window"; }));
+  json::value breaker = Breaker();
+  EXPECT_EQ(breaker.at("window").at("size"), 20);
+  EXPECT_EQ(breaker.at("window").at("minimum_calls"), 5);
+  EXPECT_EQ(breaker.at("failure_threshold"), 7);
+  EXPECT_EQ(breaker.at("calls"), 1);
+  EXPECT_EQ(breaker.at("state"), "CLOSED");
+  EXPECT_EQ(Json(Get("/status")).at("bulkhead").at("max_in_flight"), 16);
+  ASSERT_TRUE(WaitUntil(
+      [&] { return gateway_->Log().find("--max-in-flight changed") != std::string::npos; }));
+  const std::string log = gateway_->Log();
+  EXPECT_NE(log.find("SIGHUP: re-read " + file.string() + ": breaker vpic now "), std::string::npos)
+      << log;
+  EXPECT_NE(log.find("policy: consecutive -> count_window"), std::string::npos) << log;
+  EXPECT_NE(log.find("failure_threshold: 3 -> 7"), std::string::npos) << log;
+  EXPECT_NE(log.find("window: 100 -> 20"), std::string::npos) << log;
+
+  // A bad file is refused with the reason; the settings in force stay.
+  std::ofstream(file) << "policy = \"time_window\"\nfailure_rate = 2\n";
+  ::kill(gateway_->pid(), SIGHUP);
+  ASSERT_TRUE(WaitUntil(
+      [&] { return gateway_->Log().find("--failure-rate must be in") != std::string::npos; }));
+  EXPECT_NE(gateway_->Log().find(file.string() +
+                                 " refused, the settings in force stay: --failure-rate must be in "
+                                 "(0, 1], got 2"),
+            std::string::npos)
+      << gateway_->Log();
+  breaker = Breaker();
+  EXPECT_EQ(breaker.at("policy"), "count_window");
+  EXPECT_EQ(breaker.at("failure_threshold"), 7);
+  EXPECT_EQ(Decode(kVins[1]).status, 200);  // still serving
+}
+
+TEST_F(GatewayIntegrationTest, SighupWithoutAConfigFileChangesNothing) {
+  StartSim();
+  StartGateway();
+  ::kill(gateway_->pid(), SIGHUP);
+  ASSERT_TRUE(WaitUntil(
+      [&] { return gateway_->Log().find("no --config file was given") != std::string::npos; }));
+  EXPECT_EQ(Get("/healthz").status, 200);
+  EXPECT_EQ(Breaker().at("policy"), "consecutive");
+  EXPECT_EQ(gateway_->Terminate(5), 0);
+}
+
 TEST_F(GatewayIntegrationTest, UpstreamConnectionsAreKeptAlive) {
   StartSim();
   StartGateway();
