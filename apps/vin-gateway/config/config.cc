@@ -751,9 +751,8 @@ fusebox::Result<CommandLine, ConfigError> ParseCommandLine(const std::vector<std
     const std::string help(kSettings[i].help);
     // A flag given twice: the last one wins (scripts append overrides). A switch may be given a
     // value (--count-in-flight-slow=false) to override the file.
-    options.push_back((kSettings[i].form == Form::kSwitch
-                           ? app.add_flag(flag + "{true}", values[i], help)
-                           : app.add_option(flag, values[i], help))
+    options.push_back((kSettings[i].form == Form::kSwitch ? app.add_flag(flag, values[i], help)
+                                                          : app.add_option(flag, values[i], help))
                           ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast));
   }
   CommandLine out;
