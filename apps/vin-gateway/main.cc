@@ -5,8 +5,10 @@
 //
 // The first line on stdout is "listening on http://HOST:PORT". Logs (one line per request) go to
 // stderr. SIGTERM/SIGINT: stop accepting, let in-flight requests finish for up to
-// --shutdown-grace, exit 0. SIGPIPE and SIGXFSZ are ignored (a closed peer, a cache file at the
-// size limit: errors to handle, not reasons to die).
+// --shutdown-grace, exit 0. SIGHUP: re-read the --config file (with the command line's flags
+// still over it) and apply its breaker settings to the live breaker; other settings that changed
+// are logged as needing a restart, and a bad file changes nothing. SIGPIPE and SIGXFSZ are
+// ignored (a closed peer, a cache file at the size limit: errors to handle, not reasons to die).
 #include <pthread.h>
 #include <sys/resource.h>
 
@@ -16,6 +18,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -66,7 +69,77 @@ std::string RaiseFileLimit() {
   return fmt::format("open-file limit {}", limit.rlim_cur);
 }
 
-int Run(const vin_gateway::GatewayConfig& config) {
+std::string Join(const std::vector<std::string>& items) {
+  std::string out;
+  for (const std::string& item : items) {
+    out += out.empty() ? "" : ", ";
+    out += item;
+  }
+  return out;
+}
+
+// "cooldown: 20s -> 5s" (the library's field) -> "cooldown: 20s -> 5s" under the config file's
+// key ("cooldown_multiplier: 1 -> 2" -> "cooldown_growth: 1 -> 2"): the names the operator edits.
+std::string InFileTerms(const std::string& change) {
+  const std::size_t colon = change.find(':');
+  if (colon == std::string::npos) {
+    return change;
+  }
+  std::string key(vin_gateway::FlagOfBreakerField(change.substr(0, colon)));
+  if (key.rfind("--", 0) == 0) {
+    key.erase(0, 2);
+    std::replace(key.begin(), key.end(), '-', '_');
+  }
+  return key + change.substr(colon);
+}
+
+// SIGHUP: the config file and the command line read again, as at start. The breaker's settings
+// go to the live breaker (Reconfigure keeps its state where the change allows); any other
+// setting that differs from the one in force is only reported, since the listener, the cache,
+// the pool and the threads were built from it. A file that does not read or validate changes
+// nothing.
+void Reload(const std::vector<std::string>& args, const std::string& config_path,
+            const vin_gateway::GatewayConfig& started_with, fusebox::CircuitBreaker& breaker,
+            const std::function<void(std::string_view, std::string_view)>& log) {
+  if (config_path.empty()) {
+    log("warn", "SIGHUP: no --config file was given; nothing to re-read, nothing changed");
+    return;
+  }
+  auto reread = vin_gateway::ParseCommandLine(args);
+  if (!reread) {
+    log("error", fmt::format("SIGHUP: {} refused, the settings in force stay: {}", config_path,
+                             reread.error().message));
+    return;
+  }
+  const fusebox::CircuitBreakerConfig before = breaker.config();
+  const fusebox::CircuitBreakerConfig after = reread->config.BreakerConfig();
+  if (auto error = breaker.Reconfigure(after)) {
+    // Validate() above has already checked what Reconfigure checks: a safety net.
+    log("error", fmt::format("SIGHUP: {} refused, the settings in force stay: {}: {}", config_path,
+                             vin_gateway::FlagOfBreakerField(error->field), error->message));
+    return;
+  }
+  std::vector<std::string> changes;
+  for (const std::string& change : fusebox::DescribeChanges(before, after)) {
+    changes.push_back(InFileTerms(change));
+  }
+  log("info", changes.empty() ? fmt::format("SIGHUP: re-read {}: breaker {} unchanged", config_path,
+                                            breaker.name())
+                              : fmt::format("SIGHUP: re-read {}: breaker {} now {}", config_path,
+                                            breaker.name(), Join(changes)));
+  std::vector<std::string> restart;
+  for (std::string_view flag : vin_gateway::SettingsNeedingRestart(started_with, reread->config)) {
+    restart.emplace_back(flag);
+  }
+  if (!restart.empty()) {
+    log("warn", fmt::format("SIGHUP: {} changed in {} but only a restart applies it; the value "
+                            "in force stays",
+                            Join(restart), config_path));
+  }
+}
+
+int Run(const vin_gateway::GatewayConfig& config, const std::vector<std::string>& args,
+        const std::string& config_path) {
   auto logger = spdlog::stderr_logger_mt("vin-gateway");
   logger->set_pattern("%v");
   const LogFormat format = config.log_format;
@@ -162,13 +235,30 @@ int Run(const vin_gateway::GatewayConfig& config) {
     return 2;
   }
   server = std::move(*created);
+
+  // SIGHUP re-reads the config file, on the first event loop. Armed before the "listening" line,
+  // so that a supervisor that reloads as soon as the gateway is up never hits the default action
+  // (which would end the process).
+  net::signal_set reload_signals(io, SIGHUP);
+  std::function<void()> await_reload = [&] {
+    reload_signals.async_wait([&](const boost::system::error_code& ec, int) {
+      if (ec) {
+        return;
+      }
+      Reload(args, config_path, config, **breaker, log);
+      await_reload();
+    });
+  };
+  await_reload();
+
   server->Start();
   std::printf("listening on http://%s\n", server->local_address().c_str());
   std::fflush(stdout);
   log("info", fmt::format("listening on http://{} upstream={} cache={} breaker=vpic "
-                          "(threshold {}, cooldown {}, call timeout {})",
+                          "(policy {}, threshold {}, cooldown {}, call timeout {})",
                           server->local_address(), config.upstream_url, config.cache_uri,
-                          config.failure_threshold, vin_gateway::FormatDuration(config.cooldown),
+                          fusebox::ToString(config.policy), config.failure_threshold,
+                          vin_gateway::FormatDuration(config.cooldown),
                           vin_gateway::FormatDuration(config.call_timeout)));
 
   std::atomic<bool> drained = true;
@@ -232,11 +322,14 @@ int Run(const vin_gateway::GatewayConfig& config) {
   sigemptyset(&stop_signals);
   sigaddset(&stop_signals, SIGTERM);
   sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGHUP);
   ::pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   boost::system::error_code ignored;
   signals.clear(ignored);
+  reload_signals.clear(ignored);
   std::signal(SIGTERM, SIG_IGN);
   std::signal(SIGINT, SIG_IGN);
+  std::signal(SIGHUP, SIG_IGN);
   log("info", "stopped");
   if (!drained) {
     // Work that outlived the grace period is still suspended in the io_context, and its frames
@@ -258,7 +351,9 @@ int main(int argc, char** argv) {
   // reports itself broken and the gateway serves live decodes), not kill the process.
   std::signal(SIGXFSZ, SIG_IGN);
   try {
-    auto parsed = vin_gateway::ParseCommandLine(argc, argv);
+    // Kept for SIGHUP, which reads the config file and these flags again.
+    const std::vector<std::string> args(argv, argv + argc);
+    auto parsed = vin_gateway::ParseCommandLine(args);
     if (!parsed) {
       std::fprintf(stderr, "vin-gateway: %s\n", parsed.error().message.c_str());
       return 2;
@@ -267,7 +362,7 @@ int main(int argc, char** argv) {
       std::fputs(parsed->help_text.c_str(), stdout);
       return 0;
     }
-    return Run(parsed->config);
+    return Run(parsed->config, args, parsed->config_path);
   } catch (const std::exception& e) {
     // Setup only (the request path answers errors as values and never throws out of Run):
     // what reaches here is the standard library's own, such as std::bad_alloc.

@@ -187,12 +187,295 @@ TEST(ConfigTest, HelpListsEveryFlag) {
   auto parsed = Parse({"--help"});
   ASSERT_TRUE(parsed);
   EXPECT_TRUE(parsed->help);
-  for (const char* flag :
-       {"--config", "--listen", "--upstream-url", "--cache", "--cache-ttl", "--call-timeout",
-        "--cooldown", "--failure-threshold", "--half-open-probes", "--max-in-flight",
-        "--client-rate", "--cache-max-entries", "--upstream-ca", "--log-format"}) {
+  for (const char* flag : {"--config",
+                           "--listen",
+                           "--upstream-url",
+                           "--cache",
+                           "--cache-ttl",
+                           "--call-timeout",
+                           "--cooldown",
+                           "--failure-threshold",
+                           "--half-open-probes",
+                           "--max-in-flight",
+                           "--client-rate",
+                           "--cache-max-entries",
+                           "--upstream-ca",
+                           "--log-format",
+                           "--policy",
+                           "--window",
+                           "--minimum-calls",
+                           "--failure-rate",
+                           "--slow-call-duration",
+                           "--slow-call-rate",
+                           "--count-in-flight-slow",
+                           "--cooldown-growth",
+                           "--max-cooldown",
+                           "--cooldown-jitter",
+                           "--probes-to-close"}) {
     EXPECT_NE(parsed->help_text.find(flag), std::string::npos) << flag;
   }
+}
+
+TEST(ConfigTest, BreakerDefaultsStayTheConsecutivePolicy) {
+  auto parsed = Parse({});
+  ASSERT_TRUE(parsed) << parsed.error().message;
+  const GatewayConfig& c = parsed->config;
+  EXPECT_EQ(c.policy, fusebox::TripPolicy::kConsecutive);
+  EXPECT_EQ(c.probes_to_close, 1U);
+  EXPECT_FALSE(c.window_calls.has_value());
+  EXPECT_FALSE(c.window_duration.has_value());
+  EXPECT_EQ(c.minimum_calls, 10U);
+  EXPECT_EQ(c.failure_rate, 0.5);
+  EXPECT_FALSE(c.slow_call_duration.has_value());
+  EXPECT_EQ(c.slow_call_rate, 1.0);
+  EXPECT_FALSE(c.count_in_flight_slow);
+  EXPECT_EQ(c.cooldown_growth, 1.0);
+  EXPECT_FALSE(c.max_cooldown.has_value());
+  EXPECT_EQ(c.cooldown_jitter, 0.0);
+  const fusebox::CircuitBreakerConfig b = c.BreakerConfig();
+  EXPECT_EQ(b.window_size, 100U);
+  EXPECT_EQ(b.effective_slow_call_duration(), 7s);
+  EXPECT_EQ(b.effective_cooldown_max(), 5min);
+  EXPECT_FALSE(b.inflight_slow_accounting);
+}
+
+TEST(ConfigTest, EveryBreakerFlagReachesTheBreaker) {
+  auto parsed = Parse({"--policy",
+                       "time_window",
+                       "--window",
+                       "30s",
+                       "--minimum-calls",
+                       "4",
+                       "--failure-rate",
+                       "0.25",
+                       "--slow-call-duration",
+                       "2s",
+                       "--slow-call-rate",
+                       "0.5",
+                       "--count-in-flight-slow",
+                       "--cooldown-growth",
+                       "2",
+                       "--max-cooldown",
+                       "2m",
+                       "--cooldown-jitter",
+                       "0.2",
+                       "--half-open-probes",
+                       "3",
+                       "--probes-to-close",
+                       "2"});
+  ASSERT_TRUE(parsed) << parsed.error().message;
+  const fusebox::CircuitBreakerConfig b = parsed->config.BreakerConfig();
+  EXPECT_EQ(b.trip, fusebox::TripPolicy::kTimeWindow);
+  EXPECT_EQ(b.window_size, 30U);
+  EXPECT_EQ(b.minimum_calls, 4U);
+  EXPECT_EQ(b.failure_rate_threshold, 0.25);
+  EXPECT_EQ(b.slow_call_duration, 2s);
+  EXPECT_EQ(b.slow_call_rate_threshold, 0.5);
+  EXPECT_TRUE(b.inflight_slow_accounting);
+  EXPECT_EQ(b.cooldown_multiplier, 2.0);
+  EXPECT_EQ(b.cooldown_max, 2min);
+  EXPECT_EQ(b.cooldown_jitter, 0.2);
+  EXPECT_EQ(b.half_open_max_probes, 3U);
+  EXPECT_EQ(b.half_open_successes, 2U);
+  EXPECT_FALSE(b.batch_may_probe);
+  EXPECT_FALSE(b.Validate().has_value());
+
+  auto count = Parse({"--policy", "count_window", "--window", "20", "--minimum-calls", "20"});
+  ASSERT_TRUE(count) << count.error().message;
+  EXPECT_EQ(count->config.BreakerConfig().trip, fusebox::TripPolicy::kCountWindow);
+  EXPECT_EQ(count->config.BreakerConfig().window_size, 20U);
+}
+
+TEST(ConfigTest, EveryBreakerKeyIsReadFromTheFile) {
+  const TomlFile file("vin_gateway_config_breaker.toml",
+                      "policy = \"count_window\"\nwindow = 50\nminimum_calls = 5\n"
+                      "failure_rate = 0.4\nslow_call_duration = \"1500ms\"\n"
+                      "slow_call_rate = 0.6\ncount_in_flight_slow = true\n"
+                      "cooldown_growth = 1.5\nmax_cooldown = \"10m\"\n"
+                      "cooldown_jitter = 0.1\nprobes_to_close = 2\nhalf_open_probes = 2\n");
+  auto parsed = Parse({"--config", file.path()});
+  ASSERT_TRUE(parsed) << parsed.error().message;
+  const GatewayConfig& c = parsed->config;
+  EXPECT_EQ(parsed->config_path, file.path());
+  EXPECT_EQ(c.policy, fusebox::TripPolicy::kCountWindow);
+  EXPECT_EQ(c.window_calls, 50U);
+  EXPECT_EQ(c.minimum_calls, 5U);
+  EXPECT_EQ(c.failure_rate, 0.4);
+  EXPECT_EQ(c.slow_call_duration, 1500ms);
+  EXPECT_EQ(c.slow_call_rate, 0.6);
+  EXPECT_TRUE(c.count_in_flight_slow);
+  EXPECT_EQ(c.cooldown_growth, 1.5);
+  EXPECT_EQ(c.max_cooldown, 10min);
+  EXPECT_EQ(c.cooldown_jitter, 0.1);
+  EXPECT_EQ(c.probes_to_close, 2U);
+
+  // A switch set in the file is turned off by the command line.
+  auto off = Parse({"--config", file.path(), "--count-in-flight-slow=false"});
+  ASSERT_TRUE(off) << off.error().message;
+  EXPECT_FALSE(off->config.count_in_flight_slow);
+
+  const TomlFile time_file("vin_gateway_config_time.toml",
+                           "policy = \"time_window\"\nwindow = \"2m\"\n");
+  auto time = Parse({"--config", time_file.path()});
+  ASSERT_TRUE(time) << time.error().message;
+  EXPECT_EQ(time->config.window_duration, 2min);
+  EXPECT_EQ(time->config.BreakerConfig().window_size, 120U);
+}
+
+TEST(ConfigTest, BreakerValuesOutOfRangeNameTheFlagAndRange) {
+  struct Case {
+    std::vector<std::string> args;
+    std::string flag;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {{"--probes-to-close", "0"},
+       "--probes-to-close",
+       "--probes-to-close must be in [1, 1000], got 0"},
+      {{"--policy", "count_window", "--window", "0"},
+       "--window",
+       "--window must be in [1, 1000000], got 0"},
+      {{"--policy", "time_window", "--window", "2h"},
+       "--window",
+       "--window must be in [1s, 1h], got 2h"},
+      {{"--policy", "time_window", "--window", "1500ms"},
+       "--window",
+       "--window must be whole seconds (the window is kept in one-second buckets), got 1500ms"},
+      {{"--minimum-calls", "0"},
+       "--minimum-calls",
+       "--minimum-calls must be in [1, 1000000], got 0"},
+      {{"--failure-rate", "0"}, "--failure-rate", "--failure-rate must be in (0, 1], got 0"},
+      {{"--failure-rate", "1.5"}, "--failure-rate", "--failure-rate must be in (0, 1], got 1.5"},
+      {{"--slow-call-rate", "-0.1"},
+       "--slow-call-rate",
+       "--slow-call-rate must be in (0, 1], got -0.1"},
+      {{"--slow-call-duration", "0s"},
+       "--slow-call-duration",
+       "--slow-call-duration must be in [1ms, 1d], got 0s"},
+      {{"--cooldown-growth", "0.5"},
+       "--cooldown-growth",
+       "--cooldown-growth must be in [1, 100], got 0.5"},
+      {{"--cooldown-growth", "101"},
+       "--cooldown-growth",
+       "--cooldown-growth must be in [1, 100], got 101"},
+      {{"--cooldown-jitter", "2"},
+       "--cooldown-jitter",
+       "--cooldown-jitter must be in [0, 1], got 2"},
+      {{"--max-cooldown", "2d"},
+       "--max-cooldown",
+       "--max-cooldown must be in [--cooldown (20s), 1d], got 2d"},
+  };
+  for (const Case& c : cases) {
+    auto parsed = Parse(c.args);
+    ASSERT_FALSE(parsed) << c.args.front();
+    EXPECT_EQ(parsed.error().field, c.flag);
+    EXPECT_EQ(parsed.error().message, c.message);
+  }
+}
+
+TEST(ConfigTest, BreakerCrossFieldErrorsNameTheFlag) {
+  struct Case {
+    std::vector<std::string> args;
+    std::string flag;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {{"--policy", "count_window", "--window", "20", "--minimum-calls", "21"},
+       "--minimum-calls",
+       "--minimum-calls must be in [1, --window (20)] with --policy count_window, got 21"},
+      {{"--policy", "count_window", "--minimum-calls", "101"},
+       "--minimum-calls",
+       "--minimum-calls must be in [1, --window (100)] with --policy count_window, got 101"},
+      {{"--policy", "count_window", "--window", "60s"},
+       "--window",
+       "--window must be a number of calls with --policy count_window, got the duration 1m"},
+      {{"--policy", "time_window", "--window", "60"},
+       "--window",
+       "--window must be a duration such as 60s with --policy time_window, got the number of "
+       "calls 60"},
+      {{"--count-in-flight-slow"},
+       "--count-in-flight-slow",
+       "--count-in-flight-slow needs --policy count_window or time_window (it feeds the "
+       "slow-call rate), got --policy consecutive"},
+      {{"--cooldown", "10m", "--max-cooldown", "5m"},
+       "--max-cooldown",
+       "--max-cooldown must be in [--cooldown (10m), 1d], got 5m"},
+  };
+  for (const Case& c : cases) {
+    auto parsed = Parse(c.args);
+    ASSERT_FALSE(parsed) << c.args.front();
+    EXPECT_EQ(parsed.error().field, c.flag);
+    EXPECT_EQ(parsed.error().message, c.message);
+  }
+}
+
+TEST(ConfigTest, MalformedBreakerValuesNameTheFlag) {
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"--policy", "sliding"},
+      {"--window", "many"},
+      {"--minimum-calls", "-1"},
+      {"--failure-rate", "half"},
+      {"--slow-call-duration", "slow"},
+      {"--slow-call-rate", "1/2"},
+      {"--cooldown-growth", "x2"},
+      {"--max-cooldown", "forever"},
+      {"--cooldown-jitter", "10%"},
+      {"--probes-to-close", "two"},
+      {"--count-in-flight-slow=maybe", ""}};
+  for (const auto& [flag, value] : bad) {
+    auto parsed = value.empty() ? Parse({flag}) : Parse({flag, value});
+    ASSERT_FALSE(parsed) << flag;
+    const std::string name = flag.substr(0, flag.find('='));
+    EXPECT_EQ(parsed.error().field, name);
+    EXPECT_NE(parsed.error().message.find(name), std::string::npos) << parsed.error().message;
+  }
+}
+
+TEST(ConfigTest, BreakerKeysOfTheWrongTypeAreRefused) {
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"policy = 3\n", "--policy"},
+      {"window = true\n", "--window"},
+      {"minimum_calls = \"ten\"\n", "--minimum-calls"},
+      {"failure_rate = \"half\"\n", "--failure-rate"},
+      {"slow_call_duration = [1]\n", "--slow-call-duration"},
+      {"slow_call_rate = true\n", "--slow-call-rate"},
+      {"count_in_flight_slow = \"yes\"\n", "--count-in-flight-slow"},
+      {"count_in_flight_slow = 1\n", "--count-in-flight-slow"},
+      {"cooldown_growth = \"double\"\n", "--cooldown-growth"},
+      {"max_cooldown = 1.5e12\n", "--max-cooldown"},
+      {"cooldown_jitter = \"some\"\n", "--cooldown-jitter"},
+      {"probes_to_close = 1.5\n", "--probes-to-close"}};
+  for (const auto& [text, flag] : bad) {
+    const TomlFile file("vin_gateway_config_wrong_type.toml", text);
+    auto parsed = Parse({"--config", file.path()});
+    ASSERT_FALSE(parsed) << text;
+    EXPECT_EQ(parsed.error().field, flag) << text << parsed.error().message;
+    EXPECT_NE(parsed.error().message.find(flag), std::string::npos) << parsed.error().message;
+  }
+}
+
+TEST(ConfigTest, BreakerErrorsMapToFlags) {
+  EXPECT_EQ(vin_gateway::FlagOfBreakerField("cooldown_multiplier"), "--cooldown-growth");
+  EXPECT_EQ(vin_gateway::FlagOfBreakerField("half_open_successes"), "--probes-to-close");
+  EXPECT_EQ(vin_gateway::FlagOfBreakerField("inflight_slow_accounting"), "--count-in-flight-slow");
+  EXPECT_EQ(vin_gateway::FlagOfBreakerField("window_size"), "--window");
+  EXPECT_EQ(vin_gateway::FlagOfBreakerField("no_such_field"), "no_such_field");
+}
+
+TEST(ConfigTest, OnlyNonBreakerChangesNeedARestart) {
+  GatewayConfig running;
+  GatewayConfig reread = running;
+  reread.cooldown = 5s;
+  reread.policy = fusebox::TripPolicy::kTimeWindow;
+  reread.window_duration = 30s;
+  EXPECT_TRUE(vin_gateway::SettingsNeedingRestart(running, reread).empty());
+  reread.listen_port = 9999;
+  reread.max_in_flight = 4;
+  const std::vector<std::string_view> restart =
+      vin_gateway::SettingsNeedingRestart(running, reread);
+  ASSERT_EQ(restart.size(), 2U);
+  EXPECT_EQ(restart[0], "--listen");
+  EXPECT_EQ(restart[1], "--max-in-flight");
 }
 
 TEST(DurationTest, ParsesAndFormatsUnits) {

@@ -606,6 +606,143 @@ TEST_F(GatewayIntegrationTest, StatusAndMetricsDescribeTheBreaker) {
   EXPECT_NE(gateway_->Log().find("status=OK vin=1FTMW1T88MFA00001 source=live"), std::string::npos);
 }
 
+TEST_F(GatewayIntegrationTest, HungUpstreamOpensATimeWindowBreakerBeforeTheFirstBudgetRunsOut) {
+  // A busy site's breaker: a time window whose slow-call rate counts calls still running past a
+  // slow-call duration much shorter than the budget. A hung vPIC trips it on the next arrival
+  // after 300 ms, long before the first call's 3 s budget ends in a timeout.
+  StartSim();
+  StartGateway({"--call-timeout", "3s", "--cooldown", "30s", "--policy", "time_window", "--window",
+                "10s", "--minimum-calls", "3", "--slow-call-duration", "300ms", "--slow-call-rate",
+                "0.5", "--count-in-flight-slow"});
+  EXPECT_EQ(Breaker().at("policy"), "time_window");
+  EXPECT_EQ(Breaker().at("window").at("unit"), "seconds");
+  Fault(R"({"mode":"hang"})");
+  // A form every 100 ms (a VIN each), each on its own connection: the admitted ones hang, and
+  // each arrival runs the rate test, so the first arrival that finds three calls past 300 ms
+  // trips the breaker and is itself answered CIRCUIT_OPEN.
+  const auto start = std::chrono::steady_clock::now();
+  std::atomic<double> opened_after{-1};
+  std::atomic<int> admitted{0};
+  std::vector<std::thread> forms;
+  for (std::size_t i = 0; i < 20 && opened_after.load() < 0; ++i) {
+    std::this_thread::sleep_until(start + std::chrono::milliseconds(100 * i));
+    forms.emplace_back([&, i] {
+      const HttpResult r = Decode(kVins.at(i));
+      if (r.status == 503 && Field(r, "status") == "CIRCUIT_OPEN") {
+        const double t =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        double none = -1;
+        opened_after.compare_exchange_strong(none, t);
+      } else {
+        EXPECT_EQ(r.status, 504) << i;  // hung until the 3 s budget ran out
+        admitted.fetch_add(1);
+      }
+    });
+    if (i < 3) {  // the first three are admitted in order (threads may not start in order)
+      EXPECT_TRUE(WaitUntil(
+          [&] { return SimStats().at("in_flight").to_number<int>() == static_cast<int>(i) + 1; }));
+    }
+  }
+  const bool opened = WaitUntil([&] { return opened_after.load() >= 0; }, 3);
+  const json::value breaker = Breaker();  // before any budget runs out
+  for (std::thread& t : forms) {
+    t.join();
+  }
+  ASSERT_TRUE(opened);
+  std::cout << "time_window + slow-call rate + in-flight slow calls: the breaker opened "
+            << opened_after.load() << " s after the first hung call (budget 3 s)\n";
+  EXPECT_LT(opened_after.load(), 3.0);
+  EXPECT_EQ(breaker.at("state"), "OPEN");
+  EXPECT_EQ(breaker.at("timeouts"), 0);  // no call's budget had run out yet
+  const json::array& transitions = breaker.at("recent_transitions").as_array();
+  ASSERT_FALSE(transitions.empty());
+  EXPECT_EQ(transitions.back().at("cause"), "slow_call_rate");
+  EXPECT_EQ(SimStats().at("requests_total").to_number<int>(), admitted.load());
+}
+
+TEST_F(GatewayIntegrationTest, StatusShowsTheWindowsRates) {
+  StartSim();
+  StartGateway({"--policy", "count_window", "--window", "10", "--minimum-calls", "5"});
+  ASSERT_EQ(Decode(kVins[0]).status, 200);
+  Fault(R"({"mode":"error","status":503})");
+  ASSERT_EQ(Decode(kVins[1]).status, 502);
+  const json::value breaker = Breaker();
+  EXPECT_EQ(breaker.at("policy"), "count_window");
+  const json::value& window = breaker.at("window");
+  EXPECT_EQ(window.at("size"), 10);
+  EXPECT_EQ(window.at("unit"), "calls");
+  EXPECT_EQ(window.at("minimum_calls"), 5);
+  EXPECT_EQ(window.at("calls"), 2);
+  EXPECT_EQ(window.at("failures"), 1);
+  EXPECT_EQ(window.at("failure_rate").to_number<double>(), 0.5);
+  EXPECT_EQ(window.at("slow_call_rate").to_number<double>(), 0.0);
+  EXPECT_EQ(breaker.at("state"), "CLOSED");  // 2 calls: under the minimum
+  const HttpResult metrics = Get("/metrics");
+  EXPECT_NE(metrics.body.find("fusebox_failure_rate{breaker=\"vpic\"} 0.5"), std::string::npos)
+      << metrics.body;
+  EXPECT_NE(
+      metrics.body.find("vin_gateway_breaker_policy{breaker=\"vpic\",policy=\"count_window\"} 1"),
+      std::string::npos);
+  EXPECT_NE(metrics.body.find("vin_gateway_breaker_window_calls{breaker=\"vpic\"} 2"),
+            std::string::npos);
+}
+
+TEST_F(GatewayIntegrationTest, SighupAppliesTheFilesBreakerSettingsAndRefusesABadFile) {
+  const std::filesystem::path file = dir_ / "gateway.toml";
+  std::ofstream(file) << "failure_threshold = 3\n";
+  StartSim();
+  StartGateway({"--config", file.string()});
+  ASSERT_EQ(Decode(kVins[0]).status, 200);
+  EXPECT_EQ(Breaker().at("policy"), "consecutive");
+
+  // Breaker settings apply to the live breaker (its totals stay); --max-in-flight needs a restart.
+  std::ofstream(file) << "policy = \"count_window\"\nwindow = 20\nminimum_calls = 5\n"
+                         "failure_threshold = 7\nmax_in_flight = 4\n";
+  ::kill(gateway_->pid(), SIGHUP);
+  ASSERT_TRUE(WaitUntil([&] { return Breaker().at("policy") == "count_window"; }));
+  json::value breaker = Breaker();
+  EXPECT_EQ(breaker.at("window").at("size"), 20);
+  EXPECT_EQ(breaker.at("window").at("minimum_calls"), 5);
+  EXPECT_EQ(breaker.at("failure_threshold"), 7);
+  EXPECT_EQ(breaker.at("calls"), 1);
+  EXPECT_EQ(breaker.at("state"), "CLOSED");
+  EXPECT_EQ(Json(Get("/status")).at("bulkhead").at("max_in_flight"), 16);
+  ASSERT_TRUE(WaitUntil(
+      [&] { return gateway_->Log().find("--max-in-flight changed") != std::string::npos; }));
+  const std::string log = gateway_->Log();
+  EXPECT_NE(log.find("SIGHUP: re-read " + file.string() + ": breaker vpic now "), std::string::npos)
+      << log;
+  EXPECT_NE(log.find("policy: consecutive -> count_window"), std::string::npos) << log;
+  EXPECT_NE(log.find("failure_threshold: 3 -> 7"), std::string::npos) << log;
+  EXPECT_NE(log.find("window: 100 -> 20"), std::string::npos) << log;
+
+  // A bad file is refused with the reason; the settings in force stay.
+  std::ofstream(file) << "policy = \"time_window\"\nfailure_rate = 2\n";
+  ::kill(gateway_->pid(), SIGHUP);
+  ASSERT_TRUE(WaitUntil(
+      [&] { return gateway_->Log().find("--failure-rate must be in") != std::string::npos; }));
+  EXPECT_NE(gateway_->Log().find(file.string() +
+                                 " refused, the settings in force stay: --failure-rate must be in "
+                                 "(0, 1], got 2"),
+            std::string::npos)
+      << gateway_->Log();
+  breaker = Breaker();
+  EXPECT_EQ(breaker.at("policy"), "count_window");
+  EXPECT_EQ(breaker.at("failure_threshold"), 7);
+  EXPECT_EQ(Decode(kVins[1]).status, 200);  // still serving
+}
+
+TEST_F(GatewayIntegrationTest, SighupWithoutAConfigFileChangesNothing) {
+  StartSim();
+  StartGateway();
+  ::kill(gateway_->pid(), SIGHUP);
+  ASSERT_TRUE(WaitUntil(
+      [&] { return gateway_->Log().find("no --config file was given") != std::string::npos; }));
+  EXPECT_EQ(Get("/healthz").status, 200);
+  EXPECT_EQ(Breaker().at("policy"), "consecutive");
+  EXPECT_EQ(gateway_->Terminate(5), 0);
+}
+
 TEST_F(GatewayIntegrationTest, UpstreamConnectionsAreKeptAlive) {
   StartSim();
   StartGateway();

@@ -126,13 +126,30 @@ using ApplyFn = std::optional<ConfigError> (*)(GatewayConfig&, std::string_view 
 // Whether the config's value of a setting is within its range: nullopt, or the range error.
 using CheckFn = std::optional<ConfigError> (*)(const GatewayConfig&, std::string_view flag);
 
+// Whether two configs hold the same value of a setting (SIGHUP: what changed).
+using SameFn = bool (*)(const GatewayConfig&, const GatewayConfig&);
+
+// What a setting is for: a breaker setting is applied to the live breaker on SIGHUP, any other
+// one needs a restart.
+enum class Scope : std::uint8_t { kProcess, kBreaker };
+// How the command line takes it: `--flag VALUE`, or a switch (`--flag`, TOML true/false).
+enum class Form : std::uint8_t { kValue, kSwitch };
+
 struct Setting {
   std::string_view flag;  // "--call-timeout"
   std::string_view key;   // "call_timeout" (TOML)
   std::string_view help;  // --help
   ApplyFn apply;
   CheckFn check;  // null: any value that reads is valid
+  SameFn same;
+  Scope scope = Scope::kProcess;
+  Form form = Form::kValue;
 };
+
+template <auto kField>
+bool Same(const GatewayConfig& a, const GatewayConfig& b) {
+  return a.*kField == b.*kField;
+}
 
 // Every duration is read by ParseDuration, the one duration grammar of the gateway.
 template <Duration GatewayConfig::*kField>
@@ -272,6 +289,165 @@ std::optional<ConfigError> ApplyLogFormat(GatewayConfig& config, std::string_vie
   return std::nullopt;
 }
 
+template <std::optional<Duration> GatewayConfig::*kField>
+std::optional<ConfigError> ApplyOptionalDuration(GatewayConfig& config, std::string_view flag,
+                                                 std::string_view value) {
+  const std::optional<Duration> d = ParseDuration(value);
+  if (!d) {
+    return Malformed(flag, value, "a duration such as 500ms, 7s, 20m, 1h or 30d");
+  }
+  config.*kField = *d;
+  return std::nullopt;
+}
+
+template <double GatewayConfig::*kField>
+std::optional<ConfigError> ApplyNumber(GatewayConfig& config, std::string_view flag,
+                                       std::string_view value) {
+  const auto d = ParseDouble(value);
+  if (!d) {
+    return Malformed(flag, value, "a number");
+  }
+  config.*kField = *d;
+  return std::nullopt;
+}
+
+template <bool GatewayConfig::*kField>
+std::optional<ConfigError> ApplySwitch(GatewayConfig& config, std::string_view flag,
+                                       std::string_view value) {
+  if (value == "true") {
+    config.*kField = true;
+  } else if (value == "false") {
+    config.*kField = false;
+  } else {
+    return Malformed(flag, value, "true or false");
+  }
+  return std::nullopt;
+}
+
+// A rate threshold: (0, 1] (a rate of 0 would trip on the first call).
+template <double GatewayConfig::*kField>
+std::optional<ConfigError> CheckRate(const GatewayConfig& config, std::string_view flag) {
+  const double value = config.*kField;
+  if (!(value > 0 && value <= 1)) {
+    return RangeError(flag, "(0, 1]", FormatNumber(value));
+  }
+  return std::nullopt;
+}
+
+template <double GatewayConfig::*kField, int kMin, int kMax>
+std::optional<ConfigError> CheckNumberField(const GatewayConfig& config, std::string_view flag) {
+  return CheckDouble(flag, config.*kField, kMin, kMax);
+}
+
+std::optional<ConfigError> ApplyPolicy(GatewayConfig& config, std::string_view flag,
+                                       std::string_view value) {
+  const std::optional<fusebox::TripPolicy> policy = fusebox::ParseTripPolicy(value);
+  if (!policy) {
+    return ConfigError{
+        std::string(flag),
+        fmt::format("{} must be consecutive, count_window or time_window, got '{}'", flag, value)};
+  }
+  config.policy = *policy;
+  return std::nullopt;
+}
+
+// --window N|DUR: a whole number counts calls; anything with a unit is a duration. Which one the
+// policy needs is checked by CheckWindow, after every source has been read.
+std::optional<ConfigError> ApplyWindow(GatewayConfig& config, std::string_view flag,
+                                       std::string_view value) {
+  if (const auto calls = ParseUnsigned<std::uint64_t>(value)) {
+    config.window_calls = static_cast<std::uint32_t>(std::min<std::uint64_t>(*calls, 1U << 31U));
+    config.window_duration = std::nullopt;
+    return std::nullopt;
+  }
+  const std::optional<Duration> d = ParseDuration(value);
+  if (!d) {
+    return Malformed(flag, value, "a number of calls (100) or a duration (60s)");
+  }
+  config.window_duration = *d;
+  config.window_calls = std::nullopt;
+  return std::nullopt;
+}
+
+std::optional<ConfigError> CheckWindow(const GatewayConfig& config, std::string_view flag) {
+  using fusebox::TripPolicy;
+  if (config.policy == TripPolicy::kCountWindow && config.window_duration) {
+    return ConfigError{std::string(flag),
+                       fmt::format("{} must be a number of calls with --policy count_window, "
+                                   "got the duration {}",
+                                   flag, FormatDuration(*config.window_duration))};
+  }
+  if (config.policy == TripPolicy::kTimeWindow && config.window_calls) {
+    return ConfigError{std::string(flag),
+                       fmt::format("{} must be a duration such as 60s with --policy time_window, "
+                                   "got the number of calls {}",
+                                   flag, *config.window_calls)};
+  }
+  if (config.window_calls) {
+    return CheckRange<std::uint32_t>(flag, *config.window_calls, 1, 1'000'000);
+  }
+  if (config.window_duration) {
+    const Duration d = *config.window_duration;
+    if (auto e = CheckDuration(flag, d, seconds(1), hours(1))) {
+      return e;
+    }
+    if (d % seconds(1) != Duration::zero()) {
+      return ConfigError{std::string(flag),
+                         fmt::format("{} must be whole seconds (the window is kept in one-second "
+                                     "buckets), got {}",
+                                     flag, FormatDuration(d))};
+    }
+  }
+  return std::nullopt;
+}
+
+bool SameWindow(const GatewayConfig& a, const GatewayConfig& b) {
+  return a.window_calls == b.window_calls && a.window_duration == b.window_duration;
+}
+
+std::optional<ConfigError> CheckMinimumCalls(const GatewayConfig& config, std::string_view flag) {
+  if (config.policy == fusebox::TripPolicy::kCountWindow) {
+    // A count window never holds more calls than its size: a larger gate would never open.
+    const std::uint32_t window = config.BreakerConfig().window_size;
+    if (config.minimum_calls < 1 || config.minimum_calls > window) {
+      return RangeError(flag, fmt::format("[1, --window ({})] with --policy count_window", window),
+                        fmt::format("{}", config.minimum_calls));
+    }
+  }
+  return CheckRange<std::uint32_t>(flag, config.minimum_calls, 1, 1'000'000);
+}
+
+std::optional<ConfigError> CheckSlowCallDuration(const GatewayConfig& config,
+                                                 std::string_view flag) {
+  if (!config.slow_call_duration) {
+    return std::nullopt;
+  }
+  return CheckDuration(flag, *config.slow_call_duration, milliseconds(1), hours(24));
+}
+
+std::optional<ConfigError> CheckCountInFlightSlow(const GatewayConfig& config,
+                                                  std::string_view flag) {
+  if (config.count_in_flight_slow && config.policy == fusebox::TripPolicy::kConsecutive) {
+    return ConfigError{std::string(flag),
+                       fmt::format("{} needs --policy count_window or time_window (it feeds the "
+                                   "slow-call rate), got --policy consecutive",
+                                   flag)};
+  }
+  return std::nullopt;
+}
+
+std::optional<ConfigError> CheckMaxCooldown(const GatewayConfig& config, std::string_view flag) {
+  if (!config.max_cooldown) {
+    return std::nullopt;
+  }
+  const Duration max = *config.max_cooldown;
+  if (max < config.cooldown || max > hours(24)) {
+    return RangeError(flag, fmt::format("[--cooldown ({}), 1d]", FormatDuration(config.cooldown)),
+                      FormatDuration(max));
+  }
+  return std::nullopt;
+}
+
 constexpr Duration::rep kMs = 1'000'000;
 constexpr Duration::rep kSecond = 1000 * kMs;
 constexpr Duration::rep kMinute = 60 * kSecond;
@@ -279,51 +455,102 @@ constexpr Duration::rep kDay = kMinute * 60 * 24;
 
 using G = GatewayConfig;
 
+bool SameListen(const GatewayConfig& a, const GatewayConfig& b) {
+  return a.listen_host == b.listen_host && a.listen_port == b.listen_port;
+}
+
+constexpr Scope kBreaker = Scope::kBreaker;
+constexpr Scope kProcess = Scope::kProcess;
+
 // In the order of --help and of Validate (the first value out of range is the one reported).
 constexpr Setting kSettings[] = {
     {"--listen", "listen", "HOST:PORT to serve on (default 127.0.0.1:8080)", ApplyListen,
-     CheckListen},
+     CheckListen, SameListen},
     {"--upstream-url", "upstream_url", "vPIC base URL (default https://vpic.nhtsa.dot.gov)",
-     ApplyText<&G::upstream_url>, CheckUpstreamUrl},
+     ApplyText<&G::upstream_url>, CheckUpstreamUrl, Same<&G::upstream_url>},
     {"--cache", "cache", "cache URI: sqlite:PATH or memory (default sqlite:var/vin-cache.sqlite)",
-     ApplyText<&G::cache_uri>, CheckCacheUri},
+     ApplyText<&G::cache_uri>, CheckCacheUri, Same<&G::cache_uri>},
     {"--cache-ttl", "cache_ttl", "serve cached decodes this long (default 30d)",
-     ApplyDuration<&G::cache_ttl>, CheckDurationField<&G::cache_ttl, kSecond, 3650 * kDay>},
+     ApplyDuration<&G::cache_ttl>, CheckDurationField<&G::cache_ttl, kSecond, 3650 * kDay>,
+     Same<&G::cache_ttl>},
     {"--call-timeout", "call_timeout", "budget of one upstream call (default 7s)",
-     ApplyDuration<&G::call_timeout>, CheckDurationField<&G::call_timeout, kMs, 10 * kMinute>},
+     ApplyDuration<&G::call_timeout>, CheckDurationField<&G::call_timeout, kMs, 10 * kMinute>,
+     Same<&G::call_timeout>, kBreaker},
     {"--cooldown", "cooldown", "open-breaker cooldown (default 20s)", ApplyDuration<&G::cooldown>,
-     CheckDurationField<&G::cooldown, kMs, kDay>},
+     CheckDurationField<&G::cooldown, kMs, kDay>, Same<&G::cooldown>, kBreaker},
     {"--failure-threshold", "failure_threshold",
      "consecutive failures that open the breaker (default 3)",
      ApplyWhole<std::uint32_t, &G::failure_threshold>,
-     CheckWholeField<std::uint32_t, &G::failure_threshold, 1, 1000>},
+     CheckWholeField<std::uint32_t, &G::failure_threshold, 1, 1000>, Same<&G::failure_threshold>,
+     kBreaker},
     {"--half-open-probes", "half_open_probes", "probes at once while half-open (default 1)",
      ApplyWhole<std::uint32_t, &G::half_open_probes>,
-     CheckWholeField<std::uint32_t, &G::half_open_probes, 1, 1000>},
+     CheckWholeField<std::uint32_t, &G::half_open_probes, 1, 1000>, Same<&G::half_open_probes>,
+     kBreaker},
+    {"--probes-to-close", "probes_to_close", "good probes that close the breaker (default 1)",
+     ApplyWhole<std::uint32_t, &G::probes_to_close>,
+     CheckWholeField<std::uint32_t, &G::probes_to_close, 1, 1000>, Same<&G::probes_to_close>,
+     kBreaker},
+    {"--policy", "policy",
+     "when the breaker opens: consecutive, count_window or time_window (default consecutive)",
+     ApplyPolicy, nullptr, Same<&G::policy>, kBreaker},
+    {"--window", "window",
+     "window of the rates: N calls (count_window) or a duration (time_window) (default 100 "
+     "calls or 100s)",
+     ApplyWindow, CheckWindow, SameWindow, kBreaker},
+    {"--minimum-calls", "minimum_calls", "calls in the window before a rate may trip (default 10)",
+     ApplyWhole<std::uint32_t, &G::minimum_calls>, CheckMinimumCalls, Same<&G::minimum_calls>,
+     kBreaker},
+    {"--failure-rate", "failure_rate", "window failure rate that opens the breaker (default 0.5)",
+     ApplyNumber<&G::failure_rate>, CheckRate<&G::failure_rate>, Same<&G::failure_rate>, kBreaker},
+    {"--slow-call-duration", "slow_call_duration",
+     "a call this long is slow (default: the call timeout)",
+     ApplyOptionalDuration<&G::slow_call_duration>, CheckSlowCallDuration,
+     Same<&G::slow_call_duration>, kBreaker},
+    {"--slow-call-rate", "slow_call_rate",
+     "window slow-call rate that opens the breaker (default 1)", ApplyNumber<&G::slow_call_rate>,
+     CheckRate<&G::slow_call_rate>, Same<&G::slow_call_rate>, kBreaker},
+    {"--count-in-flight-slow", "count_in_flight_slow",
+     "calls running past the slow-call duration count as slow before they end (window policies)",
+     ApplySwitch<&G::count_in_flight_slow>, CheckCountInFlightSlow, Same<&G::count_in_flight_slow>,
+     kBreaker, Form::kSwitch},
+    {"--cooldown-growth", "cooldown_growth",
+     "each failed probe multiplies the next cooldown by this (default 1: no growth)",
+     ApplyNumber<&G::cooldown_growth>, CheckNumberField<&G::cooldown_growth, 1, 100>,
+     Same<&G::cooldown_growth>, kBreaker},
+    {"--max-cooldown", "max_cooldown", "cap of the grown cooldown (default: 5m or --cooldown)",
+     ApplyOptionalDuration<&G::max_cooldown>, CheckMaxCooldown, Same<&G::max_cooldown>, kBreaker},
+    {"--cooldown-jitter", "cooldown_jitter",
+     "each cooldown is drawn within +- this share of it (default 0)",
+     ApplyNumber<&G::cooldown_jitter>, CheckNumberField<&G::cooldown_jitter, 0, 1>,
+     Same<&G::cooldown_jitter>, kBreaker},
     {"--max-in-flight", "max_in_flight", "upstream calls at once (default 16)",
      ApplyWhole<std::uint32_t, &G::max_in_flight>,
-     CheckWholeField<std::uint32_t, &G::max_in_flight, 1, 100000>},
+     CheckWholeField<std::uint32_t, &G::max_in_flight, 1, 100000>, Same<&G::max_in_flight>},
     {"--client-rate", "client_rate",
      "decodes per second per client address, 0 disables (default 20)", ApplyClientRate,
-     CheckClientRate},
+     CheckClientRate, Same<&G::client_rate>},
     {"--client-burst", "client_burst", "burst per client address (default 2 x client-rate)",
-     ApplyClientBurst, CheckClientBurst},
+     ApplyClientBurst, CheckClientBurst, Same<&G::client_burst>},
     {"--cache-max-entries", "cache_max_entries", "decodes kept in the cache (default 1000000)",
      ApplyWhole<std::uint64_t, &G::cache_max_entries>,
-     CheckWholeField<std::uint64_t, &G::cache_max_entries, 1, 1'000'000'000>},
+     CheckWholeField<std::uint64_t, &G::cache_max_entries, 1, 1'000'000'000>,
+     Same<&G::cache_max_entries>},
     {"--upstream-ca", "upstream_ca", "PEM CA file for the upstream (default: system CAs)",
-     ApplyText<&G::upstream_ca>, CheckUpstreamCa},
-    {"--log-format", "log_format", "text or json (default text)", ApplyLogFormat, nullptr},
+     ApplyText<&G::upstream_ca>, CheckUpstreamCa, Same<&G::upstream_ca>},
+    {"--log-format", "log_format", "text or json (default text)", ApplyLogFormat, nullptr,
+     Same<&G::log_format>},
     {"--client-timeout", "client_timeout",
      "a client must send a request, and take each answer, within this (default 10s)",
      ApplyDuration<&G::client_timeout>,
-     CheckDurationField<&G::client_timeout, 10 * kMs, 10 * kMinute>},
+     CheckDurationField<&G::client_timeout, 10 * kMs, 10 * kMinute>, Same<&G::client_timeout>},
     {"--shutdown-grace", "shutdown_grace",
      "SIGTERM: time in-flight requests may finish (default 5s)", ApplyDuration<&G::shutdown_grace>,
-     CheckDurationField<&G::shutdown_grace, 0, 10 * kMinute>},
+     CheckDurationField<&G::shutdown_grace, 0, 10 * kMinute>, Same<&G::shutdown_grace>},
     {"--threads", "threads",
      "I/O threads, each with its own event loop; connections are spread over them (default 1)",
-     ApplyWhole<std::uint32_t, &G::threads>, CheckWholeField<std::uint32_t, &G::threads, 1, 64>},
+     ApplyWhole<std::uint32_t, &G::threads>, CheckWholeField<std::uint32_t, &G::threads, 1, 64>,
+     Same<&G::threads>},
 };
 
 const Setting* FindByFlag(std::string_view flag) {
@@ -394,17 +621,79 @@ std::optional<ConfigError> GatewayConfig::Validate() const {
       }
     }
   }
+  // The table checks every breaker setting with its flag's range; the breaker's own rules are the
+  // last word (a rule the table does not know of yet still names the flag).
+  if (auto e = BreakerConfig().Validate()) {
+    const std::string_view flag = FlagOfBreakerField(e->field);
+    return ConfigError{std::string(flag), fmt::format("{}: {}", flag, e->message)};
+  }
   return std::nullopt;
+}
+
+std::string_view FlagOfBreakerField(std::string_view field) {
+  struct FieldFlag {
+    std::string_view field;
+    std::string_view flag;
+  };
+  constexpr FieldFlag kFlags[] = {
+      {"trip", "--policy"},
+      {"failure_threshold", "--failure-threshold"},
+      {"window_size", "--window"},
+      {"minimum_calls", "--minimum-calls"},
+      {"failure_rate_threshold", "--failure-rate"},
+      {"slow_call_duration", "--slow-call-duration"},
+      {"slow_call_rate_threshold", "--slow-call-rate"},
+      {"call_timeout", "--call-timeout"},
+      {"cooldown", "--cooldown"},
+      {"half_open_max_probes", "--half-open-probes"},
+      {"half_open_successes", "--probes-to-close"},
+      {"inflight_slow_accounting", "--count-in-flight-slow"},
+      {"cooldown_multiplier", "--cooldown-growth"},
+      {"cooldown_max", "--max-cooldown"},
+      {"cooldown_jitter", "--cooldown-jitter"},
+  };
+  for (const FieldFlag& f : kFlags) {
+    if (f.field == field) {
+      return f.flag;
+    }
+  }
+  return field;
+}
+
+std::vector<std::string_view> SettingsNeedingRestart(const GatewayConfig& running,
+                                                     const GatewayConfig& reread) {
+  std::vector<std::string_view> flags;
+  for (const Setting& setting : kSettings) {
+    if (setting.scope == Scope::kProcess && !setting.same(running, reread)) {
+      flags.push_back(setting.flag);
+    }
+  }
+  return flags;
 }
 
 fusebox::CircuitBreakerConfig GatewayConfig::BreakerConfig() const {
   fusebox::CircuitBreakerConfig breaker;
-  breaker.trip = fusebox::TripPolicy::kConsecutive;
+  breaker.trip = policy;
   breaker.failure_threshold = failure_threshold;
+  if (window_calls) {
+    breaker.window_size = *window_calls;
+  } else if (window_duration) {
+    // Whole seconds (checked): the time window counts one-second buckets.
+    breaker.window_size = static_cast<std::uint32_t>(std::clamp<std::int64_t>(
+        std::chrono::duration_cast<seconds>(*window_duration).count(), 0, 1'000'000'000));
+  }
+  breaker.minimum_calls = minimum_calls;
+  breaker.failure_rate_threshold = failure_rate;
+  breaker.slow_call_duration = slow_call_duration;
+  breaker.slow_call_rate_threshold = slow_call_rate;
+  breaker.inflight_slow_accounting = count_in_flight_slow;
   breaker.call_timeout = call_timeout;
   breaker.cooldown = cooldown;
+  breaker.cooldown_multiplier = cooldown_growth;
+  breaker.cooldown_max = max_cooldown;
+  breaker.cooldown_jitter = cooldown_jitter;
   breaker.half_open_max_probes = half_open_probes;
-  breaker.half_open_successes = 1;
+  breaker.half_open_successes = probes_to_close;
   breaker.batch_may_probe = false;
   return breaker;
 }
@@ -424,7 +713,15 @@ std::optional<ConfigError> ApplyConfigFile(GatewayConfig& config, const std::str
       return ConfigError{"--config", fmt::format("--config: unknown key '{}' in '{}'", name, path)};
     }
     std::string text;
-    if (const auto* s = node.as_string()) {
+    if (setting->form == Form::kSwitch) {
+      if (const auto* b = node.as_boolean()) {
+        text = b->get() ? "true" : "false";
+      } else {
+        return ConfigError{
+            std::string(setting->flag),
+            fmt::format("{} (key '{}' in '{}') must be true or false", setting->flag, name, path)};
+      }
+    } else if (const auto* s = node.as_string()) {
       text = s->get();
     } else if (const auto* i = node.as_integer()) {
       text = fmt::format("{}", i->get());
@@ -451,10 +748,13 @@ fusebox::Result<CommandLine, ConfigError> ParseCommandLine(const std::vector<std
   std::vector<std::string> values(std::size(kSettings));
   std::vector<CLI::Option*> options;
   for (std::size_t i = 0; i < std::size(kSettings); ++i) {
-    // A flag given twice: the last one wins (scripts append overrides).
-    options.push_back(
-        app.add_option(std::string(kSettings[i].flag), values[i], std::string(kSettings[i].help))
-            ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast));
+    const std::string flag(kSettings[i].flag);
+    const std::string help(kSettings[i].help);
+    // A flag given twice: the last one wins (scripts append overrides). A switch may be given a
+    // value (--count-in-flight-slow=false) to override the file.
+    options.push_back((kSettings[i].form == Form::kSwitch ? app.add_flag(flag, values[i], help)
+                                                          : app.add_option(flag, values[i], help))
+                          ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast));
   }
   CommandLine out;
   try {
@@ -467,6 +767,7 @@ fusebox::Result<CommandLine, ConfigError> ParseCommandLine(const std::vector<std
   } catch (const CLI::ParseError& e) {
     return ConfigError{"command line", e.what()};
   }
+  out.config_path = config_path;
   if (!config_path.empty()) {
     if (auto e = ApplyConfigFile(out.config, config_path)) {
       return *e;

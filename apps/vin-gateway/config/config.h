@@ -4,7 +4,8 @@
 // each overriding the one before. Every value is checked at start and a bad one is
 // refused with the flag's name and its valid range, e.g.
 //   "--call-timeout must be in [1ms, 10m], got 0s".
-// The TOML keys are the flag names without the dashes, in snake_case (`call_timeout = "7s"`).
+// The TOML keys are the flag names without the dashes, in snake_case (`call_timeout = "7s"`);
+// a switch such as --count-in-flight-slow is a TOML boolean (`count_in_flight_slow = true`).
 // Durations are written like 500ms, 7s, 20m, 1h, 30d (a bare number is seconds).
 // One table in config.cc is the single source of every setting: its flag, TOML key, --help text,
 // parser and range check; ApplySetting, ApplyConfigFile, --help and Validate all read it.
@@ -54,9 +55,40 @@ struct GatewayConfig {
   Duration cooldown = std::chrono::seconds(20);
   // --failure-threshold: consecutive failures that open the breaker. Default 3, range [1, 1000].
   std::uint32_t failure_threshold = 3;
-  // --half-open-probes: probes at once in HALF_OPEN (one good probe closes).
-  // Default 1, range [1, 1000].
+  // --half-open-probes: probes at once in HALF_OPEN. Default 1, range [1, 1000].
   std::uint32_t half_open_probes = 1;
+  // --probes-to-close: good probes that close the breaker. Default 1, range [1, 1000].
+  std::uint32_t probes_to_close = 1;
+  // --policy: how CLOSED decides to trip: consecutive (--failure-threshold in a row),
+  // count_window or time_window (rates over --window). Default consecutive.
+  fusebox::TripPolicy policy = fusebox::TripPolicy::kConsecutive;
+  // --window N|DUR: the window of the rates: N calls (count_window, [1, 1000000]) or a duration
+  // in whole seconds (time_window, [1s, 3600s]). Default 100 calls or 100s. At most one is set.
+  std::optional<std::uint32_t> window_calls = std::nullopt;
+  std::optional<Duration> window_duration = std::nullopt;
+  // --minimum-calls: no rate trips before the window holds this many calls. Default 10,
+  // range [1, 1000000], and at most the --window calls with count_window.
+  std::uint32_t minimum_calls = 10;
+  // --failure-rate: window policies trip when failures / calls >= this. Default 0.5,
+  // range (0, 1].
+  double failure_rate = 0.5;
+  // --slow-call-duration: a call that takes this long is slow (it may be shorter than
+  // --call-timeout). Default: the call timeout (only timeouts are slow). Range [1ms, 1d].
+  std::optional<Duration> slow_call_duration = std::nullopt;
+  // --slow-call-rate: window policies trip when slow calls / calls >= this. Default 1,
+  // range (0, 1].
+  double slow_call_rate = 1.0;
+  // --count-in-flight-slow: calls still running past --slow-call-duration count as slow
+  // before they finish (window policies only). Default false.
+  bool count_in_flight_slow = false;
+  // --cooldown-growth: each failed probe multiplies the next cooldown by this. Default 1
+  // (no growth), range [1, 100].
+  double cooldown_growth = 1.0;
+  // --max-cooldown: cap of the grown cooldown. Default: the larger of 5m and --cooldown.
+  // Range [--cooldown, 1d].
+  std::optional<Duration> max_cooldown = std::nullopt;
+  // --cooldown-jitter: each cooldown is drawn from [c*(1-j), c*(1+j)]. Default 0, range [0, 1].
+  double cooldown_jitter = 0.0;
   // --max-in-flight: upstream calls at once (the bulkhead). Default 16, range [1, 100000].
   std::uint32_t max_in_flight = 16;
   // --client-rate: tokens per second of each client address's bucket; 0 disables the limit.
@@ -88,12 +120,13 @@ struct GatewayConfig {
   double effective_client_burst() const noexcept {
     return client_burst.value_or(client_rate * 2 < 1 ? 1 : client_rate * 2);
   }
-  // The `vpic` breaker: consecutive policy, one good probe closes, batch never probes.
+  // The `vpic` breaker: every breaker setting above; batch never probes.
   fusebox::CircuitBreakerConfig BreakerConfig() const;
 };
 
 struct CommandLine {
   GatewayConfig config;
+  std::string config_path;  // --config, "" when none
   bool help = false;
   std::string help_text;
 };
@@ -108,6 +141,16 @@ std::optional<ConfigError> ApplySetting(GatewayConfig& config, std::string_view 
 
 // Reads a TOML file and applies its keys. Unknown keys are refused.
 std::optional<ConfigError> ApplyConfigFile(GatewayConfig& config, const std::string& path);
+
+// The flags ("--listen", ...) of the settings that differ between the running config and a
+// re-read one and that only a restart applies: every setting but the breaker's (SIGHUP applies
+// those to the live breaker).
+std::vector<std::string_view> SettingsNeedingRestart(const GatewayConfig& running,
+                                                     const GatewayConfig& reread);
+
+// The flag ("--cooldown") of a CircuitBreakerConfig field ("cooldown"), for errors of the
+// breaker's own Validate(); the field itself when the gateway has no flag for it.
+std::string_view FlagOfBreakerField(std::string_view field);
 
 // "500ms", "7s", "20m", "1h", "30d", "1.5s"; a bare number is seconds: the apps' one duration
 // grammar (apps/common/duration.h), to the microsecond. nullopt when malformed or above 1e9 s.

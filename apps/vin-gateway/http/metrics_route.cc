@@ -1,7 +1,10 @@
 #include "http/metrics_route.h"
 
+#include <string>
+
 #include <fmt/format.h>
 
+#include "fusebox/circuit_breaker.h"
 #include "fusebox/metrics.h"
 
 namespace vin_gateway {
@@ -10,11 +13,32 @@ HttpResponse MetricsResponse(const RouterDeps& deps) {
   HttpResponse response;
   response.content_type = "text/plain; version=0.0.4; charset=utf-8";
   std::string& out = response.body;
+  // The library's series per breaker, then the gateway's own breaker series, each family
+  // grouped under its HELP and TYPE lines.
+  std::string policy =
+      "# HELP vin_gateway_breaker_policy The breaker's trip policy in force (1).\n"
+      "# TYPE vin_gateway_breaker_policy gauge\n";
+  std::string window_calls =
+      "# HELP vin_gateway_breaker_window_calls Outcomes in the breaker's trip window.\n"
+      "# TYPE vin_gateway_breaker_window_calls gauge\n";
+  std::string inflight_slow =
+      "# HELP vin_gateway_breaker_inflight_slow Calls running past the slow-call duration.\n"
+      "# TYPE vin_gateway_breaker_inflight_slow gauge\n";
   bool first = true;
   for (const auto& breaker : deps.registry.All()) {
-    fusebox::AppendPrometheus(out, breaker->Snapshot(), first);
+    const fusebox::MetricsSnapshot m = breaker->Snapshot();
+    fusebox::AppendPrometheus(out, m, first);
     first = false;
+    policy += fmt::format("vin_gateway_breaker_policy{{breaker=\"{}\",policy=\"{}\"}} 1\n", m.name,
+                          fusebox::ToString(breaker->config().trip));
+    window_calls += fmt::format("vin_gateway_breaker_window_calls{{breaker=\"{}\"}} {}\n", m.name,
+                                m.window_calls);
+    inflight_slow += fmt::format("vin_gateway_breaker_inflight_slow{{breaker=\"{}\"}} {}\n", m.name,
+                                 m.inflight_slow);
   }
+  out += policy;
+  out += window_calls;
+  out += inflight_slow;
   deps.metrics.AppendPrometheus(out);
   const CacheStats cache = deps.cache.Stats();
   out += fmt::format(

@@ -20,6 +20,27 @@ std::int64_t CeilSeconds(fusebox::Duration d) {
   return std::chrono::ceil<std::chrono::seconds>(d).count();
 }
 
+// A window policy's settings and the window's figures now. `calls`, `failures` and `slow` are
+// the recorded outcomes in the window; `inflight_slow` the calls still running past the slow-call
+// duration (counted as slow by the slow-call rate when `count_in_flight_slow`).
+json::object WindowJson(const fusebox::CircuitBreakerConfig& config,
+                        const fusebox::MetricsSnapshot& m) {
+  json::object w;
+  w["size"] = config.window_size;
+  w["unit"] = config.trip == fusebox::TripPolicy::kTimeWindow ? "seconds" : "calls";
+  w["minimum_calls"] = config.minimum_calls;
+  w["failure_rate_threshold"] = config.failure_rate_threshold;
+  w["slow_call_rate_threshold"] = config.slow_call_rate_threshold;
+  w["count_in_flight_slow"] = config.inflight_slow_accounting;
+  w["calls"] = m.window_calls;
+  w["failures"] = m.window_failures;
+  w["slow"] = m.window_slow;
+  w["inflight_slow"] = m.inflight_slow;
+  w["failure_rate"] = m.failure_rate;
+  w["slow_call_rate"] = m.slow_call_rate;
+  return w;
+}
+
 }  // namespace
 
 json::object BreakerJson(const fusebox::CircuitBreaker& breaker,
@@ -44,13 +65,24 @@ json::object BreakerJson(const fusebox::CircuitBreaker& breaker,
   b["opened"] = m.opened;
   b["consecutive_failures"] = m.consecutive_failures;
   b["probes_in_flight"] = m.probes_in_flight;
-  b["failure_threshold"] = breaker.config().failure_threshold;
-  b["cooldown_s"] = fusebox::ToSeconds(m.current_cooldown.count() > 0 ? m.current_cooldown
-                                                                      : breaker.config().cooldown);
-  b["call_timeout_s"] = fusebox::ToSeconds(breaker.config().call_timeout);
+  const fusebox::CircuitBreakerConfig config = breaker.config();
+  b["policy"] = fusebox::ToString(config.trip);
+  b["failure_threshold"] = config.failure_threshold;
+  b["cooldown_s"] =
+      fusebox::ToSeconds(m.current_cooldown.count() > 0 ? m.current_cooldown : config.cooldown);
+  b["call_timeout_s"] = fusebox::ToSeconds(config.call_timeout);
+  b["slow_call_duration_s"] = fusebox::ToSeconds(config.effective_slow_call_duration());
+  b["half_open_probes"] = config.half_open_max_probes;
+  b["probes_to_close"] = config.effective_half_open_successes();
+  b["cooldown_growth"] = config.cooldown_multiplier;
+  b["max_cooldown_s"] = fusebox::ToSeconds(config.effective_cooldown_max());
+  b["cooldown_jitter"] = config.cooldown_jitter;
+  if (config.trip != fusebox::TripPolicy::kConsecutive) {
+    b["window"] = WindowJson(config, m);
+  }
   if (m.state == fusebox::State::kOpen || m.state == fusebox::State::kForcedOpen) {
-    b["retry_after_s"] = CeilSeconds(
-        m.state == fusebox::State::kForcedOpen ? breaker.config().cooldown : m.retry_after);
+    b["retry_after_s"] =
+        CeilSeconds(m.state == fusebox::State::kForcedOpen ? config.cooldown : m.retry_after);
   }
   if (transitions != nullptr) {
     json::array recent;

@@ -6,7 +6,9 @@
 //   GET /status   every breaker (the decode breaker with its recent_transitions), the cache, the
 //                 bulkhead, single-flight, the rate limit, the upstream client and answers by
 //                 status
-// and one breaker's figures (BreakerJson), which admin commands answer with.
+// and one breaker's figures (BreakerJson), which admin commands answer with: its counters, the
+// policy and settings in force (a SIGHUP may have changed them), and for a window policy the
+// window's current rates.
 //
 // Thread safety: reads only thread-safe state. Time: none of its own (retry_after_s comes from the
 // breaker, transition times from the decode service's wall clock).
