@@ -1,6 +1,7 @@
 // fusebox/events.h
 //
-// What a breaker tells its listeners: state transitions, rejections and outcomes.
+// What a breaker tells its listeners: state transitions, rejections, outcomes and the recovery
+// ramp's start and end.
 //
 // Listeners are called on the thread that caused the event, after the breaker released its lock
 // (as resilience4j publishes after the state swap), so a listener may call back into the breaker.
