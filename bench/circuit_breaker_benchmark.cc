@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <thread>
 
 #include "fusebox/circuit_breaker.h"
 
@@ -48,6 +49,72 @@ void BM_ClosedAcquireRecord(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_ClosedAcquireRecord)->Threads(1)->Threads(2)->UseRealTime();
+
+// BM_ClosedAcquireRecord with `recovery_ramp` configured but no ramp running: Arg(0) a breaker that
+// never recovered, Arg(1) one whose ramp ran and completed. Both must cost what
+// BM_ClosedAcquireRecord costs (the ramp is a bit in the state word, clear once the ramp is over).
+void BM_ClosedAcquireRecordRampConfigured(benchmark::State& state) {
+  using std::chrono::milliseconds;
+  static std::unique_ptr<CircuitBreaker> breaker;
+  if (state.thread_index() == 0) {
+    if (state.range(0) == 0) {
+      breaker = MakeBreaker({.recovery_ramp = std::chrono::seconds(60)});
+    } else {
+      // Trip, close by a probe (the ramp starts), outlive the 1 ms ramp and complete it. The
+      // sleeps outlast the coarse clock's tick.
+      breaker = MakeBreaker(
+          {.failure_threshold = 1, .cooldown = milliseconds(1), .recovery_ramp = milliseconds(1)});
+      breaker->TryAcquire()->Record(Outcome::kFailure);
+      std::this_thread::sleep_for(milliseconds(20));
+      breaker->TryAcquire()->Record(Outcome::kSuccess);
+      std::this_thread::sleep_for(milliseconds(20));
+      breaker->TryAcquire()->Record(Outcome::kSuccess);
+    }
+  }
+  for (auto _ : state) {
+    auto permit = breaker->TryAcquire();
+    benchmark::DoNotOptimize(permit);
+    permit->Record(Outcome::kSuccess);
+  }
+  if (state.thread_index() == 0) {
+    const MetricsSnapshot m = breaker->Snapshot();
+    state.counters["state_closed"] = m.state == State::kClosed ? 1 : 0;
+    state.counters["recovering"] = m.recovering ? 1 : 0;
+    state.counters["generation"] = static_cast<double>(m.generation);
+  }
+}
+BENCHMARK(BM_ClosedAcquireRecordRampConfigured)
+    ->Arg(0)
+    ->Arg(1)
+    ->Threads(1)
+    ->Threads(2)
+    ->UseRealTime();
+
+// During a (day-long) recovery ramp admitting half the calls: the ramp's lock-free admission, an
+// admitted call recording a success or a CIRCUIT_RECOVERING rejection, alternately.
+void BM_RecoveringAcquire(benchmark::State& state) {
+  using std::chrono::milliseconds;
+  auto breaker = MakeBreaker({.failure_threshold = 1,
+                              .cooldown = milliseconds(1),
+                              .recovery_ramp = std::chrono::hours(24)});
+  breaker->TryAcquire()->Record(Outcome::kFailure);
+  std::this_thread::sleep_for(milliseconds(20));
+  auto probe = breaker->TryAcquire();
+  (void)breaker->TryAcquire();  // HALF_OPEN admits 1 call of 2: the ramp starts at half
+  probe->Record(Outcome::kSuccess);
+  for (auto _ : state) {
+    auto permit = breaker->TryAcquire();
+    benchmark::DoNotOptimize(permit);
+    if (permit) {
+      permit->Record(Outcome::kSuccess);
+    }
+  }
+  const MetricsSnapshot m = breaker->Snapshot();
+  state.counters["recovering"] = m.recovering ? 1 : 0;
+  state.counters["admitted_share"] =
+      static_cast<double>(m.allowed) / static_cast<double>(m.allowed + m.rejected_recovering);
+}
+BENCHMARK(BM_RecoveringAcquire);
 
 // Reject in OPEN before the cooldown ends.
 void BM_OpenReject(benchmark::State& state) {

@@ -59,15 +59,28 @@ using internal::EventBatch;
 using internal::InflightTracker;
 using internal::SpinLock;
 
-constexpr std::uint64_t kStateBits = 3;
-constexpr std::uint64_t kStateMask = (1U << kStateBits) - 1;
+// The state word: generation << 4 | ramp bit << 3 | state. The ramp bit (CLOSED with a recovery
+// ramp under way) makes the word's low bits match no State, so the lock-free CLOSED admission
+// test, `AdmissionStateOf(word) == kClosed`, fails during a ramp without an extra test.
+constexpr std::uint64_t kStateBits = 4;
+constexpr std::uint64_t kRampBit = 8;
 
-constexpr std::uint64_t Pack(State s, std::uint64_t generation) noexcept {
-  return (generation << kStateBits) | static_cast<std::uint64_t>(s);
+constexpr std::uint64_t Pack(State s, std::uint64_t generation, bool ramping = false) noexcept {
+  return (generation << kStateBits) | (ramping ? kRampBit : 0U) | static_cast<std::uint64_t>(s);
 }
 constexpr State StateOf(std::uint64_t word) noexcept {
-  return static_cast<State>(word & kStateMask);
+  return static_cast<State>(word & (kRampBit - 1));
 }
+// The state with the ramp bit: no enumerator during a ramp.
+constexpr State AdmissionStateOf(std::uint64_t word) noexcept {
+  return static_cast<State>(word & ((1U << kStateBits) - 1));
+}
+constexpr bool RampingIn(std::uint64_t word) noexcept { return (word & kRampBit) != 0; }
+
+// The ramp's admission credit is fixed-point with this many fractional bits: a call adds the
+// share admitted now, and is admitted when the integer part advances.
+constexpr unsigned kCreditBits = 24;
+constexpr std::uint64_t kCreditOne = std::uint64_t{1} << kCreditBits;
 constexpr std::uint64_t GenerationOf(std::uint64_t word) noexcept { return word >> kStateBits; }
 
 // The breaker's totals, one internal::ShardedCounters index each.
@@ -75,6 +88,7 @@ enum Counter : std::size_t {
   kAllowed,
   kRejectedOpen,
   kRejectedHalfOpen,
+  kRejectedRecovering,
   kSucceeded,
   kFailed,
   kTimeouts,
@@ -176,24 +190,33 @@ struct CircuitBreaker::Impl {
   internal::ShardedCounters<kCounterCount> counters;
 
   mutable SpinLock mu;
-  State state = State::kClosed;        // Guarded by mu.
-  std::uint64_t generation = 0;        // Guarded by mu.
-  CountWindow count_window;            // Guarded by mu.
-  TimeWindow time_window;              // Guarded by mu.
-  InflightTracker inflight;            // Guarded by mu.
-  std::vector<ProbeSlot> probe_slots;  // Guarded by mu.
-  std::uint32_t probes_in_flight = 0;  // Guarded by mu.
-  std::uint32_t good_probes = 0;       // Guarded by mu.
-  TimePoint opened_at{};               // Guarded by mu.
-  TimePoint closed_since{};            // Guarded by mu.
-  Duration base_cooldown;              // Guarded by mu. Before jitter; grows per bad probe.
-  Duration current_cooldown;           // Guarded by mu. This OPEN period's cooldown.
-  std::uint64_t probes = 0;            // Guarded by mu.
-  std::uint64_t wasted_probes = 0;     // Guarded by mu.
-  std::uint64_t transitions = 0;       // Guarded by mu.
-  std::uint64_t opened = 0;            // Guarded by mu.
-  RateBoundary failure_boundary;       // Guarded by mu. Cache of the last window size.
-  RateBoundary slow_boundary;          // Guarded by mu. Cache of the last window size.
+  State state = State::kClosed;          // Guarded by mu.
+  std::uint64_t generation = 0;          // Guarded by mu.
+  CountWindow count_window;              // Guarded by mu.
+  TimeWindow time_window;                // Guarded by mu.
+  InflightTracker inflight;              // Guarded by mu.
+  std::vector<ProbeSlot> probe_slots;    // Guarded by mu.
+  std::uint32_t probes_in_flight = 0;    // Guarded by mu.
+  std::uint32_t good_probes = 0;         // Guarded by mu.
+  TimePoint opened_at{};                 // Guarded by mu.
+  TimePoint closed_since{};              // Guarded by mu.
+  Duration base_cooldown;                // Guarded by mu. Before jitter; grows per bad probe.
+  Duration current_cooldown;             // Guarded by mu. This OPEN period's cooldown.
+  std::uint64_t probes = 0;              // Guarded by mu.
+  std::uint64_t wasted_probes = 0;       // Guarded by mu.
+  std::uint64_t transitions = 0;         // Guarded by mu.
+  std::uint64_t opened = 0;              // Guarded by mu.
+  RateBoundary failure_boundary;         // Guarded by mu. Cache of the last window size.
+  RateBoundary slow_boundary;            // Guarded by mu. Cache of the last window size.
+  std::uint64_t half_open_calls = 0;     // Guarded by mu. Calls seen in this HALF_OPEN.
+  std::uint64_t half_open_admitted = 0;  // Guarded by mu. Probes admitted in this HALF_OPEN.
+  bool ramping = false;  // Guarded by mu. CLOSED with a recovery ramp (kRampBit in the word).
+  // The ramp under way, for its lock-free admission: written under mu before a word with kRampBit
+  // is published (release), read relaxed after reading such a word (acquire).
+  std::atomic<Duration::rep> ramp_start_ns{0};
+  std::atomic<Duration::rep> ramp_end_ns{0};
+  std::atomic<double> ramp_start_share{1.0};
+  std::atomic<std::uint64_t> ramp_credit{0};
 
   std::mutex reconfigure_mu;  // serializes Reconfigure calls (config is also written under mu)
 
@@ -220,6 +243,86 @@ struct CircuitBreaker::Impl {
     lock_free_admit.store(!config.inflight_slow_accounting, kRelaxed);
     window_short_path.store(
         config.trip != TripPolicy::kConsecutive && !config.inflight_slow_accounting, kRelaxed);
+  }
+
+  // ---- recovery ramp ----
+
+  TimePoint ramp_end() const noexcept {
+    return TimePoint(Duration(ramp_end_ns.load(std::memory_order_relaxed)));
+  }
+
+  // The share of calls the ramp admits at `now`: linear from its start share to 1.
+  double RampShareAt(TimePoint now) const noexcept {
+    const auto start = ramp_start_ns.load(std::memory_order_relaxed);
+    const auto end = ramp_end_ns.load(std::memory_order_relaxed);
+    const double s0 = ramp_start_share.load(std::memory_order_relaxed);
+    if (end <= start) {
+      return 1.0;
+    }
+    const double elapsed = static_cast<double>(now.time_since_epoch().count() - start) /
+                           static_cast<double>(end - start);
+    return std::clamp(s0 + (1.0 - s0) * elapsed, s0, 1.0);
+  }
+
+  // The share of the ramp's length elapsed at `now`, 0 to 1.
+  double RampProgressAt(TimePoint now) const noexcept {
+    const auto start = ramp_start_ns.load(std::memory_order_relaxed);
+    const auto end = ramp_end_ns.load(std::memory_order_relaxed);
+    if (end <= start) {
+      return 1.0;
+    }
+    return std::clamp(static_cast<double>(now.time_since_epoch().count() - start) /
+                          static_cast<double>(end - start),
+                      0.0, 1.0);
+  }
+
+  // Whether the ramp admits this call. Lock-free and deterministic: every call adds the share
+  // admitted now to a fixed-point credit, and the call that carries its integer part past the
+  // next whole number is admitted (so over any run of calls the admitted count follows the sum
+  // of the shares within one call, and one thread in virtual time always gets the same answers).
+  bool RampAdmits(TimePoint now) noexcept {
+    const auto step =
+        static_cast<std::uint64_t>(RampShareAt(now) * static_cast<double>(kCreditOne));
+    const std::uint64_t before = ramp_credit.fetch_add(step, std::memory_order_relaxed);
+    return ((before + step) >> kCreditBits) != (before >> kCreditBits);
+  }
+
+  // What a call turned away by the ramp should wait: a short hint, never past the ramp's end.
+  Duration RampRetryAfter(TimePoint now) const noexcept {
+    return std::clamp(ramp_end() - now, Duration(1), Duration(std::chrono::seconds(1)));
+  }
+
+  void StartRampLocked(TimePoint at, EventBatch& events) noexcept {
+    // The share HALF_OPEN admitted: its probes among the calls it saw.
+    const double s0 = half_open_calls == 0
+                          ? 1.0
+                          : std::min(1.0, static_cast<double>(half_open_admitted) /
+                                              static_cast<double>(half_open_calls));
+    constexpr auto kRelaxed = std::memory_order_relaxed;
+    ramp_start_ns.store(at.time_since_epoch().count(), kRelaxed);
+    ramp_end_ns.store((at + config.recovery_ramp).time_since_epoch().count(), kRelaxed);
+    ramp_start_share.store(s0, kRelaxed);
+    ramp_credit.store(kCreditOne - 1, kRelaxed);  // the first call of the ramp is admitted
+    ramping = true;
+    if (listening()) {
+      events.Push(MakeEvent(RecoveryEvent{RecoveryPhase::kStarted, s0, config.recovery_ramp, at}));
+    }
+  }
+
+  // Ends the ramp when `now` is past its end (lazily, like every time-driven change): the word
+  // loses its ramp bit, the generation stays.
+  void CompleteRampIfDueLocked(TimePoint now, EventBatch& events) noexcept {
+    if (!ramping || now < ramp_end()) {
+      return;
+    }
+    ramping = false;
+    state_word.store(Pack(state, generation), std::memory_order_release);
+    if (listening()) {
+      const TimePoint start(Duration(ramp_start_ns.load(std::memory_order_relaxed)));
+      events.Push(MakeEvent(RecoveryEvent{RecoveryPhase::kCompleted,
+                                          ramp_start_share.load(std::memory_order_relaxed),
+                                          ramp_end() - start, ramp_end()}));
+    }
   }
 
   // ---- counters ----
@@ -281,6 +384,8 @@ struct CircuitBreaker::Impl {
   void TransitionLocked(State to, TimePoint at, TransitionCause cause,
                         EventBatch& events) noexcept {
     const State from = state;
+    const bool was_ramping = ramping;
+    ramping = false;
     state = to;
     ++generation;
     ++transitions;
@@ -301,8 +406,9 @@ struct CircuitBreaker::Impl {
         break;
       case State::kOpen: {
         ++opened;
-        if (from == State::kHalfOpen) {
-          // A failed probe: the next cooldown grows (multiplier 1 keeps it fixed).
+        if (from == State::kHalfOpen || cause == TransitionCause::kRecoveryFailed) {
+          // A failed probe, or a relapse during the recovery ramp (which is judged as strictly):
+          // the next cooldown grows (multiplier 1 keeps it fixed).
           const double grown =
               static_cast<double>(base_cooldown.count()) * config.cooldown_multiplier;
           const double cap = static_cast<double>(config.effective_cooldown_max().count());
@@ -318,16 +424,32 @@ struct CircuitBreaker::Impl {
       }
       case State::kHalfOpen:
         successes_to_close = config.effective_half_open_successes();
+        half_open_calls = 0;
+        half_open_admitted = 0;
         break;
       case State::kDisabled:
       case State::kForcedOpen:
         break;
     }
-    // Publish last: lock-free readers that see the new word see everything above.
-    state_word.store(Pack(to, generation), std::memory_order_release);
+    // A reconfiguration's new generation keeps the ramp under way (its fields are untouched).
+    const bool keeps_ramp = was_ramping && cause == TransitionCause::kReconfigured;
     if (listening()) {
       events.Push(MakeEvent(TransitionEvent{from, to, cause, generation, at}));
+      if (was_ramping && !keeps_ramp) {
+        const TimePoint start(Duration(ramp_start_ns.load(std::memory_order_relaxed)));
+        events.Push(MakeEvent(RecoveryEvent{RecoveryPhase::kAborted,
+                                            ramp_start_share.load(std::memory_order_relaxed),
+                                            ramp_end() - start, at}));
+      }
     }
+    if (keeps_ramp) {
+      ramping = true;
+    } else if (to == State::kClosed && cause == TransitionCause::kProbesSucceeded &&
+               config.recovery_ramp > Duration::zero()) {
+      StartRampLocked(at, events);
+    }
+    // Publish last: lock-free readers that see the new word see everything above.
+    state_word.store(Pack(to, generation, ramping), std::memory_order_release);
   }
 
   // A probe that has not reported by start + call_timeout timed out at that instant. Applies the
@@ -398,8 +520,9 @@ struct CircuitBreaker::Impl {
   // nothing, when the full locked path must handle the outcome.
   bool RecordWindowSampleUnlessItTrips(std::uint64_t gen, Sample sample, TimePoint now) noexcept {
     std::lock_guard lock(mu);
-    if (gen != generation || (state != State::kClosed && state != State::kMetricsOnly)) {
-      return false;
+    if (gen != generation || (state != State::kClosed && state != State::kMetricsOnly) ||
+        (ramping && (sample.failure || sample.slow))) {
+      return false;  // the full path (a bad outcome during the ramp is judged strictly there)
     }
     const bool trips = state == State::kClosed;
     if (config.trip == TripPolicy::kCountWindow) {
@@ -480,7 +603,7 @@ Result<Permit> CircuitBreaker::TryAcquire(Priority priority) noexcept {
   Impl& s = *impl_;
   const std::uint32_t priority_flag = priority == Priority::kBatch ? Permit::kBatch : 0U;
   const std::uint64_t word = s.state_word.load(std::memory_order_acquire);
-  const State observed = StateOf(word);
+  const State observed = AdmissionStateOf(word);  // no State during a recovery ramp
 
   // Lock-free paths (see the top of this file).
   if (((observed == State::kClosed || observed == State::kMetricsOnly) &&
@@ -507,17 +630,39 @@ Result<Permit> CircuitBreaker::TryAcquire(Priority priority) noexcept {
   return TryAcquireLocked(priority);
 }
 
-// Lazy transitions, probes, in-flight tracking. Kept out of line so that the lock-free paths
-// above carry no stack frame for the event batch.
+// The recovery ramp's admission, lazy transitions, probes, in-flight tracking. Kept out of line
+// so that the lock-free paths above carry no stack frame for the event batch.
 Result<Permit> CircuitBreaker::TryAcquireLocked(Priority priority) noexcept {
   Impl& s = *impl_;
   const std::uint32_t priority_flag = priority == Priority::kBatch ? Permit::kBatch : 0U;
+  {
+    // During a recovery ramp admission stays lock-free (without an in-flight list): the ramp's
+    // fields were stored before the word that carries the ramp bit. Past the ramp's end, the
+    // locked path below completes it.
+    const std::uint64_t word = s.state_word.load(std::memory_order_acquire);
+    if (RampingIn(word) && s.lock_free_admit.load(std::memory_order_relaxed)) {
+      const TimePoint now = Now();
+      if (now < s.ramp_end()) {
+        if (s.RampAdmits(now)) {
+          s.Bump(kAllowed);
+          return Permit(this, GenerationOf(word), now, now + s.call_timeout(), priority_flag, 0);
+        }
+        const Duration retry = s.RampRetryAfter(now);
+        s.Bump(kRejectedRecovering);
+        if (s.listening()) {
+          s.Emit(RejectionEvent{ReasonCode::kCircuitRecovering, priority, retry, now});
+        }
+        return Error{ReasonCode::kCircuitRecovering, retry};
+      }
+    }
+  }
   EventBatch events;
   Result<Permit> result = Error{ReasonCode::kCircuitOpen};
   {
     std::lock_guard lock(s.mu);
     const TimePoint now = s.clock->Now();
     s.ApplyOverdueProbeLocked(now, s.probe_slots.size(), events);
+    s.CompleteRampIfDueLocked(now, events);
     if (s.state == State::kOpen && now - s.opened_at >= s.current_cooldown) {
       s.TransitionLocked(State::kHalfOpen, now, TransitionCause::kCooldownElapsed, events);
     }
@@ -541,6 +686,18 @@ Result<Permit> CircuitBreaker::TryAcquireLocked(Priority priority) noexcept {
             result = Error{ReasonCode::kCircuitOpen, retry};
             break;
           }
+        }
+        if (s.ramping && !s.RampAdmits(now)) {
+          const Duration retry = s.RampRetryAfter(now);
+          s.Bump(kRejectedRecovering);
+          if (s.listening()) {
+            events.Push(
+                s.MakeEvent(RejectionEvent{ReasonCode::kCircuitRecovering, priority, retry, now}));
+          }
+          result = Error{ReasonCode::kCircuitRecovering, retry};
+          break;
+        }
+        if (s.config.inflight_slow_accounting) {
           ticket = s.inflight.Add(now);
           flags |= Permit::kTracked;
         }
@@ -553,6 +710,7 @@ Result<Permit> CircuitBreaker::TryAcquireLocked(Priority priority) noexcept {
         result = Permit(this, s.generation, now, now + deadline_in, priority_flag, 0);
         break;
       case State::kHalfOpen: {
+        ++s.half_open_calls;
         const bool may_probe = priority == Priority::kInteractive || s.config.batch_may_probe;
         auto free_slot = std::find_if(s.probe_slots.begin(), s.probe_slots.end(),
                                       [](const ProbeSlot& p) { return !p.busy; });
@@ -566,6 +724,7 @@ Result<Permit> CircuitBreaker::TryAcquireLocked(Priority priority) noexcept {
           break;
         }
         *free_slot = ProbeSlot{true, now, now + deadline_in};
+        ++s.half_open_admitted;
         ++s.probes_in_flight;
         ++s.probes;
         s.Bump(kAllowed);
@@ -728,6 +887,12 @@ void CircuitBreaker::OnOutcomeLocked(const Permit& permit, Outcome outcome, Time
           if (ignored) {
             break;
           }
+          s.CompleteRampIfDueLocked(now, events);
+          if (s.ramping && (failed || slow)) {
+            // Judged strictly: a service that relapses under the ramp is not back.
+            s.TransitionLocked(State::kOpen, now, TransitionCause::kRecoveryFailed, events);
+            break;
+          }
           const bool trips = s.state == State::kClosed;
           if (s.config.trip == TripPolicy::kConsecutive) {
             if (failed || slow) {
@@ -796,8 +961,9 @@ MetricsSnapshot CircuitBreaker::Snapshot() const {
   m.generation = s.generation;
   m.rejected_open = s.Sum(kRejectedOpen);
   m.rejected_half_open = s.Sum(kRejectedHalfOpen);
+  m.rejected_recovering = s.Sum(kRejectedRecovering);
   m.allowed = s.Sum(kAllowed);
-  m.calls = m.allowed + m.rejected_open + m.rejected_half_open;
+  m.calls = m.allowed + m.rejected_open + m.rejected_half_open + m.rejected_recovering;
   m.succeeded = s.Sum(kSucceeded);
   m.failed = s.Sum(kFailed);
   m.timeouts = s.Sum(kTimeouts);
@@ -829,7 +995,22 @@ MetricsSnapshot CircuitBreaker::Snapshot() const {
   m.good_probes = s.good_probes;
   m.retry_after = s.RetryAfterLocked(now);
   m.current_cooldown = s.current_cooldown;
+  if (s.ramping && now < s.ramp_end()) {
+    m.recovering = true;
+    m.recovery_progress = s.RampProgressAt(now);
+    m.recovery_share = s.RampShareAt(now);
+  }
   return m;
+}
+
+std::optional<double> CircuitBreaker::recovery_progress() const noexcept {
+  Impl& s = *impl_;
+  const TimePoint now = s.clock->Now();
+  std::lock_guard lock(s.mu);
+  if (!s.ramping || now >= s.ramp_end()) {
+    return std::nullopt;
+  }
+  return s.RampProgressAt(now);
 }
 
 // ---- operator commands ----

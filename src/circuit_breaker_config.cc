@@ -107,6 +107,10 @@ std::optional<ConfigError> CircuitBreakerConfig::Validate() const {
   if (!(cooldown_jitter >= 0.0 && cooldown_jitter <= 1.0)) {
     return RangeError("cooldown_jitter", cooldown_jitter, "[0, 1]");
   }
+  if (recovery_ramp < Duration::zero() || recovery_ramp > kDay) {
+    return ConfigError{"recovery_ramp",
+                       "recovery_ramp must be in [0s, 86400s], got " + Seconds(recovery_ramp)};
+  }
   return std::nullopt;
 }
 
@@ -132,6 +136,7 @@ std::vector<std::string> DescribeChanges(const CircuitBreakerConfig& before,
   Compare(out, "cooldown_multiplier", before.cooldown_multiplier, after.cooldown_multiplier);
   Compare(out, "cooldown_max", before.cooldown_max, after.cooldown_max);
   Compare(out, "cooldown_jitter", before.cooldown_jitter, after.cooldown_jitter);
+  Compare(out, "recovery_ramp", before.recovery_ramp, after.recovery_ramp);
   return out;
 }
 

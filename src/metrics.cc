@@ -78,6 +78,8 @@ void AppendPrometheus(std::string& out, const MetricsSnapshot& snapshot, bool wi
   Line(out, "fusebox_rejections_total", name, "reason=\"CIRCUIT_OPEN\"", d(m.rejected_open));
   Line(out, "fusebox_rejections_total", name, "reason=\"CIRCUIT_HALF_OPEN\"",
        d(m.rejected_half_open));
+  Line(out, "fusebox_rejections_total", name, "reason=\"CIRCUIT_RECOVERING\"",
+       d(m.rejected_recovering));
   Help(out, with_help, "fusebox_outcomes_total", "counter",
        "Outcomes of admitted calls (failure excludes timeouts here).");
   Line(out, "fusebox_outcomes_total", name, "outcome=\"success\"", d(m.succeeded));
@@ -103,6 +105,11 @@ void AppendPrometheus(std::string& out, const MetricsSnapshot& snapshot, bool wi
   Help(out, with_help, "fusebox_retry_after_seconds", "gauge",
        "Seconds until a probe may be admitted (0 unless OPEN).");
   Line(out, "fusebox_retry_after_seconds", name, nullptr, ToSeconds(m.retry_after));
+  Help(out, with_help, "fusebox_recovering", "gauge", "1 while the recovery ramp runs.");
+  Line(out, "fusebox_recovering", name, nullptr, m.recovering ? 1.0 : 0.0);
+  Help(out, with_help, "fusebox_recovery_progress", "gauge",
+       "Share of the recovery ramp elapsed (0 to 1; 0 when none runs).");
+  Line(out, "fusebox_recovery_progress", name, nullptr, m.recovery_progress);
 }
 
 }  // namespace fusebox

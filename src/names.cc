@@ -24,6 +24,8 @@ std::string_view ToString(ReasonCode code) noexcept {
       return "OVERLOADED";
     case ReasonCode::kCancelled:
       return "CANCELLED";
+    case ReasonCode::kCircuitRecovering:
+      return "CIRCUIT_RECOVERING";
   }
   return "UNKNOWN";
 }
@@ -84,6 +86,8 @@ std::string_view ToString(TransitionCause cause) noexcept {
       return "operator";
     case TransitionCause::kReconfigured:
       return "reconfigured";
+    case TransitionCause::kRecoveryFailed:
+      return "recovery_failed";
   }
   return "unknown";
 }

@@ -143,6 +143,7 @@ std::optional<Duration> Retry::AfterFailure(CircuitBreaker& breaker, std::uint32
     switch (error.code) {
       case ReasonCode::kCircuitOpen:
       case ReasonCode::kCircuitHalfOpen:
+      case ReasonCode::kCircuitRecovering:
         rejected_.fetch_add(1, std::memory_order_relaxed);
         break;
       case ReasonCode::kUpstreamError:

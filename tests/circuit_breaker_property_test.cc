@@ -28,9 +28,11 @@ struct Op {
   int command = 0;  // 0 force-close, 1 reset, 2 force-open, 3 disable, 4 metrics-only
 };
 
-rc::Gen<Op> GenOp() {
+// `operator_weight`: how often an operator command comes, against 6 acquires, 6 records and 4
+// clock advances.
+rc::Gen<Op> GenOp(int operator_weight = 1) {
   return rc::gen::map(
-      rc::gen::tuple(rc::gen::weightedElement<int>({{6, 0}, {6, 1}, {4, 2}, {1, 3}}),
+      rc::gen::tuple(rc::gen::weightedElement<int>({{6, 0}, {6, 1}, {4, 2}, {operator_weight, 3}}),
                      rc::gen::arbitrary<bool>(), rc::gen::inRange<std::size_t>(0, 16),
                      rc::gen::inRange(0, 4), rc::gen::inRange(0, 25000), rc::gen::inRange(0, 5)),
       [](const auto& t) {
@@ -85,12 +87,14 @@ CircuitBreakerConfig GenConfig() {
   c.inflight_slow_accounting = c.trip != TripPolicy::kConsecutive && *rc::gen::arbitrary<bool>();
   c.cooldown_multiplier = *rc::gen::element(1.0, 2.0);
   c.cooldown_max = c.cooldown * 4;
+  c.recovery_ramp = *rc::gen::element(0, 1) == 0 ? Duration::zero()
+                                                 : milliseconds(*rc::gen::inRange(1000, 30000));
   return c;
 }
 
-RC_GTEST_PROP(CircuitBreakerPropertyTest, InvariantsHoldOverRandomOperations, ()) {
-  const CircuitBreakerConfig config = GenConfig();
-  const auto ops = *rc::gen::container<std::vector<Op>>(GenOp());
+// Runs `ops` against a breaker built from `config` and checks the invariants after each, then
+// replays the events against the state machine's rules.
+void CheckInvariants(const CircuitBreakerConfig& config, const std::vector<Op>& ops) {
   fusebox::testing::ManualClock clock;
   auto breaker = CircuitBreaker::Create("prop", config, {.clock = &clock}).value();
 
@@ -146,7 +150,17 @@ RC_GTEST_PROP(CircuitBreakerPropertyTest, InvariantsHoldOverRandomOperations, ()
     // allowed + rejected = calls.
     RC_ASSERT(m.calls == calls);
     RC_ASSERT(m.allowed == admitted);
-    RC_ASSERT(m.rejected_open + m.rejected_half_open == rejected);
+    RC_ASSERT(m.rejected_open + m.rejected_half_open + m.rejected_recovering == rejected);
+    // A ramp runs only in CLOSED, only when configured, and shows its progress.
+    if (m.recovering) {
+      RC_ASSERT(m.state == State::kClosed);
+      RC_ASSERT(config.recovery_ramp > Duration::zero());
+      RC_ASSERT(m.recovery_progress >= 0.0 && m.recovery_progress < 1.0);
+      RC_ASSERT(m.recovery_share > 0.0 && m.recovery_share <= 1.0);
+      RC_ASSERT(breaker->recovery_progress() == m.recovery_progress);
+    } else {
+      RC_ASSERT(!breaker->recovery_progress().has_value());
+    }
   }
 
   // Replay the events: every transition starts where the last ended; CLOSED is reached from
@@ -160,8 +174,58 @@ RC_GTEST_PROP(CircuitBreakerPropertyTest, InvariantsHoldOverRandomOperations, ()
   std::uint64_t half_open_generation = 0;
   std::uint32_t good = 0;
   std::uint64_t generation = 0;
+  // The recovery ramp: it starts right after a close by good probes when configured, and only
+  // then; while it runs (until its end), a bad outcome of the current generation reopens the
+  // breaker at once (recovery_failed), only a ramp rejects with CIRCUIT_RECOVERING, and it
+  // completes at its end exactly.
+  std::optional<TimePoint> ramp_end;    // while a ramp runs
+  bool expect_ramp_start = false;       // the previous event closed by good probes
+  bool expect_recovery_failed = false;  // a bad outcome during the ramp came last
+  std::optional<TimePoint> aborted_at;  // a transition ended the ramp: its abort comes next
   for (const Event& e : events) {
+    const auto* r = std::get_if<RecoveryEvent>(&e.detail);
+    RC_ASSERT(expect_ramp_start == (r != nullptr && r->phase == RecoveryPhase::kStarted));
+    expect_ramp_start = false;
+    RC_ASSERT(aborted_at.has_value() == (r != nullptr && r->phase == RecoveryPhase::kAborted));
+    if (r != nullptr) {
+      switch (r->phase) {
+        case RecoveryPhase::kStarted:
+          RC_ASSERT(r->ramp == config.recovery_ramp);
+          RC_ASSERT(r->start_share > 0.0 && r->start_share <= 1.0);
+          ramp_end = r->at + r->ramp;
+          break;
+        case RecoveryPhase::kCompleted:
+          RC_ASSERT(ramp_end.has_value());
+          RC_ASSERT(r->at == *ramp_end);
+          ramp_end.reset();
+          break;
+        case RecoveryPhase::kAborted:
+          RC_ASSERT(r->at == *aborted_at);
+          aborted_at.reset();
+          break;
+      }
+      continue;
+    }
+    if (const auto* j = std::get_if<RejectionEvent>(&e.detail)) {
+      if (j->code == ReasonCode::kCircuitRecovering) {
+        RC_ASSERT(ramp_end.has_value() && j->at < *ramp_end);
+        RC_ASSERT(*state == State::kClosed);
+      }
+      continue;
+    }
     if (const auto* t = std::get_if<TransitionEvent>(&e.detail)) {
+      RC_ASSERT(expect_recovery_failed == (t->cause == TransitionCause::kRecoveryFailed));
+      expect_recovery_failed = false;
+      if (t->cause == TransitionCause::kRecoveryFailed) {
+        RC_ASSERT(t->from == State::kClosed && t->to == State::kOpen);
+      }
+      if (ramp_end.has_value() && t->cause != TransitionCause::kReconfigured) {
+        aborted_at = t->at;
+        ramp_end.reset();
+      }
+      if (t->to == State::kClosed && t->cause == TransitionCause::kProbesSucceeded) {
+        expect_ramp_start = config.recovery_ramp > Duration::zero();
+      }
       RC_ASSERT(t->from == *state);
       state_of_generation[t->generation] = t->to;
       if (t->to == State::kOpen) {
@@ -191,14 +255,42 @@ RC_GTEST_PROP(CircuitBreakerPropertyTest, InvariantsHoldOverRandomOperations, ()
           generation == half_open_generation) {
         ++good;
       }
+      const bool bad = o->outcome == Outcome::kFailure || o->outcome == Outcome::kTimeout ||
+                       (o->slow && o->outcome != Outcome::kIgnored);
+      if (ramp_end.has_value() && o->at < *ramp_end && !o->late && bad) {
+        expect_recovery_failed = true;
+      }
     }
   }
+  RC_ASSERT(!expect_recovery_failed);
   for (const std::uint64_t g : admitted_generations) {
     const auto it = state_of_generation.find(g);
     RC_ASSERT(it != state_of_generation.end());
     RC_ASSERT(it->second != State::kOpen);
     RC_ASSERT(it->second != State::kForcedOpen);
   }
+}
+
+RC_GTEST_PROP(CircuitBreakerPropertyTest, InvariantsHoldOverRandomOperations, ()) {
+  const CircuitBreakerConfig config = GenConfig();
+  CheckInvariants(config, *rc::gen::container<std::vector<Op>>(GenOp()));
+}
+
+// The same with a config that recovers often (a trip on one or two failures, one good probe
+// closes, a short cooldown), so that most runs go through recovery ramps, their rejections and
+// their relapses.
+RC_GTEST_PROP(CircuitBreakerPropertyTest, InvariantsHoldThroughRecoveryRamps, ()) {
+  CircuitBreakerConfig config = GenConfig();
+  config.failure_threshold = *rc::gen::inRange<std::uint32_t>(1, 3);
+  config.minimum_calls = 1;
+  config.half_open_successes = 1;
+  config.cooldown = milliseconds(*rc::gen::inRange(500, 3000));
+  config.cooldown_max = config.cooldown * 4;
+  config.recovery_ramp = milliseconds(*rc::gen::inRange(1000, 60000));
+  // Long runs without operator commands (which would cut the ramps short), so that most runs
+  // see a ramp start, turn calls away and often relapse.
+  const auto length = *rc::gen::inRange<std::size_t>(100, 400);
+  CheckInvariants(config, *rc::gen::container<std::vector<Op>>(length, GenOp(0)));
 }
 
 // Nobody listening lets the breaker take its short paths (a lock-free success in CLOSED, a window
@@ -254,6 +346,9 @@ RC_GTEST_PROP(CircuitBreakerPropertyTest, ShortPathsLeaveWhatTheFullPathLeaves, 
     RC_ASSERT(f.allowed == q.allowed);
     RC_ASSERT(f.rejected_open == q.rejected_open);
     RC_ASSERT(f.rejected_half_open == q.rejected_half_open);
+    RC_ASSERT(f.rejected_recovering == q.rejected_recovering);
+    RC_ASSERT(f.recovering == q.recovering);
+    RC_ASSERT(f.recovery_share == q.recovery_share);
     RC_ASSERT(f.succeeded == q.succeeded);
     RC_ASSERT(f.failed == q.failed);
     RC_ASSERT(f.timeouts == q.timeouts);
@@ -273,7 +368,8 @@ RC_GTEST_PROP(CircuitBreakerPropertyTest, ShortPathsLeaveWhatTheFullPathLeaves, 
     RC_ASSERT(f.retry_after == q.retry_after);
   }
   // The listener heard at least every admission and rejection of the full breaker.
-  RC_ASSERT(heard >= full->Snapshot().rejected_open + full->Snapshot().rejected_half_open);
+  RC_ASSERT(heard >= full->Snapshot().rejected_open + full->Snapshot().rejected_half_open +
+                         full->Snapshot().rejected_recovering);
 }
 
 }  // namespace

@@ -35,7 +35,9 @@ constexpr int kThreads = 8;
 // event replay below checks the state machine; without one the window short path runs (a sample
 // added without the event batch) and the counters are checked. The consecutive policy's
 // lock-free success path runs either way. `round` picks the threads' seeds (round 0: 1..8).
-void Hammer(TripPolicy trip, bool inflight_slow, bool listen, int round) {
+// `ramp`: the recovery ramp (0: none).
+void Hammer(TripPolicy trip, bool inflight_slow, bool listen, int round,
+            Duration ramp = Duration::zero()) {
   constexpr int kCallsPerThread = testing::kStressCallsPerThread;
   const CircuitBreakerConfig config{.trip = trip,
                                     .failure_threshold = 3,
@@ -44,7 +46,8 @@ void Hammer(TripPolicy trip, bool inflight_slow, bool listen, int round) {
                                     .call_timeout = milliseconds(50),
                                     .cooldown = milliseconds(20),
                                     .half_open_max_probes = 2,
-                                    .inflight_slow_accounting = inflight_slow};
+                                    .inflight_slow_accounting = inflight_slow,
+                                    .recovery_ramp = ramp};
   fusebox::testing::ManualClock clock;
   auto breaker = CircuitBreaker::Create("stress", config, {.clock = &clock}).value();
 
@@ -122,10 +125,15 @@ void Hammer(TripPolicy trip, bool inflight_slow, bool listen, int round) {
   const MetricsSnapshot m = breaker->Snapshot();
   EXPECT_EQ(m.calls, calls.load());
   EXPECT_EQ(m.allowed, admitted.load());
-  EXPECT_EQ(m.calls, m.allowed + m.rejected_open + m.rejected_half_open);
+  EXPECT_EQ(m.calls, m.allowed + m.rejected_open + m.rejected_half_open + m.rejected_recovering);
   EXPECT_EQ(m.succeeded + m.failed + m.ignored, m.allowed);
   EXPECT_LE(m.probes_in_flight, config.half_open_max_probes);
   EXPECT_GT(m.opened, 0U);  // the mix of outcomes must have tripped it
+  if (ramp > Duration::zero()) {
+    EXPECT_GT(m.rejected_recovering, 0U);  // the ramps turned calls away
+  } else {
+    EXPECT_EQ(m.rejected_recovering, 0U);
+  }
 
   if (!listen) {
     return;
@@ -141,6 +149,7 @@ void Hammer(TripPolicy trip, bool inflight_slow, bool listen, int round) {
   TimePoint opened_at{};
   std::uint32_t good_probes = 0;
   std::uint64_t closes_checked = 0;
+  std::uint64_t relapses = 0;
   for (const Event& e : events) {
     if (const auto* o = std::get_if<OutcomeEvent>(&e.detail)) {
       if (o->probe && !o->late && o->outcome == Outcome::kSuccess && !o->slow) {
@@ -150,6 +159,12 @@ void Hammer(TripPolicy trip, bool inflight_slow, bool listen, int round) {
     }
     const auto& t = std::get<TransitionEvent>(e.detail);
     EXPECT_EQ(t.from, state);
+    if (t.cause == TransitionCause::kRecoveryFailed) {
+      EXPECT_GT(ramp, Duration::zero());
+      EXPECT_EQ(t.from, State::kClosed);
+      EXPECT_EQ(t.to, State::kOpen);
+      ++relapses;
+    }
     if (t.to == State::kClosed) {
       EXPECT_EQ(t.from, State::kHalfOpen);
       EXPECT_GE(good_probes, config.effective_half_open_successes());
@@ -167,6 +182,9 @@ void Hammer(TripPolicy trip, bool inflight_slow, bool listen, int round) {
     state = t.to;
   }
   EXPECT_GT(closes_checked, 0U);  // the run must have recovered at least once
+  if (ramp > Duration::zero()) {
+    EXPECT_GT(relapses, 0U);  // with 58% failures every ramp is cut short
+  }
 
   // Nothing was admitted in an OPEN generation.
   for (const auto& thread_admitted : admitted_by_thread) {
@@ -178,12 +196,13 @@ void Hammer(TripPolicy trip, bool inflight_slow, bool listen, int round) {
   }
 }
 
-// Runs Hammer(trip, inflight_slow, listen) testing::StressRounds() times, stopping at the first
-// failing round.
-void HammerRounds(TripPolicy trip, bool inflight_slow, bool listen = true) {
+// Runs Hammer(trip, inflight_slow, listen, ramp) testing::StressRounds() times, stopping at the
+// first failing round.
+void HammerRounds(TripPolicy trip, bool inflight_slow, bool listen = true,
+                  Duration ramp = Duration::zero()) {
   for (int round = 0; round < testing::StressRounds(); ++round) {
     SCOPED_TRACE(::testing::Message() << "round " << round);
-    Hammer(trip, inflight_slow, listen, round);
+    Hammer(trip, inflight_slow, listen, round, ramp);
     if (::testing::Test::HasFailure()) {
       return;
     }
@@ -200,6 +219,15 @@ TEST(CircuitBreakerStressTest, CountWindowWithInflightSlowUnderEightThreads) {
 
 TEST(CircuitBreakerStressTest, TimeWindowUnderEightThreads) {
   HammerRounds(TripPolicy::kTimeWindow, false);
+}
+
+// The recovery ramp's lock-free admission (consecutive, count window) and its locked one (in-flight
+// list), with the listener's replay and without (the short paths).
+TEST(CircuitBreakerStressTest, RecoveryRampUnderEightThreads) {
+  HammerRounds(TripPolicy::kConsecutive, false, true, milliseconds(30));
+  HammerRounds(TripPolicy::kCountWindow, false, true, milliseconds(30));
+  HammerRounds(TripPolicy::kCountWindow, true, true, milliseconds(30));
+  HammerRounds(TripPolicy::kConsecutive, false, false, milliseconds(30));
 }
 
 TEST(CircuitBreakerStressTest, ShortPathsUnderEightThreads) {

@@ -1,5 +1,6 @@
 // Reconfigure while calls run: 4 threads call one breaker with random outcomes while a fifth
-// reconfigures it in a loop, through every trip policy, window size, probe cap and budget. Runs
+// reconfigures it in a loop, through every trip policy, window size, probe cap, budget and
+// recovery ramp. Runs
 // under ThreadSanitizer in CI (the hot paths read the reconfigurable settings without a lock).
 // Checks what must hold whatever the interleaving: the totals add up, transitions chain in
 // sequence order (a reconfiguration's new generation keeps CLOSED or METRICS_ONLY), nothing is
@@ -51,6 +52,7 @@ std::vector<CircuitBreakerConfig> Configs() {
   c.cooldown_multiplier = 2.0;
   c.cooldown_max = milliseconds(80);
   c.half_open_max_probes = 1;
+  c.recovery_ramp = milliseconds(30);
   out.push_back(c);
   c = base;
   c.failure_threshold = 5;
@@ -146,7 +148,7 @@ void HammerWhileReconfiguring(int round) {
   const MetricsSnapshot m = breaker->Snapshot();
   EXPECT_EQ(m.calls, calls.load());
   EXPECT_EQ(m.allowed, admitted.load());
-  EXPECT_EQ(m.calls, m.allowed + m.rejected_open + m.rejected_half_open);
+  EXPECT_EQ(m.calls, m.allowed + m.rejected_open + m.rejected_half_open + m.rejected_recovering);
   EXPECT_EQ(m.succeeded + m.failed + m.ignored, m.allowed);
   EXPECT_GT(m.opened, 0U);
 

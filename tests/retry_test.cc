@@ -307,6 +307,14 @@ TEST(RetryRuleTest, NextBackoffEndsOnFinalErrorsWithoutDrawing) {
   EXPECT_EQ(random.draws, 0);
 }
 
+TEST(RetryRuleTest, ARecoveryRampRejectionIsFinal) {
+  const RetryPolicy policy;
+  CountingRandom random(1);
+  EXPECT_FALSE(fusebox::IsRetryable(ReasonCode::kCircuitRecovering));
+  EXPECT_EQ(policy.NextBackoff(1, Error{ReasonCode::kCircuitRecovering}, random), std::nullopt);
+  EXPECT_EQ(random.draws, 0);
+}
+
 // ---- the synchronous retried call, in virtual time ----
 
 class RetryCallTest : public ::testing::Test {

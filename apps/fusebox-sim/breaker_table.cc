@@ -120,6 +120,12 @@ constexpr auto kBreakerSettings = std::to_array<Setting<Config>>({
      {},
      nullptr,
      [](Config& c, const SettingValue& v) { c.cooldown_jitter = v.number; }},
+    {"recovery_ramp",
+     KeyKind::kDuration,
+     "after HALF_OPEN closes, admit a share growing to all over this long (0: none)",
+     {},
+     nullptr,
+     [](Config& c, const SettingValue& v) { c.recovery_ramp = Micro(v); }},
 });
 
 }  // namespace

@@ -72,6 +72,10 @@ SCENARIO FILES (TOML; see docs/scenarios.md and docs/scenario-format.md)
                                          after latency); one more call fails and collapses it:
                                          every call fails at once for `relapse`, then it
                                          serves again
+                                warming  fragile whose capacity grows from `cold_capacity`
+                                         to `capacity` over `warmup` (a service warming its
+                                         caches), from the phase's start and again after
+                                         each collapse
   [[variant]]                 name, plus any keys/tables above applied over the base;
                               `run` runs the base, then every variant
 
@@ -86,7 +90,8 @@ OUTPUT
   sweep --format csv: the swept keys, then the counters, one row per point (last --param
         varying fastest; no recovery -> empty cell); json: {"points": [{"params", "counters"}]}.
   Counters: calls allowed rejected_open rejected_probe_cap succeeded failed timeouts slow
-  probes wasted_probes recovery_delay_s, and the extras late relapses max_in_flight.
+  probes wasted_probes recovery_delay_s, and the extras late relapses max_in_flight
+  (and rejected_recovering, CIRCUIT_RECOVERING, when a run has breaker.recovery_ramp).
 
 PARAMETERS (sweep)
   KEY is a dotted scenario key: breaker.cooldown, traffic.rate, traffic.stream[1].rate,

@@ -217,6 +217,12 @@ void ScenarioReader::CheckModeOverride(std::size_t i) {
     Fail(Location{0, 0, fmt::format("upstream.phase[{}].mode (override)", i)},
          "mode \"fragile\" needs capacity and relapse in the file");
   }
+  const bool warming = phase.mode == Mode::kWarming;
+  if (warming && (phase.capacity == 0 || phase.relapse == 0 || phase.cold_capacity == 0 ||
+                  phase.warmup == 0)) {
+    Fail(Location{0, 0, fmt::format("upstream.phase[{}].mode (override)", i)},
+         "mode \"warming\" needs capacity, relapse, cold_capacity and warmup in the file");
+  }
 }
 
 }  // namespace fusebox::sim

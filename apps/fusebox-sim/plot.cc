@@ -78,6 +78,8 @@ std::string_view ModeColor(Mode mode) {
       return "#ffe082";
     case Mode::kFragile:
       return "#ffcc80";
+    case Mode::kWarming:
+      return "#ffe0b2";
   }
   return "#ffffff";
 }
@@ -95,6 +97,7 @@ constexpr Series kFailed{"failed", "#e53935"};
 constexpr Series kTimedOut{"timed out", "#8e24aa"};
 constexpr Series kRejectedOpen{"rejected: CIRCUIT_OPEN", "#bdbdbd"};
 constexpr Series kRejectedProbeCap{"rejected: CIRCUIT_HALF_OPEN", "#64b5f6"};
+constexpr Series kRejectedRecovering{"rejected: CIRCUIT_RECOVERING", "#4dd0e1"};
 
 // A 1-2-5 step giving about `ticks` intervals over `range`.
 double NiceStep(double range, int ticks) {
@@ -190,6 +193,9 @@ std::string BreakerSummary(const Scenario& s) {
   }
   if (b.batch_may_probe) {
     text += " batch_may_probe";
+  }
+  if (b.recovery_ramp > Duration::zero()) {
+    text += fmt::format(" recovery_ramp={}s", secs(b.recovery_ramp));
   }
   return text;
 }
@@ -299,7 +305,7 @@ double RunPanel(Svg& svg, double y, const Scenario& scenario, const RunResult& r
   std::uint32_t peak = 1;
   for (const Timeline::Bin& bin : timeline.bins) {
     peak = std::max(peak, bin.succeeded + bin.slow_succeeded + bin.failed + bin.timeouts +
-                              bin.rejected_open + bin.rejected_probe_cap);
+                              bin.rejected_open + bin.rejected_probe_cap + bin.rejected_recovering);
   }
   const double y_step = std::max(NiceStep(peak, 4), 1.0);  // counts: whole steps
   const double y_max = std::ceil(static_cast<double>(peak) / y_step) * y_step;
@@ -319,11 +325,12 @@ double RunPanel(Svg& svg, double y, const Scenario& scenario, const RunResult& r
       const Timeline::Bin& bin = timeline.bins[i];
       const double x = x_of_us(static_cast<Micros>(i) * timeline.bin_width);
       double base = y + kChart;
-      const std::array<std::pair<std::uint32_t, const Series*>, 6> stack = {{
+      const std::array<std::pair<std::uint32_t, const Series*>, 7> stack = {{
           {bin.succeeded, &kSucceeded},
           {bin.slow_succeeded, &kSlowSucceeded},
           {bin.failed, &kFailed},
           {bin.timeouts, &kTimedOut},
+          {bin.rejected_recovering, &kRejectedRecovering},
           {bin.rejected_probe_cap, &kRejectedProbeCap},
           {bin.rejected_open, &kRejectedOpen},
       }};
@@ -409,6 +416,12 @@ std::string RunSvg(const std::vector<Scenario>& scenarios, const std::vector<Run
   Legend(svg, kLeft, y,
          {kSucceeded, kSlowSucceeded, kFailed, kTimedOut, kRejectedOpen, kRejectedProbeCap});
   y += 20;
+  // Only where a run has a recovery ramp, so the other scenarios' plots stay as they were.
+  if (std::any_of(runs.begin(), runs.end(),
+                  [](const RunResult& r) { return r.counters.recovery_ramp; })) {
+    Legend(svg, kLeft, y, {kRejectedRecovering});
+    y += 20;
+  }
   svg.Raw(
       fmt::format("<path d=\"M{0:.2f} {1:.2f} l4 4 l-4 4 l-4 -4 z\" fill=\"#ff6f00\" "
                   "stroke=\"#212121\" stroke-width=\"0.5\"/>\n",

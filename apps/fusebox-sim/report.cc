@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include <cstdint>
 #include <string>
 
@@ -27,9 +29,10 @@ void AppendTransitionsJson(std::string& out, const std::vector<Transition>& tran
   out += fmt::format("{}]", indent);
 }
 
-void AppendCountersJson(std::string& out, const Counters& counters, std::string_view indent) {
-  const std::vector<std::string_view>& names = CounterNames();
-  const std::vector<std::string> values = CounterValues(counters);
+void AppendCountersJson(std::string& out, const Counters& counters, std::string_view indent,
+                        bool with_recovering) {
+  const std::vector<std::string_view>& names = CounterNames(with_recovering);
+  const std::vector<std::string> values = CounterValues(counters, with_recovering);
   out += "{\n";
   for (std::size_t i = 0; i < names.size(); ++i) {
     out += fmt::format("{}  \"{}\": {}{}\n", indent, names[i],
@@ -54,7 +57,7 @@ void AppendStreamsJson(std::string& out, const std::vector<StreamCounters>& stre
 
 // One run as a JSON object whose members are indented by `indent` + 2.
 void AppendRunJson(std::string& out, const RunResult& run, const std::string& indent,
-                   bool with_name_first) {
+                   bool with_name_first, bool with_recovering) {
   const std::string inner = indent + "  ";
   out += "{\n";
   if (with_name_first) {
@@ -64,7 +67,7 @@ void AppendRunJson(std::string& out, const RunResult& run, const std::string& in
   out += fmt::format("{}\"transitions\": ", inner);
   AppendTransitionsJson(out, run.transitions, inner);
   out += fmt::format(",\n{}\"counters\": ", inner);
-  AppendCountersJson(out, run.counters, inner);
+  AppendCountersJson(out, run.counters, inner, with_recovering);
   if (!with_name_first) {
     out += fmt::format(",\n{}\"name\": {}", inner, JsonQuote(run.name));
   }
@@ -72,21 +75,38 @@ void AppendRunJson(std::string& out, const RunResult& run, const std::string& in
   AppendStreamsJson(out, run.streams, inner);
 }
 
+// Whether any of the runs had a recovery ramp: then every output of them shows
+// rejected_recovering.
+bool AnyRamp(const std::vector<RunResult>& runs) {
+  return std::any_of(runs.begin(), runs.end(),
+                     [](const RunResult& r) { return r.counters.recovery_ramp; });
+}
+
+bool AnyRamp(const SweepResult& sweep) {
+  return std::any_of(sweep.points.begin(), sweep.points.end(),
+                     [](const SweepPoint& p) { return p.counters.recovery_ramp; });
+}
+
 }  // namespace
 
-const std::vector<std::string_view>& CounterNames() {
+const std::vector<std::string_view>& CounterNames(bool with_recovering) {
   static const std::vector<std::string_view> counter_names = {
       "calls",     "allowed",       "rejected_open",    "rejected_probe_cap",
       "succeeded", "failed",        "timeouts",         "slow",
       "probes",    "wasted_probes", "recovery_delay_s", "late",
       "relapses",  "max_in_flight",
   };
-  return counter_names;
+  static const std::vector<std::string_view> with_recovering_names = [] {
+    std::vector<std::string_view> names = counter_names;
+    names.emplace_back("rejected_recovering");
+    return names;
+  }();
+  return with_recovering ? with_recovering_names : counter_names;
 }
 
-std::vector<std::string> CounterValues(const Counters& c) {
+std::vector<std::string> CounterValues(const Counters& c, bool with_recovering) {
   auto n = [](std::uint64_t v) { return fmt::format("{}", v); };
-  return {
+  std::vector<std::string> values = {
       n(c.calls),
       n(c.allowed),
       n(c.rejected_open),
@@ -102,6 +122,10 @@ std::vector<std::string> CounterValues(const Counters& c) {
       n(c.relapses),
       n(c.max_in_flight),
   };
+  if (with_recovering) {
+    values.push_back(n(c.rejected_recovering));
+  }
+  return values;
 }
 
 std::string JsonQuote(std::string_view text) {
@@ -134,6 +158,7 @@ std::string JsonQuote(std::string_view text) {
 
 std::string RunText(const std::vector<RunResult>& runs, bool with_headers) {
   std::string out;
+  const bool with_recovering = AnyRamp(runs);
   for (const RunResult& run : runs) {
     if (with_headers) {
       out += fmt::format("{}=== {} ===\n", out.empty() ? "" : "\n", run.name);
@@ -147,8 +172,8 @@ std::string RunText(const std::vector<RunResult>& runs, bool with_headers) {
       out += "    (none)\n";
     }
     out += fmt::format("--- counters (seed {}) ---\n", run.seed);
-    const std::vector<std::string_view>& names = CounterNames();
-    const std::vector<std::string> values = CounterValues(run.counters);
+    const std::vector<std::string_view>& names = CounterNames(with_recovering);
+    const std::vector<std::string> values = CounterValues(run.counters, with_recovering);
     for (std::size_t i = 0; i < names.size(); ++i) {
       out += fmt::format("    {:<20}{}\n", names[i], values[i].empty() ? "-" : values[i]);
     }
@@ -166,12 +191,13 @@ std::string RunText(const std::vector<RunResult>& runs, bool with_headers) {
 
 std::string RunJson(const RunResult& base, const std::vector<RunResult>& variants) {
   std::string out;
-  AppendRunJson(out, base, "", /*with_name_first=*/false);
+  const bool with_recovering = base.counters.recovery_ramp || AnyRamp(variants);
+  AppendRunJson(out, base, "", /*with_name_first=*/false, with_recovering);
   if (!variants.empty()) {
     out += ",\n  \"variants\": [\n";
     for (std::size_t i = 0; i < variants.size(); ++i) {
       out += "    ";
-      AppendRunJson(out, variants[i], "    ", /*with_name_first=*/true);
+      AppendRunJson(out, variants[i], "    ", /*with_name_first=*/true, with_recovering);
       out += fmt::format("\n    }}{}\n", i + 1 < variants.size() ? "," : "");
     }
     out += "  ]";
@@ -194,7 +220,8 @@ std::string SweepCsv(const SweepResult& sweep) {
     out += p.key;
     out += ',';
   }
-  const std::vector<std::string_view>& names = CounterNames();
+  const bool with_recovering = AnyRamp(sweep);
+  const std::vector<std::string_view>& names = CounterNames(with_recovering);
   for (std::size_t i = 0; i < names.size(); ++i) {
     out += names[i];
     out += i + 1 < names.size() ? ',' : '\n';
@@ -204,7 +231,7 @@ std::string SweepCsv(const SweepResult& sweep) {
       out += sweep.params[p].values[point.value_index[p]].csv;
       out += ',';
     }
-    const std::vector<std::string> values = CounterValues(point.counters);
+    const std::vector<std::string> values = CounterValues(point.counters, with_recovering);
     for (std::size_t i = 0; i < values.size(); ++i) {
       out += values[i];
       out += i + 1 < values.size() ? ',' : '\n';
@@ -215,7 +242,8 @@ std::string SweepCsv(const SweepResult& sweep) {
 
 std::string SweepJson(const SweepResult& sweep) {
   std::string out = "{\"points\": [";
-  const std::vector<std::string_view>& names = CounterNames();
+  const bool with_recovering = AnyRamp(sweep);
+  const std::vector<std::string_view>& names = CounterNames(with_recovering);
   for (std::size_t k = 0; k < sweep.points.size(); ++k) {
     const SweepPoint& point = sweep.points[k];
     out += k == 0 ? "\n  " : ",\n  ";
@@ -225,7 +253,7 @@ std::string SweepJson(const SweepResult& sweep) {
                          sweep.params[p].values[point.value_index[p]].json);
     }
     out += "}, \"counters\": {";
-    const std::vector<std::string> values = CounterValues(point.counters);
+    const std::vector<std::string> values = CounterValues(point.counters, with_recovering);
     for (std::size_t i = 0; i < names.size(); ++i) {
       out += fmt::format("{}\"{}\": {}", i == 0 ? "" : ", ", names[i],
                          values[i].empty() ? "null" : values[i]);

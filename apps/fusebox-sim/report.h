@@ -4,8 +4,9 @@
 // transition list, then the counters), as JSON (`{"seed", "transitions", "counters", ...}`) or as
 // CSV (`t,from,to`); a sweep as CSV (the swept keys, then the counters) or JSON (`{"points":
 // ...}`). Times are seconds with microsecond precision ("64.02"). The JSON adds keys beyond the
-// contract (a transition's `cause`; counters `late`, `relapses`, `max_in_flight`; `name`,
-// `streams`, `variants`) and renames none.
+// contract (a transition's `cause`; counters `late`, `relapses`, `max_in_flight`, and
+// `rejected_recovering` when a run has a recovery ramp; `name`, `streams`, `variants`) and
+// renames none.
 //
 // Thread safety: pure functions.
 //
@@ -23,11 +24,14 @@
 
 namespace fusebox::sim {
 
-// The counter names, in output order: the contract's, then the extras.
-const std::vector<std::string_view>& CounterNames();
+// The counter names, in output order: the contract's, then the extras, then
+// `rejected_recovering` when `with_recovering` (the outputs add it when a run's breaker has a
+// recovery_ramp, so the outputs of scenarios without one stay as they were).
+const std::vector<std::string_view>& CounterNames(bool with_recovering = false);
 
-// The counters' values as text, in CounterNames() order (recovery_delay_s empty when absent).
-std::vector<std::string> CounterValues(const Counters& counters);
+// The counters' values as text, in CounterNames(with_recovering) order (recovery_delay_s empty
+// when absent).
+std::vector<std::string> CounterValues(const Counters& counters, bool with_recovering = false);
 
 // `runs` holds the base first, then the variants (empty when the file has none).
 std::string RunText(const std::vector<RunResult>& runs, bool with_headers);

@@ -98,6 +98,8 @@ std::string_view ToString(Mode mode) noexcept {
       return "slow";
     case Mode::kFragile:
       return "fragile";
+    case Mode::kWarming:
+      return "warming";
   }
   return "?";
 }

@@ -81,8 +81,11 @@ enum class Mode : std::uint8_t {
   kFragile,  // serves at most `capacity` calls in flight (each answers after `latency`, default
              // 0); one more call fails and collapses it: every call fails at once for `relapse`
              // (within the phase), then it serves again
+  kWarming,  // fragile whose capacity grows: from `cold_capacity` at the phase's start (and again
+             // when a collapse ends: it comes back cold) linearly to `capacity` over `warmup`,
+             // as a service warming its caches after a revival
 };
-// "ok", "error", "hang", "slow", "fragile".
+// "ok", "error", "hang", "slow", "fragile", "warming".
 std::string_view ToString(Mode mode) noexcept;
 
 struct Stream {
@@ -97,9 +100,11 @@ struct Phase {
   Micros from = 0;  // >= 0
   Micros to = 0;    // > from; the phase covers [from, to)
   Mode mode = Mode::kError;
-  Micros latency = 0;          // >= 0; default 0 (the contract's default for every mode)
-  std::uint32_t capacity = 0;  // fragile only (required there), >= 1
-  Micros relapse = 0;          // fragile only (required there), > 0
+  Micros latency = 0;               // >= 0; default 0 (the contract's default for every mode)
+  std::uint32_t capacity = 0;       // fragile and warming (required there), >= 1
+  Micros relapse = 0;               // fragile and warming (required there), > 0
+  std::uint32_t cold_capacity = 0;  // warming only (required there), in [1, capacity]
+  Micros warmup = 0;                // warming only (required there), > 0
 };
 
 struct Scenario {

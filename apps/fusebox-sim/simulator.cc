@@ -111,6 +111,7 @@ class Simulation {
 
     result_.name = scenario_.name;
     result_.seed = scenario_.seed;
+    result_.counters.recovery_ramp = scenario_.breaker.recovery_ramp > Duration::zero();
     result_.transitions.reserve(64);
     InitStreams();
     if (options_.record_timeline) {
@@ -230,7 +231,10 @@ class Simulation {
           fate = {Outcome::kTimeout, call_timeout_};
           break;
         case Mode::kFragile:
-          fate = FragileFate(*phase, t);
+          fate = FragileFate(*phase, phase->capacity, t);
+          break;
+        case Mode::kWarming:
+          fate = FragileFate(*phase, WarmCapacity(*phase, t), t);
           break;
       }
     }
@@ -240,11 +244,27 @@ class Simulation {
     return fate;
   }
 
-  Fate FragileFate(const Phase& phase, Micros t) {
+  // A warming upstream's capacity at `t`: from cold_capacity when it (re)started, at the phase's
+  // start or at the end of its last collapse, linearly to capacity over warmup (rounded down).
+  std::uint32_t WarmCapacity(const Phase& phase, Micros t) const {
+    const Micros since = collapsed_phase_ == &phase ? collapsed_until_ : phase.from;
+    if (t <= since) {
+      return phase.cold_capacity;
+    }
+    if (t - since >= phase.warmup) {
+      return phase.capacity;
+    }
+    const auto grown = static_cast<std::uint64_t>(phase.capacity - phase.cold_capacity) *
+                       static_cast<std::uint64_t>(t - since) /
+                       static_cast<std::uint64_t>(phase.warmup);
+    return phase.cold_capacity + static_cast<std::uint32_t>(grown);
+  }
+
+  Fate FragileFate(const Phase& phase, std::uint32_t capacity, Micros t) {
     if (collapsed_phase_ == &phase && t < collapsed_until_) {
       return {Outcome::kFailure, 0};
     }
-    if (in_flight_ >= phase.capacity) {
+    if (in_flight_ >= capacity) {
       // One call more than it can serve: it fails, and so does everything for `relapse`.
       ++result_.counters.relapses;
       collapsed_phase_ = &phase;
@@ -284,10 +304,16 @@ class Simulation {
             ++bin->rejected_probe_cap;
           }
           return;
+        case ReasonCode::kCircuitRecovering:
+          ++c.rejected_recovering;
+          if (bin != nullptr) {
+            ++bin->rejected_recovering;
+          }
+          return;
         default:
           unexpected_ = fmt::format(
               "TryAcquire at t={} s returned {}, expected a permit, "
-              "CIRCUIT_OPEN or CIRCUIT_HALF_OPEN",
+              "CIRCUIT_OPEN, CIRCUIT_HALF_OPEN or CIRCUIT_RECOVERING",
               FormatSeconds(t), ToString(permit.error().code));
           return;
       }

@@ -48,21 +48,23 @@ struct Transition {
 
 // The contract's counters (docs/scenario-format.md, "Output") plus a few extras.
 struct Counters {
-  std::uint64_t calls = 0;               // arrivals
-  std::uint64_t allowed = 0;             // admitted (each one an upstream call)
-  std::uint64_t rejected_open = 0;       // CIRCUIT_OPEN
-  std::uint64_t rejected_probe_cap = 0;  // CIRCUIT_HALF_OPEN (batch in HALF_OPEN included)
-  std::uint64_t succeeded = 0;           // slow successes included
-  std::uint64_t failed = 0;              // timeouts included
-  std::uint64_t timeouts = 0;            // aborted at call_timeout
-  std::uint64_t slow = 0;                // every slow call (the OutcomeEvent's flag)
-  std::uint64_t probes = 0;              // admitted in HALF_OPEN (Permit::is_probe)
-  std::uint64_t wasted_probes = 0;       // probes that failed, timed out or were slow
+  std::uint64_t calls = 0;                // arrivals
+  std::uint64_t allowed = 0;              // admitted (each one an upstream call)
+  std::uint64_t rejected_open = 0;        // CIRCUIT_OPEN
+  std::uint64_t rejected_probe_cap = 0;   // CIRCUIT_HALF_OPEN (batch in HALF_OPEN included)
+  std::uint64_t rejected_recovering = 0;  // CIRCUIT_RECOVERING (the recovery ramp)
+  bool recovery_ramp = false;   // the breaker had a recovery_ramp: reports show the counter above
+  std::uint64_t succeeded = 0;  // slow successes included
+  std::uint64_t failed = 0;     // timeouts included
+  std::uint64_t timeouts = 0;   // aborted at call_timeout
+  std::uint64_t slow = 0;       // every slow call (the OutcomeEvent's flag)
+  std::uint64_t probes = 0;     // admitted in HALF_OPEN (Permit::is_probe)
+  std::uint64_t wasted_probes = 0;  // probes that failed, timed out or were slow
   // From the latest `to` of the non-ok phases to the first transition into CLOSED at or after it.
   std::optional<Micros> recovery_delay;
   // Extras.
   std::uint64_t late = 0;           // outcomes of calls admitted in an earlier generation
-  std::uint64_t relapses = 0;       // collapses of a fragile upstream
+  std::uint64_t relapses = 0;       // collapses of a fragile or warming upstream
   std::uint64_t max_in_flight = 0;  // peak number of upstream calls at once
 };
 
@@ -85,6 +87,7 @@ struct Timeline {
     std::uint32_t timeouts = 0;
     std::uint32_t rejected_open = 0;
     std::uint32_t rejected_probe_cap = 0;
+    std::uint32_t rejected_recovering = 0;
     std::uint32_t probes = 0;
     std::uint32_t max_in_flight = 0;  // the most upstream calls at once during the bin
   };
@@ -100,7 +103,7 @@ struct RunResult {
   std::vector<StreamCounters> streams;
   Micros end = 0;     // the instant of the last event
   Timeline timeline;  // empty unless SimOptions::record_timeline
-  // The fragile upstream's collapses, [from, to) (clipped to their phase).
+  // The fragile (or warming) upstream's collapses, [from, to) (clipped to their phase).
   std::vector<std::pair<Micros, Micros>> collapses;
 };
 

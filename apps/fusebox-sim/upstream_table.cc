@@ -1,7 +1,8 @@
 // [upstream] and its [[upstream.phase]] tables. The phase table's common part (from, to, mode,
 // unknown keys, the error format, span checks) is the apps' shared reader
 // (common/phase_schedule.h), so vpic-sim reads the same files the same way; this file adds the
-// simulator's modes and keys (latency, and capacity/relapse for fragile).
+// simulator's modes and keys (latency; capacity/relapse for fragile and warming;
+// cold_capacity/warmup for warming).
 #include <fmt/format.h>
 
 #include <array>
@@ -14,9 +15,11 @@ namespace fusebox::sim {
 namespace {
 
 // In Mode's order.
-constexpr std::array<std::string_view, 5> kModeNames = {"ok", "error", "hang", "slow", "fragile"};
+constexpr std::array<std::string_view, 6> kModeNames = {"ok",   "error",   "hang",
+                                                        "slow", "fragile", "warming"};
 // The phase keys beyond from/to/mode.
-constexpr std::array<std::string_view, 3> kToolPhaseKeys = {"latency", "capacity", "relapse"};
+constexpr std::array<std::string_view, 5> kToolPhaseKeys = {"latency", "capacity", "relapse",
+                                                            "cold_capacity", "warmup"};
 
 std::optional<std::string> CapacityRange(const SettingValue& v) {
   if (v.integer < 1 || v.integer > 1'000'000) {
@@ -54,8 +57,8 @@ constexpr auto kPhaseSettings = std::to_array<Setting<Phase>>({
      {},
      nullptr,
      [](Phase& p, const SettingValue& v) { p.to = v.integer; }},
-    {"mode", KeyKind::kString, "ok, error, hang, slow or fragile (required)", kModeNames, nullptr,
-     [](Phase& p, const SettingValue& v) { p.mode = static_cast<Mode>(v.choice); }},
+    {"mode", KeyKind::kString, "ok, error, hang, slow, fragile or warming (required)", kModeNames,
+     nullptr, [](Phase& p, const SettingValue& v) { p.mode = static_cast<Mode>(v.choice); }},
     {"latency",
      KeyKind::kDuration,
      "each call's latency in the phase (default 0)",
@@ -64,16 +67,30 @@ constexpr auto kPhaseSettings = std::to_array<Setting<Phase>>({
      [](Phase& p, const SettingValue& v) { p.latency = v.integer; }},
     {"capacity",
      KeyKind::kInteger,
-     "fragile: calls in flight it serves, in [1, 1000000]",
+     "fragile, warming (when warm): calls in flight it serves, in [1, 1000000]",
      {},
      &CapacityRange,
      [](Phase& p, const SettingValue& v) { p.capacity = static_cast<std::uint32_t>(v.integer); }},
     {"relapse",
      KeyKind::kDuration,
-     "fragile: how long it fails once collapsed, > 0",
+     "fragile, warming: how long it fails once collapsed, > 0",
      {},
      &Positive,
      [](Phase& p, const SettingValue& v) { p.relapse = v.integer; }},
+    {"cold_capacity",
+     KeyKind::kInteger,
+     "warming: calls in flight it serves when cold, in [1, capacity]",
+     {},
+     &CapacityRange,
+     [](Phase& p, const SettingValue& v) {
+       p.cold_capacity = static_cast<std::uint32_t>(v.integer);
+     }},
+    {"warmup",
+     KeyKind::kDuration,
+     "warming: how long it takes from cold to warm, > 0",
+     {},
+     &Positive,
+     [](Phase& p, const SettingValue& v) { p.warmup = v.integer; }},
 });
 
 }  // namespace
@@ -86,18 +103,34 @@ void ScenarioReader::ApplyPhaseKey(Phase& phase, std::string_view key, const tom
   Apply(PhaseSettings(), phase, key, node, full);
 }
 
-// The simulator's own rule: capacity and relapse belong to fragile phases, which need both.
+// The simulator's own rule: capacity and relapse belong to fragile and warming phases, which need
+// both; cold_capacity and warmup belong to warming phases, which need both too.
 void ScenarioReader::CheckPhaseKeys(const Phase& phase, const toml::node& table_node,
                                     const std::string& p) {
   const toml::table& table = *table_node.as_table();
-  const bool fragile = phase.mode == Mode::kFragile;
+  const bool warming = phase.mode == Mode::kWarming;
+  const bool fragile = phase.mode == Mode::kFragile || warming;
+  const std::string_view mode = warming ? "warming" : "fragile";
   for (std::string_view key : {"capacity", "relapse"}) {
     const std::string full = fmt::format("{}.{}", p, key);
     if (fragile && !table.contains(key)) {
-      Fail(table_node, p, fmt::format("mode \"fragile\" needs {}", key));
+      Fail(table_node, p, fmt::format("mode \"{}\" needs {}", mode, key));
     } else if (!fragile && where_.contains(full)) {
-      FailAt(full, "only valid with mode = \"fragile\"");
+      FailAt(full, "only valid with mode = \"fragile\" or \"warming\"");
     }
+  }
+  for (std::string_view key : {"cold_capacity", "warmup"}) {
+    const std::string full = fmt::format("{}.{}", p, key);
+    if (warming && !table.contains(key)) {
+      Fail(table_node, p, fmt::format("mode \"warming\" needs {}", key));
+    } else if (!warming && where_.contains(full)) {
+      FailAt(full, "only valid with mode = \"warming\"");
+    }
+  }
+  if (warming && table.contains("cold_capacity") && table.contains("capacity") &&
+      phase.cold_capacity > phase.capacity) {
+    FailAt(fmt::format("{}.cold_capacity", p), fmt::format("must be at most capacity ({}), got {}",
+                                                           phase.capacity, phase.cold_capacity));
   }
 }
 

@@ -5,7 +5,8 @@
 // operation is an awaitable, and the breaker's budget is enforced by *cancelling* it, not by
 // hoping that it honours its deadline.
 //
-//   TryAcquire --rejected--> return the Error at once (kCircuitOpen / kCircuitHalfOpen), no work
+//   TryAcquire --rejected--> return the Error at once (kCircuitOpen / kCircuitHalfOpen /
+//       |                    kCircuitRecovering), no work
 //       |
 //   admitted: start op(ctx) and race it against a steady_timer set to the permit's deadline
 //       |
@@ -309,7 +310,8 @@ auto Run(CircuitBreaker& breaker, Op op, CallOptions options = {})
 // Up to policy.max_attempts Run()s of op, the asynchronous twin of Retry::Call
 // (fusebox/retry.h). Returns:
 //   - the first success;
-//   - at once, a breaker rejection (kCircuitOpen with retry_after, or kCircuitHalfOpen);
+//   - at once, a breaker rejection (kCircuitOpen with retry_after, kCircuitHalfOpen or
+//     kCircuitRecovering);
 //   - at once, kCancelled (the caller cancelled or classify said kIgnored), also when the caller
 //     cancels during a backoff (no further attempt is made);
 //   - the last kUpstreamError / kUpstreamSlow when every attempt failed or timed out.

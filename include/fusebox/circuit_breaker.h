@@ -19,6 +19,8 @@
 //     a fresh cooldown; a probe that has not reported by start + call_timeout is a timeout at that
 //     instant. Time alone never closes the breaker. Batch calls never probe unless
 //     `batch_may_probe`.
+//   - With `recovery_ramp`, CLOSED after HALF_OPEN first admits a growing share of the calls
+//     (the rest get kCircuitRecovering), and one failure or slow call in that time reopens.
 //   - Every state change starts a generation; outcomes of calls admitted in an earlier
 //     generation are counted in the totals but move nothing.
 //   - Reconfigure() applies a new config to the live breaker, keeping its state where the change
@@ -119,6 +121,11 @@ struct CircuitBreakerConfig {
   std::optional<Duration> cooldown_max = std::nullopt;
   // Each cooldown is drawn uniformly from [c*(1-jitter), c*(1+jitter)]. Default 0, range [0, 1].
   double cooldown_jitter = 0.0;
+  // After HALF_OPEN closes, the share of calls admitted grows linearly over this long, from the
+  // share HALF_OPEN admitted to all of them; the rest are rejected with kCircuitRecovering. One
+  // failure or slow call during the ramp reopens the breaker as a failed probe would. Default 0
+  // (no ramp: CLOSED admits everything at once), range [0, 1 day].
+  Duration recovery_ramp = Duration::zero();
 
   // The first field outside its valid range, or nullopt when the config is valid.
   std::optional<ConfigError> Validate() const;
@@ -239,7 +246,8 @@ class CircuitBreaker {
   CircuitBreaker& operator=(const CircuitBreaker&) = delete;
 
   // Asks to make one call now. Either a Permit, or an Error with kCircuitOpen (retry_after = time
-  // until a probe may run) or kCircuitHalfOpen (no probe slot for this call).
+  // until a probe may run), kCircuitHalfOpen (no probe slot for this call) or kCircuitRecovering
+  // (the recovery ramp turned this call away).
   Result<Permit> TryAcquire(Priority priority = Priority::kInteractive) noexcept;
 
   // The synchronous guarded call. Acquires a permit, runs `op(const CallContext&)`, and records:
@@ -263,6 +271,8 @@ class CircuitBreaker {
   State state() const noexcept;
   // Time left until a probe may be admitted: positive only in OPEN before the cooldown ends.
   Duration retry_after() const noexcept;
+  // The share of the recovery ramp elapsed (0 to 1), or nullopt when no ramp runs.
+  std::optional<double> recovery_progress() const noexcept;
   MetricsSnapshot Snapshot() const;
 
   // Operator commands (each starts a new generation and emits a transition with kOperator).

@@ -1,6 +1,7 @@
 // fusebox/events.h
 //
-// What a breaker tells its listeners: state transitions, rejections and outcomes.
+// What a breaker tells its listeners: state transitions, rejections, outcomes and the recovery
+// ramp's start and end.
 //
 // Listeners are called on the thread that caused the event, after the breaker released its lock
 // (as resilience4j publishes after the state swap), so a listener may call back into the breaker.
@@ -54,10 +55,11 @@ enum class TransitionCause : std::uint8_t {
   kOperator,             // an operator command
   kReconfigured,         // CLOSED -> CLOSED, METRICS_ONLY -> METRICS_ONLY: Reconfigure changed
                          // the trip policy or the window, which starts afresh
+  kRecoveryFailed,       // CLOSED -> OPEN: a failure or slow call during the recovery ramp
 };
 
 // "consecutive_failures", "failure_rate", "slow_call_rate", "cooldown_elapsed", "probe_failed",
-// "probe_timed_out", "probes_succeeded", "operator", "reconfigured".
+// "probe_timed_out", "probes_succeeded", "operator", "reconfigured", "recovery_failed".
 std::string_view ToString(TransitionCause cause) noexcept;
 
 struct TransitionEvent {
@@ -69,8 +71,22 @@ struct TransitionEvent {
                                  // applied it lazily, e.g. a probe's timeout instant)
 };
 
+// The recovery ramp (CircuitBreakerConfig::recovery_ramp): started when HALF_OPEN closed (right
+// after that TransitionEvent), completed when a call or outcome first finds its end passed
+// (`at` is then the end itself), aborted by any transition while it runs (recovery_failed,
+// operator; right after that TransitionEvent).
+enum class RecoveryPhase : std::uint8_t { kStarted, kCompleted, kAborted };
+
+struct RecoveryEvent {
+  RecoveryPhase phase = RecoveryPhase::kStarted;
+  double start_share = 0.0;  // the share of calls admitted when the ramp started
+  Duration ramp{0};          // its length
+  TimePoint at{};
+};
+
 struct RejectionEvent {
-  ReasonCode code = ReasonCode::kCircuitOpen;  // kCircuitOpen or kCircuitHalfOpen
+  ReasonCode code = ReasonCode::kCircuitOpen;  // kCircuitOpen, kCircuitHalfOpen or
+                                               // kCircuitRecovering
   Priority priority = Priority::kInteractive;
   Duration retry_after{0};
   TimePoint at{};
@@ -89,7 +105,7 @@ struct OutcomeEvent {
 struct Event {
   std::uint64_t sequence = 0;  // per breaker, strictly increasing in the order of the facts
   std::string_view breaker;    // the breaker's name (valid while the breaker lives)
-  std::variant<TransitionEvent, RejectionEvent, OutcomeEvent> detail;
+  std::variant<TransitionEvent, RejectionEvent, OutcomeEvent, RecoveryEvent> detail;
 };
 
 using Listener = std::function<void(const Event&)>;

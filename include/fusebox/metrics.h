@@ -7,7 +7,7 @@
 // Invariants a snapshot keeps (taken under the breaker's lock, from counters that every thread
 // updates on its own shard, so a snapshot taken while calls run may lag those calls by a few
 // increments but never shows a total decreasing):
-//   calls == allowed + rejected_open + rejected_half_open
+//   calls == allowed + rejected_open + rejected_half_open + rejected_recovering
 //   succeeded + failed + ignored <= allowed   (the rest are in flight)
 //   timeouts <= failed, wasted_probes <= probes
 //
@@ -35,10 +35,11 @@ struct MetricsSnapshot {
   // Totals since creation (late outcomes included).
   std::uint64_t calls = 0;
   std::uint64_t allowed = 0;
-  std::uint64_t rejected_open = 0;       // CIRCUIT_OPEN
-  std::uint64_t rejected_half_open = 0;  // CIRCUIT_HALF_OPEN (probe cap, batch in HALF_OPEN)
-  std::uint64_t succeeded = 0;           // slow successes included
-  std::uint64_t failed = 0;              // timeouts included
+  std::uint64_t rejected_open = 0;        // CIRCUIT_OPEN
+  std::uint64_t rejected_half_open = 0;   // CIRCUIT_HALF_OPEN (probe cap, batch in HALF_OPEN)
+  std::uint64_t rejected_recovering = 0;  // CIRCUIT_RECOVERING (recovery ramp)
+  std::uint64_t succeeded = 0;            // slow successes included
+  std::uint64_t failed = 0;               // timeouts included
   std::uint64_t timeouts = 0;
   std::uint64_t slow = 0;  // every slow call, timeouts included
   std::uint64_t ignored = 0;
@@ -60,6 +61,11 @@ struct MetricsSnapshot {
   std::uint32_t good_probes = 0;
   Duration retry_after{0};       // OPEN: time left until a probe may be admitted
   Duration current_cooldown{0};  // the cooldown of the current (or last) OPEN period
+  // The recovery ramp: whether one runs now, the share of its length elapsed (0 to 1; 0 when
+  // none runs) and the share of calls it admits now (1 when none runs).
+  bool recovering = false;
+  double recovery_progress = 0.0;
+  double recovery_share = 1.0;
 };
 
 // Appends the snapshot in Prometheus text exposition format, every series labelled
@@ -68,7 +74,8 @@ struct MetricsSnapshot {
 // fusebox_rejections_total{reason=...}, fusebox_outcomes_total{outcome=...},
 // fusebox_slow_calls_total, fusebox_late_outcomes_total, fusebox_probes_total,
 // fusebox_wasted_probes_total, fusebox_transitions_total, fusebox_failure_rate,
-// fusebox_slow_call_rate, fusebox_retry_after_seconds.
+// fusebox_slow_call_rate, fusebox_retry_after_seconds, fusebox_recovering,
+// fusebox_recovery_progress.
 void AppendPrometheus(std::string& out, const MetricsSnapshot& snapshot, bool with_help = true);
 
 }  // namespace fusebox

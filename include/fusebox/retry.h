@@ -2,7 +2,8 @@
 //
 // Bounded retries with exponential backoff and jitter, built *around* a CircuitBreaker: every
 // attempt asks the breaker for a permit, so a sick dependency is not hammered by retries, and a
-// breaker rejection (kCircuitOpen, kCircuitHalfOpen) ends the retries at once and is returned.
+// breaker rejection (kCircuitOpen, kCircuitHalfOpen, kCircuitRecovering) ends the retries at once
+// and is returned.
 //
 //   attempt 1 --failure/timeout--> wait BackoffFor(1) --> attempt 2 --> ... --> attempt N: give up
 //       |                                                    |
@@ -58,9 +59,10 @@
 namespace fusebox {
 
 // The retry rule, shared by the synchronous and the asynchronous guarded calls.
-// Retryable: kUpstreamError (a failure) and kUpstreamSlow (a timeout). Final: kCircuitOpen and
-// kCircuitHalfOpen (the breaker said no: retrying would defeat it), kOverloaded (a full bulkhead
-// is load shedding: retrying adds load), kCancelled (the caller gave up or the call was ignored).
+// Retryable: kUpstreamError (a failure) and kUpstreamSlow (a timeout). Final: kCircuitOpen,
+// kCircuitHalfOpen and kCircuitRecovering (the breaker said no: retrying would defeat it),
+// kOverloaded (a full bulkhead is load shedding: retrying adds load), kCancelled (the caller gave
+// up or the call was ignored).
 constexpr bool IsRetryable(ReasonCode code) noexcept {
   return code == ReasonCode::kUpstreamError || code == ReasonCode::kUpstreamSlow;
 }
@@ -153,7 +155,8 @@ class Retry {
   // policy().max_attempts times. Each attempt asks the breaker for a permit and is classified and
   // recorded by the breaker exactly as one CircuitBreaker::Call. Returns:
   //   - the first success;
-  //   - at once, a breaker rejection (kCircuitOpen with retry_after, or kCircuitHalfOpen);
+  //   - at once, a breaker rejection (kCircuitOpen with retry_after, kCircuitHalfOpen or
+  //     kCircuitRecovering);
   //   - at once, kCancelled (options.stop_token stopped, or classify said kIgnored), also when
   //     the stop token is found stopped after a backoff (no further attempt is made);
   //   - the last kUpstreamError / kUpstreamSlow when every attempt failed or timed out.

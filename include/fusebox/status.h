@@ -32,16 +32,17 @@
 namespace fusebox {
 
 enum class ReasonCode : std::uint8_t {
-  kCircuitOpen,      // OPEN (or FORCED_OPEN): rejected at once, no work started.
-  kCircuitHalfOpen,  // HALF_OPEN and no probe slot for this call ("probe cap").
-  kUpstreamSlow,     // the call reached its budget and was aborted (a timeout).
-  kUpstreamError,    // the call ran and the classifier called it a failure.
-  kOverloaded,       // the bulkhead was full.
-  kCancelled,        // the caller cancelled (an ignored outcome).
+  kCircuitOpen,        // OPEN (or FORCED_OPEN): rejected at once, no work started.
+  kCircuitHalfOpen,    // HALF_OPEN and no probe slot for this call ("probe cap").
+  kUpstreamSlow,       // the call reached its budget and was aborted (a timeout).
+  kUpstreamError,      // the call ran and the classifier called it a failure.
+  kOverloaded,         // the bulkhead was full.
+  kCancelled,          // the caller cancelled (an ignored outcome).
+  kCircuitRecovering,  // CLOSED during the recovery ramp: not this call's share of the traffic.
 };
 
 // "CIRCUIT_OPEN", "CIRCUIT_HALF_OPEN", "UPSTREAM_SLOW", "UPSTREAM_ERROR", "OVERLOADED",
-// "CANCELLED".
+// "CANCELLED", "CIRCUIT_RECOVERING".
 std::string_view ToString(ReasonCode code) noexcept;
 
 // Why a call did not produce a value.
@@ -49,7 +50,8 @@ struct Error {
   ReasonCode code = ReasonCode::kUpstreamError;
   // For kCircuitOpen: time left until a probe may be admitted (0 when it may be admitted now;
   // the configured cooldown for FORCED_OPEN, which only an operator ends). For kCircuitHalfOpen
-  // and kOverloaded: a short hint (at least 1 s is a sound Retry-After). Otherwise zero.
+  // and kOverloaded: a short hint (at least 1 s is a sound Retry-After). For kCircuitRecovering:
+  // 1 s, or the time left in the ramp when shorter. Otherwise zero.
   Duration retry_after{0};
 
   friend bool operator==(const Error&, const Error&) = default;

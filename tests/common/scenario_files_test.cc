@@ -30,6 +30,13 @@ std::vector<std::string> ScenarioFiles() {
   return files;
 }
 
+// fusebox-sim's own upstream modes, which vpic-sim does not serve: `warming` (a capacity that
+// grows after a revival). A scenario using one is refused by vpic-sim, naming the mode.
+bool UsesSimOnlyMode(const sim::Scenario& scenario) {
+  return std::any_of(scenario.phases.begin(), scenario.phases.end(),
+                     [](const sim::Phase& p) { return p.mode == sim::Mode::kWarming; });
+}
+
 // vpic-sim's name for a simulator mode.
 std::string_view VpicMode(sim::Mode mode) {
   return mode == sim::Mode::kFragile ? std::string_view("capacity") : sim::ToString(mode);
@@ -37,14 +44,20 @@ std::string_view VpicMode(sim::Mode mode) {
 
 TEST(ScenarioFilesTest, EveryScenarioLoadsInBothToolsAndTheyAgreeOnThePhases) {
   const std::vector<std::string> files = ScenarioFiles();
-  ASSERT_EQ(files.size(), 10U);
+  ASSERT_EQ(files.size(), 11U);
   for (const std::string& path : files) {
     SCOPED_TRACE(path);
     auto scenario = sim::LoadScenarioFile(path);
     ASSERT_TRUE(scenario) << scenario.error().ToString();
     auto schedule = vpic::LoadScheduleFile(path);
-    ASSERT_TRUE(schedule) << schedule.error().message;
     const sim::Scenario& base = scenario->base();
+    if (UsesSimOnlyMode(base)) {
+      ASSERT_FALSE(schedule);
+      EXPECT_NE(schedule.error().message.find("warming"), std::string::npos)
+          << schedule.error().message;
+      continue;
+    }
+    ASSERT_TRUE(schedule) << schedule.error().message;
     ASSERT_EQ(schedule->phases.size(), base.phases.size());
     for (std::size_t i = 0; i < base.phases.size(); ++i) {
       const sim::Phase& a = base.phases[i];

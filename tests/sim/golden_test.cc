@@ -99,8 +99,9 @@ INSTANTIATE_TEST_SUITE_P(Scenarios, GoldenTraceTest, ::testing::ValuesIn(Shipped
 
 TEST(GoldenSetTest, ShipsTheScenariosTheDocsDescribe) {
   const std::vector<std::string> names = ShippedScenarios();
-  for (const char* required : {"lesson5", "slow_upstream", "probe_cap", "fragile_revival",
-                               "priorities", "sliding_window", "cooldown_tradeoff"}) {
+  for (const char* required :
+       {"lesson5", "slow_upstream", "probe_cap", "fragile_revival", "priorities", "sliding_window",
+        "cooldown_tradeoff", "recovery_ramp"}) {
     EXPECT_NE(std::find(names.begin(), names.end(), required), names.end()) << required;
   }
 }

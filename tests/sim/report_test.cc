@@ -48,6 +48,26 @@ TEST(RunTextTest, PrintsTransitionsTheWayTheLessonDoes) {
   EXPECT_THAT(text, HasSubstr("    recovery_delay_s    4.02\n"));
 }
 
+TEST(RunTextTest, ShowsRejectedRecoveringOnlyWhenARunHasARamp) {
+  const RunResult lesson = RunLesson().run;
+  EXPECT_THAT(RunText({lesson}, false), ::testing::Not(HasSubstr("rejected_recovering")));
+  EXPECT_THAT(RunJson(lesson, {}), ::testing::Not(HasSubstr("rejected_recovering")));
+  RunResult ramped = lesson;
+  ramped.name = "ramped";
+  ramped.counters.recovery_ramp = true;
+  ramped.counters.rejected_recovering = 7;
+  // One run with a ramp shows the counter for every run, last among the counters.
+  const std::string text = RunText({lesson, ramped}, true);
+  EXPECT_THAT(text, HasSubstr("    max_in_flight       1\n    rejected_recovering 0\n"));
+  EXPECT_THAT(text, HasSubstr("    rejected_recovering 7\n"));
+  const std::string json = RunJson(lesson, {ramped});
+  EXPECT_THAT(json, HasSubstr("\"rejected_recovering\": 0\n"));
+  EXPECT_THAT(json, HasSubstr("\"rejected_recovering\": 7\n"));
+  EXPECT_EQ(CounterNames(true).back(), "rejected_recovering");
+  EXPECT_EQ(CounterValues(ramped.counters, true).back(), "7");
+  EXPECT_EQ(CounterNames().size() + 1, CounterNames(true).size());
+}
+
 TEST(RunTextTest, HeadsEachRunWithItsNameWhenAskedTo) {
   const std::string text = RunText({RunLesson().run}, /*with_headers=*/true);
   EXPECT_THAT(text, StartsWith("=== lesson5 ===\n--- transitions"));

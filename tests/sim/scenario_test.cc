@@ -553,6 +553,59 @@ TEST(ScenarioErrorTest, CapacityOnlyBelongsToFragilePhases) {
   EXPECT_EQ(e.key, "upstream.phase[0].capacity");
 }
 
+TEST(ScenarioErrorTest, WarmingNeedsItsFourKeys) {
+  const LoadError e = ErrorOf(
+      "[traffic]\nrate = 1\n[[upstream.phase]]\nfrom = 0\nto = 1\nmode = \"warming\"\n"
+      "capacity = 5\nrelapse = \"5s\"\ncold_capacity = 1\n");
+  EXPECT_EQ(e.key, "upstream.phase[0]");
+  EXPECT_THAT(e.message, HasSubstr("mode \"warming\" needs warmup"));
+  const LoadError no_capacity = ErrorOf(
+      "[traffic]\nrate = 1\n[[upstream.phase]]\nfrom = 0\nto = 1\nmode = \"warming\"\n"
+      "relapse = \"5s\"\ncold_capacity = 1\nwarmup = \"10s\"\n");
+  EXPECT_THAT(no_capacity.message, HasSubstr("mode \"warming\" needs capacity"));
+}
+
+TEST(ScenarioErrorTest, WarmupOnlyBelongsToWarmingPhases) {
+  const LoadError e = ErrorOf(
+      "[traffic]\nrate = 1\n[[upstream.phase]]\nfrom = 0\nto = 1\nmode = \"fragile\"\n"
+      "capacity = 2\nrelapse = \"1s\"\nwarmup = \"3s\"\n");
+  EXPECT_EQ(e.line, 9);
+  EXPECT_EQ(e.key, "upstream.phase[0].warmup");
+  EXPECT_THAT(e.message, HasSubstr("only valid with mode = \"warming\""));
+}
+
+TEST(ScenarioErrorTest, ColdCapacityIsAtMostCapacity) {
+  const LoadError e = ErrorOf(
+      "[traffic]\nrate = 1\n[[upstream.phase]]\nfrom = 0\nto = 1\nmode = \"warming\"\n"
+      "capacity = 2\nrelapse = \"1s\"\ncold_capacity = 3\nwarmup = \"3s\"\n");
+  EXPECT_EQ(e.line, 9);
+  EXPECT_EQ(e.key, "upstream.phase[0].cold_capacity");
+  EXPECT_THAT(e.message, HasSubstr("must be at most capacity (2), got 3"));
+}
+
+TEST(ScenarioTest, ReadsAWarmingPhaseAndTheRecoveryRamp) {
+  auto file = LoadScenarioString(
+      "[breaker]\nrecovery_ramp = \"30s\"\n[traffic]\nrate = 1\n[[upstream.phase]]\n"
+      "from = \"1s\"\nto = \"9s\"\nmode = \"warming\"\ncapacity = 8\nrelapse = \"2s\"\n"
+      "cold_capacity = 2\nwarmup = \"4s\"\n",
+      "t.toml");
+  ASSERT_TRUE(file) << file.error().ToString();
+  const Scenario& s = file->base();
+  EXPECT_EQ(s.breaker.recovery_ramp, std::chrono::seconds(30));
+  ASSERT_EQ(s.phases.size(), 1U);
+  EXPECT_EQ(s.phases[0].mode, Mode::kWarming);
+  EXPECT_EQ(ToString(s.phases[0].mode), "warming");
+  EXPECT_EQ(s.phases[0].capacity, 8U);
+  EXPECT_EQ(s.phases[0].cold_capacity, 2U);
+  EXPECT_EQ(s.phases[0].warmup, 4 * kMicrosPerSecond);
+  EXPECT_EQ(s.phases[0].relapse, 2 * kMicrosPerSecond);
+}
+
+TEST(ScenarioErrorTest, ARecoveryRampOutOfRangeIsTheBreakersComplaint) {
+  const LoadError e = ErrorOf("[traffic]\nrate = 1\n[breaker]\nrecovery_ramp = \"25h\"\n");
+  EXPECT_EQ(e.key, "breaker.recovery_ramp");
+}
+
 TEST(ScenarioErrorTest, VariantErrorsNameTheVariantKey) {
   const LoadError e = ErrorOf(
       "[traffic]\nrate = 1\n[[variant]]\nname = \"a\"\n[[variant]]\nname = \"b\"\n"

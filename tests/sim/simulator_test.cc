@@ -7,6 +7,7 @@
 #include <limits>
 #include <numeric>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "scenario.h"
@@ -360,6 +361,107 @@ relapse = "3s"
   EXPECT_EQ(run.counters.relapses, 2U);
   EXPECT_EQ(run.counters.succeeded, 2U);
   EXPECT_EQ(run.counters.failed, 4U);
+}
+
+TEST(SimulatorTest, WarmingUpstreamServesMoreCallsAsItWarms) {
+  // One call a second answering in 2.5 s: 3 calls in flight from 2 s on. Warming from 1 to 5 over
+  // 4 s, the capacity keeps ahead (2 at 1 s, 3 at 2 s, ...): no collapse. Warming over 100 s, it
+  // is still at 1 when the second call (1 s) finds the first in flight: a collapse.
+  const std::string text = R"(
+duration = "10s"
+[breaker]
+failure_threshold = 1000
+[traffic]
+rate = 1
+[[upstream.phase]]
+from = "0s"
+to = "10s"
+mode = "warming"
+latency = "2.5s"
+cold_capacity = 1
+capacity = 5
+warmup = "WARMUP"
+relapse = "500ms"
+)";
+  auto with_warmup = [&](const std::string& warmup) {
+    std::string t = text;
+    t.replace(t.find("WARMUP"), 6, warmup);
+    return RunSim(Build(t));
+  };
+  const RunResult fast = with_warmup("4s");
+  EXPECT_EQ(fast.counters.relapses, 0U);
+  EXPECT_EQ(fast.counters.max_in_flight, 3U);
+  EXPECT_EQ(fast.counters.succeeded, 10U);
+  const RunResult slow = with_warmup("100s");
+  EXPECT_GE(slow.counters.relapses, 1U);
+  ASSERT_FALSE(slow.collapses.empty());
+  EXPECT_EQ(slow.collapses.front(), std::make_pair(Micros{kSecond}, Micros{1'500'000}));
+}
+
+TEST(SimulatorTest, AWarmingUpstreamIsColdAgainAfterACollapse) {
+  // Warm after 2 s (capacity 1 -> 3), a second call in flight before then collapses it for 1 s,
+  // and the warm-up restarts from 1 when the collapse ends, so every 2-call burst collapses it.
+  const RunResult warm_once = RunSim(Build(R"(
+duration = "8s"
+[breaker]
+failure_threshold = 1000
+[traffic]
+rate = 2
+[[upstream.phase]]
+from = "0s"
+to = "8s"
+mode = "warming"
+latency = "600ms"
+cold_capacity = 1
+capacity = 3
+warmup = "2s"
+relapse = "1s"
+)"));
+  // 0 s served; 0.5 s finds 1 in flight at capacity 1: collapse until 1.5 s; 1.5 s (capacity 1,
+  // nothing in flight) served; 2 s finds 1 in flight, capacity 1 + 2 x 0.5 / 2 = 1: collapse.
+  ASSERT_GE(warm_once.collapses.size(), 2U);
+  EXPECT_EQ(warm_once.collapses[0].first, 500'000);
+  EXPECT_EQ(warm_once.collapses[1].first, 2 * kSecond);
+}
+
+TEST(SimulatorTest, CountsCallsTheRecoveryRampTurnsAway) {
+  const std::string text = R"(
+duration = "60s"
+[breaker]
+failure_threshold = 1
+cooldown = "5s"
+recovery_ramp = "20s"
+[traffic]
+rate = 10
+[upstream]
+latency = "300ms"
+[[upstream.phase]]
+from = "1s"
+to = "2s"
+mode = "error"
+)";
+  const RunResult run = RunSim(Build(text));
+  const Counters& c = run.counters;
+  EXPECT_TRUE(c.recovery_ramp);
+  EXPECT_GT(c.rejected_recovering, 0U);
+  EXPECT_EQ(c.calls, c.allowed + c.rejected_open + c.rejected_probe_cap + c.rejected_recovering);
+  ASSERT_FALSE(run.transitions.empty());
+  EXPECT_EQ(run.transitions.back().to, State::kClosed);  // the ramp ran to its end
+  // HALF_OPEN saw the probe and 2 more calls in its 300 ms: the ramp starts at a third.
+  SimOptions options;
+  options.record_timeline = true;
+  const RunResult timed = RunSim(Build(text), options);
+  std::uint64_t in_bins = 0;
+  for (const Timeline::Bin& bin : timed.timeline.bins) {
+    in_bins += bin.rejected_recovering;
+  }
+  EXPECT_EQ(in_bins, c.rejected_recovering);
+}
+
+TEST(SimulatorTest, WithoutARampNothingIsRejectedAsRecovering) {
+  const RunResult run = RunSim(Lesson());
+  EXPECT_FALSE(run.counters.recovery_ramp);
+  EXPECT_EQ(run.counters.rejected_recovering, 0U);
 }
 
 TEST(SimulatorTest, OkPhaseWithoutLatencyAnswersAtOnce) {

@@ -112,6 +112,7 @@ DecodeStatus FromReason(fusebox::ReasonCode code) noexcept {
     case fusebox::ReasonCode::kCircuitOpen:
       return DecodeStatus::kCircuitOpen;
     case fusebox::ReasonCode::kCircuitHalfOpen:
+    case fusebox::ReasonCode::kCircuitRecovering:  // a 503 with Retry-After, like HALF_OPEN
       return DecodeStatus::kCircuitHalfOpen;
     case fusebox::ReasonCode::kUpstreamSlow:
       return DecodeStatus::kUpstreamSlow;
