@@ -37,6 +37,11 @@ void CheckScenario(const sim::Scenario& s) {
     if (phase.mode == sim::Mode::kFragile) {
       Check(phase.capacity >= 1 && phase.relapse > 0);
     }
+    if (phase.mode == sim::Mode::kWarming) {
+      Check(phase.capacity >= 1 && phase.relapse > 0);
+      Check(phase.cold_capacity >= 1 && phase.cold_capacity <= phase.capacity);
+      Check(phase.warmup > 0);
+    }
     previous_to = phase.to;
   }
 }
@@ -53,6 +58,8 @@ vpic_sim::FaultMode SameMode(sim::Mode mode) {
       return vpic_sim::FaultMode::kSlow;
     case sim::Mode::kFragile:
       return vpic_sim::FaultMode::kCapacity;
+    case sim::Mode::kWarming:
+      break;  // the simulator's alone: vpic-sim refuses a file that uses it (checked below)
   }
   __builtin_trap();
 }
@@ -85,6 +92,10 @@ int SimScenario(const std::uint8_t* data, std::size_t size) {
 
   // vpic-sim plays the base scenario's [upstream]: where it accepts the file too, the same way.
   auto schedule = vpic_sim::ParseSchedule(text, "fuzz.toml");
+  const bool warming =
+      std::any_of(file->base().phases.begin(), file->base().phases.end(),
+                  [](const sim::Phase& p) { return p.mode == sim::Mode::kWarming; });
+  Check(!(warming && schedule));
   if (schedule) {
     const sim::Scenario& s = file->base();
     Check(schedule->phases.size() == s.phases.size());

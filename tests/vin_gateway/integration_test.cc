@@ -743,6 +743,51 @@ TEST_F(GatewayIntegrationTest, SighupWithoutAConfigFileChangesNothing) {
   EXPECT_EQ(gateway_->Terminate(5), 0);
 }
 
+// --recovery-ramp: after the probe closes the breaker, decodes are let back in gradually. Ten
+// decodes at the end of the cooldown make one probe and nine refusals, so the ramp starts at a
+// tenth; right after it closes most decodes are refused CIRCUIT_RECOVERING (503, Retry-After),
+// /status shows the ramp, and once it has run its length every decode goes through again.
+TEST_F(GatewayIntegrationTest, RecoveryRampLetsDecodesBackInGradually) {
+  StartSim();
+  StartGateway({"--recovery-ramp", "3s"});
+  TripBreaker();
+  Fault(R"({"mode":"slow","latency_ms":300})");
+  WaitForCooldown();
+  const std::vector<HttpResult> first =
+      Concurrently(10, [&](int i) { return Decode(kVins.at(static_cast<std::size_t>(3 + i))); });
+  int ok = 0;
+  for (const HttpResult& r : first) {
+    ok += r.status == 200 ? 1 : 0;
+  }
+  ASSERT_EQ(ok, 1);
+  Fault(R"({"mode":"ok"})");
+  const json::value ramp = Breaker();
+  EXPECT_EQ(ramp.at("state"), "CLOSED");
+  ASSERT_TRUE(ramp.at("recovery").is_object()) << ramp;
+  EXPECT_LT(ramp.at("recovery").at("share").to_number<double>(), 0.5);
+  EXPECT_EQ(ramp.at("recovery_ramp_s").to_number<double>(), 3.0);
+  int recovering = 0;
+  for (std::size_t i = 13; i < kVins.size(); ++i) {
+    const HttpResult r = Decode(kVins[i]);
+    if (Field(r, "status") == "CIRCUIT_RECOVERING") {
+      ++recovering;
+      EXPECT_EQ(r.status, 503);
+      EXPECT_GE(std::stoi(r.headers.at("retry-after")), 1);
+      EXPECT_NE(Field(r, "message").find("traffic is being let in gradually"), std::string::npos);
+    } else {
+      EXPECT_EQ(r.status, 200) << r.body;
+    }
+  }
+  EXPECT_GE(recovering, 1);
+  EXPECT_GE(Breaker().at("rejected_recovering").to_number<std::int64_t>(), recovering);
+  // The ramp over: no refusal, and /status says so.
+  ASSERT_TRUE(WaitUntil([&] { return Breaker().at("recovery").is_null(); }, 10));
+  for (std::size_t i = 13; i < kVins.size(); ++i) {
+    EXPECT_EQ(Decode(kVins[i]).status, 200);
+  }
+  EXPECT_EQ(Breaker().at("state"), "CLOSED");
+}
+
 TEST_F(GatewayIntegrationTest, UpstreamConnectionsAreKeptAlive) {
   StartSim();
   StartGateway();

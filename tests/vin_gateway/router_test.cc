@@ -126,6 +126,7 @@ TEST(StatusMappingTest, EveryStatusHasItsHttpCode) {
   EXPECT_EQ(vin_gateway::HttpStatus(DecodeStatus::kVinInvalid), 422U);
   EXPECT_EQ(vin_gateway::HttpStatus(DecodeStatus::kCircuitOpen), 503U);
   EXPECT_EQ(vin_gateway::HttpStatus(DecodeStatus::kCircuitHalfOpen), 503U);
+  EXPECT_EQ(vin_gateway::HttpStatus(DecodeStatus::kCircuitRecovering), 503U);
   EXPECT_EQ(vin_gateway::HttpStatus(DecodeStatus::kUpstreamSlow), 504U);
   EXPECT_EQ(vin_gateway::HttpStatus(DecodeStatus::kUpstreamError), 502U);
   EXPECT_EQ(vin_gateway::HttpStatus(DecodeStatus::kOverloaded), 503U);
@@ -141,8 +142,9 @@ TEST(StatusMappingTest, EveryStatusHasItsHttpCode) {
 }
 
 TEST(StatusMappingTest, RetryAfterGoesWithTheStatusesThatPromiseIt) {
-  for (DecodeStatus s : {DecodeStatus::kCircuitOpen, DecodeStatus::kCircuitHalfOpen,
-                         DecodeStatus::kOverloaded, DecodeStatus::kRateLimited}) {
+  for (DecodeStatus s :
+       {DecodeStatus::kCircuitOpen, DecodeStatus::kCircuitHalfOpen,
+        DecodeStatus::kCircuitRecovering, DecodeStatus::kOverloaded, DecodeStatus::kRateLimited}) {
     EXPECT_TRUE(vin_gateway::HasRetryAfter(s)) << vin_gateway::ToString(s);
   }
   for (DecodeStatus s : {DecodeStatus::kOk, DecodeStatus::kVinInvalid, DecodeStatus::kUpstreamSlow,
@@ -156,7 +158,8 @@ TEST(StatusMappingTest, StaleStandsInOnlyForImpossibleLiveDecodes) {
   for (DecodeStatus s : vin_gateway::kAllDecodeStatuses) {
     stale += vin_gateway::AllowsStale(s) ? 1 : 0;
   }
-  EXPECT_EQ(stale, 6);  // LOCAL_OVERLOADED too
+  EXPECT_EQ(stale, 7);  // CIRCUIT_RECOVERING and LOCAL_OVERLOADED too
+  EXPECT_TRUE(vin_gateway::AllowsStale(DecodeStatus::kCircuitRecovering));
   EXPECT_FALSE(vin_gateway::AllowsStale(DecodeStatus::kRateLimited));
   EXPECT_FALSE(vin_gateway::AllowsStale(DecodeStatus::kVinInvalid));
 }
@@ -164,10 +167,14 @@ TEST(StatusMappingTest, StaleStandsInOnlyForImpossibleLiveDecodes) {
 TEST(StatusMappingTest, UpstreamReasonsNeverReadAsInvalidInput) {
   for (fusebox::ReasonCode code :
        {fusebox::ReasonCode::kCircuitOpen, fusebox::ReasonCode::kCircuitHalfOpen,
-        fusebox::ReasonCode::kUpstreamSlow, fusebox::ReasonCode::kUpstreamError,
-        fusebox::ReasonCode::kOverloaded, fusebox::ReasonCode::kCancelled}) {
+        fusebox::ReasonCode::kCircuitRecovering, fusebox::ReasonCode::kUpstreamSlow,
+        fusebox::ReasonCode::kUpstreamError, fusebox::ReasonCode::kOverloaded,
+        fusebox::ReasonCode::kCancelled}) {
     const DecodeStatus s = vin_gateway::FromReason(code);
     EXPECT_NE(s, DecodeStatus::kVinInvalid);
+    if (code == fusebox::ReasonCode::kCircuitRecovering) {
+      EXPECT_EQ(s, DecodeStatus::kCircuitRecovering);
+    }
     const std::string message(vin_gateway::DefaultMessage(s));
     EXPECT_EQ(message.find("invalid"), std::string::npos) << message;
   }

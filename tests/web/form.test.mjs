@@ -325,6 +325,7 @@ test('each upstream problem has its own honest message, and none says "invalid"'
   const canned = {
     CIRCUIT_OPEN: [503, 12, /not responding.*in 12 s/s],
     CIRCUIT_HALF_OPEN: [503, 1, /Decode recovering.*being tested/s],
+    CIRCUIT_RECOVERING: [503, 1, /Decode recovering.*back and traffic is being let in gradually/s],
     UPSTREAM_SLOW: [504, null, /Decode timed out.*slow/s],
     UPSTREAM_ERROR: [502, null, /Decode failed.*returned an error/s],
     OVERLOADED: [503, 1, /Too many decodes in progress/],

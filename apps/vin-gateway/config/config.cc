@@ -524,6 +524,10 @@ constexpr Setting kSettings[] = {
      "each cooldown is drawn within +- this share of it (default 0)",
      ApplyNumber<&G::cooldown_jitter>, CheckNumberField<&G::cooldown_jitter, 0, 1>,
      Same<&G::cooldown_jitter>, kBreaker},
+    {"--recovery-ramp", "recovery_ramp",
+     "after recovery, let decodes back in gradually over this (default 0: all at once)",
+     ApplyDuration<&G::recovery_ramp>, CheckDurationField<&G::recovery_ramp, 0, kDay>,
+     Same<&G::recovery_ramp>, kBreaker},
     {"--max-in-flight", "max_in_flight", "upstream calls at once (default 16)",
      ApplyWhole<std::uint32_t, &G::max_in_flight>,
      CheckWholeField<std::uint32_t, &G::max_in_flight, 1, 100000>, Same<&G::max_in_flight>},
@@ -651,6 +655,7 @@ std::string_view FlagOfBreakerField(std::string_view field) {
       {"cooldown_multiplier", "--cooldown-growth"},
       {"cooldown_max", "--max-cooldown"},
       {"cooldown_jitter", "--cooldown-jitter"},
+      {"recovery_ramp", "--recovery-ramp"},
   };
   for (const FieldFlag& f : kFlags) {
     if (f.field == field) {
@@ -692,6 +697,7 @@ fusebox::CircuitBreakerConfig GatewayConfig::BreakerConfig() const {
   breaker.cooldown_multiplier = cooldown_growth;
   breaker.cooldown_max = max_cooldown;
   breaker.cooldown_jitter = cooldown_jitter;
+  breaker.recovery_ramp = recovery_ramp;
   breaker.half_open_max_probes = half_open_probes;
   breaker.half_open_successes = probes_to_close;
   breaker.batch_may_probe = false;

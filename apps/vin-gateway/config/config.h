@@ -89,6 +89,9 @@ struct GatewayConfig {
   std::optional<Duration> max_cooldown = std::nullopt;
   // --cooldown-jitter: each cooldown is drawn from [c*(1-j), c*(1+j)]. Default 0, range [0, 1].
   double cooldown_jitter = 0.0;
+  // --recovery-ramp: after HALF_OPEN closes, the share of decodes let through grows to all of them
+  // over this; the others are refused CIRCUIT_RECOVERING. Default 0 (no ramp), range [0, 1d].
+  Duration recovery_ramp = Duration::zero();
   // --max-in-flight: upstream calls at once (the bulkhead). Default 16, range [1, 100000].
   std::uint32_t max_in_flight = 16;
   // --client-rate: tokens per second of each client address's bucket; 0 disables the limit.

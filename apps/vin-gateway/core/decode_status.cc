@@ -15,6 +15,8 @@ std::string_view ToString(DecodeStatus status) noexcept {
       return "CIRCUIT_OPEN";
     case DecodeStatus::kCircuitHalfOpen:
       return "CIRCUIT_HALF_OPEN";
+    case DecodeStatus::kCircuitRecovering:
+      return "CIRCUIT_RECOVERING";
     case DecodeStatus::kUpstreamSlow:
       return "UPSTREAM_SLOW";
     case DecodeStatus::kUpstreamError:
@@ -37,6 +39,7 @@ unsigned HttpStatus(DecodeStatus status) noexcept {
       return 422;
     case DecodeStatus::kCircuitOpen:
     case DecodeStatus::kCircuitHalfOpen:
+    case DecodeStatus::kCircuitRecovering:
     case DecodeStatus::kOverloaded:
     case DecodeStatus::kLocalOverloaded:
       return 503;
@@ -54,6 +57,7 @@ bool HasRetryAfter(DecodeStatus status) noexcept {
   switch (status) {
     case DecodeStatus::kCircuitOpen:
     case DecodeStatus::kCircuitHalfOpen:
+    case DecodeStatus::kCircuitRecovering:
     case DecodeStatus::kOverloaded:
     case DecodeStatus::kRateLimited:
     case DecodeStatus::kLocalOverloaded:
@@ -74,6 +78,9 @@ std::string_view DefaultMessage(DecodeStatus status) noexcept {
              "again shortly.";
     case DecodeStatus::kCircuitHalfOpen:
       return "Decode recovering \u2014 testing the vehicle database; try again shortly.";
+    case DecodeStatus::kCircuitRecovering:
+      return "Decode recovering \u2014 the vehicle database is back and traffic is being let in "
+             "gradually.";
     case DecodeStatus::kUpstreamSlow:
       return "Decode timed out \u2014 the vehicle database is slow right now.";
     case DecodeStatus::kUpstreamError:
@@ -92,6 +99,7 @@ bool AllowsStale(DecodeStatus status) noexcept {
   switch (status) {
     case DecodeStatus::kCircuitOpen:
     case DecodeStatus::kCircuitHalfOpen:
+    case DecodeStatus::kCircuitRecovering:
     case DecodeStatus::kUpstreamSlow:
     case DecodeStatus::kUpstreamError:
     case DecodeStatus::kOverloaded:
@@ -112,8 +120,9 @@ DecodeStatus FromReason(fusebox::ReasonCode code) noexcept {
     case fusebox::ReasonCode::kCircuitOpen:
       return DecodeStatus::kCircuitOpen;
     case fusebox::ReasonCode::kCircuitHalfOpen:
-    case fusebox::ReasonCode::kCircuitRecovering:  // a 503 with Retry-After, like HALF_OPEN
       return DecodeStatus::kCircuitHalfOpen;
+    case fusebox::ReasonCode::kCircuitRecovering:
+      return DecodeStatus::kCircuitRecovering;
     case fusebox::ReasonCode::kUpstreamSlow:
       return DecodeStatus::kUpstreamSlow;
     case fusebox::ReasonCode::kUpstreamError:

@@ -5,8 +5,12 @@
 // Retry-After goes with it, its user-facing sentence, and whether a last-good decode may stand in
 // for it ("stale serving").
 //
-//   OK 200 | VIN_INVALID 422 | CIRCUIT_OPEN 503 | CIRCUIT_HALF_OPEN 503 | UPSTREAM_SLOW 504
-//   UPSTREAM_ERROR 502 | OVERLOADED 503 | RATE_LIMITED 429 | LOCAL_OVERLOADED 503
+//   OK 200 | VIN_INVALID 422 | CIRCUIT_OPEN 503 | CIRCUIT_HALF_OPEN 503 | CIRCUIT_RECOVERING 503
+//   UPSTREAM_SLOW 504 | UPSTREAM_ERROR 502 | OVERLOADED 503 | RATE_LIMITED 429
+//   LOCAL_OVERLOADED 503
+//
+// CIRCUIT_RECOVERING is the recovery ramp's refusal (--recovery-ramp): the breaker closed, and
+// traffic is let back in gradually; this call was not among the share admitted yet.
 //
 // LOCAL_OVERLOADED is the gateway's own shortage (no file descriptor, no memory for the upstream
 // call): neither the vehicle database's fault nor the bulkhead's policy, and never counted by the
@@ -39,6 +43,7 @@ enum class DecodeStatus : std::uint8_t {
   kVinInvalid,
   kCircuitOpen,
   kCircuitHalfOpen,
+  kCircuitRecovering,
   kUpstreamSlow,
   kUpstreamError,
   kOverloaded,
@@ -51,6 +56,7 @@ inline constexpr DecodeStatus kAllDecodeStatuses[] = {
     DecodeStatus::kVinInvalid,
     DecodeStatus::kCircuitOpen,
     DecodeStatus::kCircuitHalfOpen,
+    DecodeStatus::kCircuitRecovering,
     DecodeStatus::kUpstreamSlow,
     DecodeStatus::kUpstreamError,
     DecodeStatus::kOverloaded,
@@ -74,8 +80,8 @@ std::string_view DefaultMessage(DecodeStatus status) noexcept;
 inline constexpr std::string_view kStaleMessage = "Cached earlier; live refresh paused.";
 
 // Whether a last-good decode may be served (200, stale) when the live decode ends with `status`:
-// true for CIRCUIT_OPEN, CIRCUIT_HALF_OPEN, UPSTREAM_SLOW, UPSTREAM_ERROR, OVERLOADED and
-// LOCAL_OVERLOADED.
+// true for CIRCUIT_OPEN, CIRCUIT_HALF_OPEN, CIRCUIT_RECOVERING, UPSTREAM_SLOW, UPSTREAM_ERROR,
+// OVERLOADED and LOCAL_OVERLOADED.
 bool AllowsStale(DecodeStatus status) noexcept;
 
 // "Retry-After" seconds: whole seconds, rounded up, at least 1.

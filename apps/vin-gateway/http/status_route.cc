@@ -77,6 +77,18 @@ json::object BreakerJson(const fusebox::CircuitBreaker& breaker,
   b["cooldown_growth"] = config.cooldown_multiplier;
   b["max_cooldown_s"] = fusebox::ToSeconds(config.effective_cooldown_max());
   b["cooldown_jitter"] = config.cooldown_jitter;
+  b["recovery_ramp_s"] = fusebox::ToSeconds(config.recovery_ramp);
+  b["rejected_recovering"] = m.rejected_recovering;
+  // The ramp's progress while one runs: the share of its length elapsed and the share of decodes
+  // let through now; null otherwise.
+  if (m.recovering) {
+    json::object ramp;
+    ramp["progress"] = m.recovery_progress;
+    ramp["share"] = m.recovery_share;
+    b["recovery"] = std::move(ramp);
+  } else {
+    b["recovery"] = nullptr;
+  }
   if (config.trip != fusebox::TripPolicy::kConsecutive) {
     b["window"] = WindowJson(config, m);
   }

@@ -251,6 +251,8 @@
       'the vehicle database is not responding, so decoding is paused to keep this form fast.'],
     CIRCUIT_HALF_OPEN: ['Decode recovering',
       'the vehicle database is being tested with one request before decoding resumes.'],
+    CIRCUIT_RECOVERING: ['Decode recovering',
+      'the vehicle database is back and traffic is being let in gradually.'],
     UPSTREAM_SLOW: ['Decode timed out',
       'the vehicle database is slow right now. Your VIN looks fine; try again in a moment.'],
     UPSTREAM_ERROR: ['Decode failed',
@@ -479,7 +481,7 @@
 
   const BATCH_LABEL = {
     OK: 'Decoded', VIN_INVALID: 'Invalid', CIRCUIT_OPEN: 'Paused', CIRCUIT_HALF_OPEN: 'Recovering',
-    UPSTREAM_SLOW: 'Timed out', UPSTREAM_ERROR: 'Database error', OVERLOADED: 'Busy',
+    CIRCUIT_RECOVERING: 'Recovering', UPSTREAM_SLOW: 'Timed out', UPSTREAM_ERROR: 'Database error', OVERLOADED: 'Busy',
     RATE_LIMITED: 'Rate limited', LOCAL_OVERLOADED: 'Busy',
   };
 
@@ -636,6 +638,9 @@
       detailNode.replaceChildren('Not responding \u00b7 ', node);
       startCountdown(node, b.retry_after_s, (left) => left > 0 ?
         `next probe in ${left} s` : 'next decode probes it');
+    } else if (state === 'CLOSED' && b.recovery && typeof b.recovery.share === 'number') {
+      detailNode.textContent = 'Back; letting decodes in gradually ' +
+        `(${Math.round(b.recovery.share * 100)}% now)`;
     } else {
       detailNode.textContent = STATE_TEXT[state] || (state === 'OPEN' ? 'Not responding' : '');
     }
