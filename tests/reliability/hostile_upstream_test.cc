@@ -1,9 +1,11 @@
 // Every fault vpic-sim can inject (docs/vpic-sim.md), and answers it cannot make (giant, deeply
 // nested, over the body cap) from a fake upstream in this process, each against a fresh gateway
 // with the default consecutive-failure policy (three in a row open the breaker) and a 500 ms call
-// budget. For each fault: the reason code of every answer, its latency (within the budget +
-// 100 ms), the breaker's transitions through a whole cycle (open, a failed probe, recovery), no
-// descriptor left behind and a bounded resident set.
+// budget; and the faults where the policy changes the story (errors, hangs, slow answers) again
+// under a count window and under a time window with slow-call rate and in-flight slow calls. For
+// each fault: the reason code of every answer, its latency (within the budget + 100 ms), the
+// breaker's transitions through a whole cycle (open, a failed probe, recovery), no descriptor left
+// behind and a bounded resident set.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -27,7 +29,20 @@
 namespace reliability {
 namespace {
 
-constexpr char kSetting[] = "consecutive 3, call timeout 500 ms, cooldown 500 ms";
+// The breaker settings a fault runs under: the matrix's name for them and the gateway's flags.
+struct Policy {
+  std::string setting;
+  std::vector<std::string> args;
+};
+const Policy kConsecutive{"consecutive 3, call timeout 500 ms, cooldown 500 ms", {}};
+const Policy kCountWindow{
+    "count window of 4, minimum 4 calls, failure rate 0.5, call timeout 500 ms",
+    {"--policy", "count_window", "--window", "4", "--minimum-calls", "4", "--failure-rate", "0.5"}};
+const Policy kTimeWindowSlow{
+    "time window 10 s, minimum 3 calls, slow-call rate 0.5 at 200 ms, in-flight slow counted, "
+    "call timeout 500 ms",
+    {"--policy", "time_window", "--window", "10s", "--minimum-calls", "3", "--slow-call-duration",
+     "200ms", "--slow-call-rate", "0.5", "--count-in-flight-slow"}};
 
 struct UpstreamFault {
   std::string name;                  // the matrix's name for it
@@ -266,12 +281,13 @@ class HostileUpstreamTest : public GatewayProcessTest {
 
   std::unique_ptr<FakeUpstream> fake_;
 
-  void Check(const UpstreamFault& fault, const std::string& expected_path) {
+  void Check(const UpstreamFault& fault, const std::string& expected_path,
+             const Policy& policy = kConsecutive) {
     if (fake_) {
-      StartGateway({}, {}, fake_->url());
+      StartGateway(policy.args, {}, fake_->url());
     } else {
       StartSim();
-      StartGateway();
+      StartGateway(policy.args);
     }
     const Observed seen = RunCycle(fault);
     std::vector<std::string> expected = fault.answers;
@@ -300,7 +316,7 @@ class HostileUpstreamTest : public GatewayProcessTest {
                         << seen.fds_after;
     EXPECT_TRUE(rss_ok) << fault.name << ": resident " << seen.rss_kib << " KiB";
     AddMatrixRow(
-        {"hostile upstream", fault.name, kSetting,
+        {"hostile upstream", fault.name, policy.setting,
          fmt::format("{}; transitions {}; at most {:.0f} ms; no descriptor leak; RSS "
                      "< {} MiB",
                      Join(expected, ", "), expected_path, bound * 1000, kRssBoundKib / 1024),
@@ -318,6 +334,7 @@ constexpr char kShortCycle[] = "CLOSED>OPEN>HALF_OPEN>CLOSED";
 const std::vector<std::string> kThreeErrors = {"UPSTREAM_ERROR", "UPSTREAM_ERROR",
                                                "UPSTREAM_ERROR"};
 const std::vector<std::string> kThreeSlow = {"UPSTREAM_SLOW", "UPSTREAM_SLOW", "UPSTREAM_SLOW"};
+const std::vector<std::string> kTwoSlow = {"UPSTREAM_SLOW", "UPSTREAM_SLOW"};
 
 TEST_F(HostileUpstreamTest, Error500) {
   Check({"error 500", R"({"mode":"error","status":500})", kThreeErrors}, kFullCycle);
@@ -368,6 +385,32 @@ TEST_F(HostileUpstreamTest, CapacityOneWithFourAtOnce) {
          false,
          4},
         kShortCycle);
+}
+
+// The same faults under window policies: the count of failures before the breaker opens follows
+// the policy, and the rest of the cycle (fast rejection, a failed probe, recovery) is the same.
+// The warm-up decode of each cycle is in the window too: with a count window of 4 (at least 4
+// calls, half of them failed), its success and three failures open the breaker; with the time
+// window (at least 3 calls, half of them slow), its success and two slow calls.
+TEST_F(HostileUpstreamTest, Error503UnderACountWindow) {
+  Check({"error 503", R"({"mode":"error","status":503})", kThreeErrors}, kFullCycle, kCountWindow);
+}
+TEST_F(HostileUpstreamTest, ResetUnderACountWindow) {
+  Check({"reset", R"({"mode":"reset"})", kThreeErrors}, kFullCycle, kCountWindow);
+}
+TEST_F(HostileUpstreamTest, HangUnderATimeWindowWithSlowCalls) {
+  Check({"hang", R"({"mode":"hang"})", kTwoSlow, true}, kFullCycle, kTimeWindowSlow);
+}
+TEST_F(HostileUpstreamTest, SlowUnderATimeWindowWithSlowCalls) {
+  Check({"slow 2 s", R"({"mode":"slow","latency_ms":2000})", kTwoSlow, true}, kFullCycle,
+        kTimeWindowSlow);
+}
+TEST_F(HostileUpstreamTest, FourHungAtOnceUnderATimeWindowWithSlowCalls) {
+  // Four decodes hang at once: counted slow while still running, they open the breaker at
+  // 200 ms; each is still answered at its budget, and the next decode is refused at once.
+  Check({"hang, 4 at once", R"({"mode":"hang"})", std::vector<std::string>(4, "UPSTREAM_SLOW"),
+         true, true, 4},
+        kFullCycle, kTimeWindowSlow);
 }
 
 // Answers vpic-sim cannot make, from FakeUpstream.
