@@ -323,6 +323,9 @@ constexpr Setting kSettings[] = {
     {"--threads", "threads",
      "I/O threads, each with its own event loop; connections are spread over them (default 1)",
      ApplyWhole<std::uint32_t, &G::threads>, CheckWholeField<std::uint32_t, &G::threads, 1, 64>},
+    {"--offline-db", "offline_db",
+     "vPIC SQLite database for offline decodes, or none (default var/vpic/vpic.lite.db if present)",
+     ApplyText<&G::offline_db>, nullptr},
 };
 
 const Setting* FindByFlag(std::string_view flag) {
