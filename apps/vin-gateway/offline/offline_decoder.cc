@@ -153,7 +153,8 @@ bool IsIdentifier(std::string_view name) {
   });
 }
 
-// Key positions that are not '*' (a "[..]" set counts as one position).
+// Key positions that are not '*' (a "[..]" set counts as one position; the '|' between positions
+// 8 and 10 is no position).
 int Specificity(std::string_view key) {
   int n = 0;
   for (std::size_t i = 0; i < key.size(); ++i) {
@@ -161,7 +162,7 @@ int Specificity(std::string_view key) {
       const std::size_t close = key.find(']', i);
       i = close == std::string_view::npos ? key.size() : close;
       ++n;
-    } else if (key[i] != '*') {
+    } else if (key[i] != '*' && key[i] != '|') {
       ++n;
     }
   }
