@@ -535,10 +535,16 @@ vin_gateway::Decode OfflineDecoder::Decode(std::string_view raw_vin,
     std::string code_list;
     std::string text;
     for (int code : codes) {
-      code_list += (code_list.empty() ? "" : ",") + std::to_string(code);
+      if (!code_list.empty()) {
+        code_list += ',';
+      }
+      code_list += std::to_string(code);
       const std::string_view line = ErrorText(code);
       if (!line.empty()) {
-        text += (text.empty() ? "" : "; ") + std::string(line);
+        if (!text.empty()) {
+          text += "; ";
+        }
+        text += line;
       }
     }
     v["error_code"] = code_list;
