@@ -48,7 +48,7 @@ int Run(const std::string& db, const std::string& vins_path, const std::string& 
     std::string line;
     while (std::getline(in, line)) {
       if (!line.empty()) {
-        vins.push_back(line);
+        vins.push_back(vin_gateway::NormalizeVin(line));  // as the gateway does first
       }
     }
   }

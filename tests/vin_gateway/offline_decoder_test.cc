@@ -77,14 +77,14 @@ INSERT INTO Wmi_Make VALUES (2, 1), (2, 2);
 CREATE TABLE Wmi_VinSchema (Id INTEGER, WmiId INTEGER NOT NULL, VinSchemaId INTEGER NOT NULL,
                             YearFrom INTEGER NOT NULL, YearTo INTEGER);
 INSERT INTO Wmi_VinSchema VALUES (1, 1, 100, 2010, 2019), (2, 1, 101, 2020, NULL),
-  (3, 2, 200, 1990, NULL);
+  (3, 2, 200, 1990, NULL), (4, 1, 102, 1981, 1989);
 CREATE TABLE Pattern (Id INTEGER NOT NULL, VinSchemaId INTEGER NOT NULL, Keys TEXT NOT NULL,
                       ElementId INTEGER NOT NULL, AttributeId TEXT NOT NULL);
 INSERT INTO Pattern VALUES
   (1, 100, 'A****', 28, '10'), (2, 100, 'AB***', 28, '11'), (3, 100, 'A****', 11, '2000.0'),
   (4, 100, '[C-E]****', 5, '2'), (5, 100, '*****|*[1-3]', 9, '4'), (6, 100, 'A****', 5, '1'),
   (7, 100, 'A****', 96, 'private'), (8, 101, 'A****', 28, '11'),
-  (9, 200, '*****', 28, '12'), (10, 200, '*****', 5, '99');
+  (9, 200, '*****', 28, '12'), (10, 200, '*****', 5, '99'), (11, 102, 'Z****', 28, '10');
 )sql";
 
 // `vin` with its check digit computed into position 9.
@@ -165,6 +165,10 @@ TEST(OfflineDecoderTest, ModelYearSelectsTheSchema) {
   EXPECT_EQ(old.vehicle.at("model_year"), "1984");
   EXPECT_EQ(old.vehicle.at("model"), "");
   EXPECT_EQ(old.upstream_codes, (std::vector<int>{8}));
+  // A letter at position 7 tries 2014 first; only the 1984 schema knows a model for 'Z': 1984.
+  const auto older = vpic.decoder().Decode(WithCheckDigit("1T2ZB1C2_E1000001"), std::nullopt);
+  EXPECT_EQ(older.vehicle.at("model_year"), "1984");
+  EXPECT_EQ(older.vehicle.at("model"), "Alpha");
   // The caller's year wins over position 10.
   const auto asked = vpic.decoder().Decode(WithCheckDigit("1T2AR1C2_E1000001"), 2021);
   EXPECT_EQ(asked.vehicle.at("model_year"), "2021");

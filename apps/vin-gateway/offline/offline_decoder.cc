@@ -602,34 +602,35 @@ vin_gateway::Decode OfflineDecoder::Decode(std::string_view raw_vin,
     }
   }
 
-  // Model year.
-  int year = model_year.value_or(0);
-  if (year == 0 && vin.size() >= 10) {
+  // Model year: position 10 names a year in each 30-year cycle. For passenger cars, MPVs and
+  // trucks a digit at position 7 means 2009 or earlier, a letter 2010 or later first (49 CFR
+  // 565.15; older cars had letters there too); every other type tries the latest cycle not past
+  // next year first. The decode takes the first candidate whose patterns give a Model, else the
+  // first that gives anything, else the first (so a 1995 bus is not read as 2025 when only its
+  // 1995 schema knows it). The caller's model year is the only candidate when given.
+  std::array<int, 4> candidates{};
+  std::size_t candidate_count = 0;
+  if (model_year) {
+    candidates[candidate_count++] = *model_year;
+  } else if (vin.size() >= 10 && YearCodeIndex(vin[9]) >= 0) {
     const int index = YearCodeIndex(vin[9]);
-    if (index >= 0) {
-      const bool light = info.vehicle_type_id == kVehicleTypePassengerCar ||
-                         info.vehicle_type_id == kVehicleTypeMpv ||
-                         info.vehicle_type_id == kVehicleTypeTruck;
-      const bool letter_at_7 = vin.size() >= 7 && vin[6] >= 'A' && vin[6] <= 'Z';
-      const int next_year = CurrentYear() + 1;
-      year = 1980 + index;
-      if (light && vin[6] != '*') {
-        year = letter_at_7 ? 2010 + index : 1980 + index;
-      } else {
-        while (year + 30 <= next_year) {
-          year += 30;
+    const bool light = info.vehicle_type_id == kVehicleTypePassengerCar ||
+                       info.vehicle_type_id == kVehicleTypeMpv ||
+                       info.vehicle_type_id == kVehicleTypeTruck;
+    const int next_year = CurrentYear() + 1;
+    if (light && vin[6] >= '0' && vin[6] <= '9') {
+      candidates[candidate_count++] = 1980 + index;
+    } else {
+      const int first = light && vin[6] != '*' ? 2010 + index : 1980 + index;
+      for (int y = first + 60; y >= 1980 + index; y -= 30) {
+        if (y <= next_year && candidate_count < candidates.size()) {
+          candidates[candidate_count++] = y;
         }
-      }
-      if (year > next_year) {
-        year -= 30;
       }
     }
   }
-  if (year != 0) {
-    v["model_year"] = std::to_string(year);
-  }
 
-  // Patterns of the schemas valid for the year, matched against positions 4-8 '|' 10-17.
+  // Patterns of the schemas valid for a year, matched against positions 4-8 '|' 10-17.
   std::string target = vin.size() > 3 ? vin.substr(3, 5) : std::string();
   if (vin.size() > 9) {
     target += '|';
@@ -640,27 +641,50 @@ vin_gateway::Decode OfflineDecoder::Decode(std::string_view raw_vin,
     int pattern_id = 0;
     std::uint32_t value = 0;
   };
-  std::unordered_map<int, Best> best;
-  for (const SchemaRange& range : info.schemas) {
-    if (year == 0 || year < range.year_from || year > range.year_to) {
-      continue;
-    }
-    auto schema = d.schemas.find(range.schema_id);
-    if (schema == d.schemas.end()) {
-      continue;
-    }
-    for (const KeyGroup& group : schema->second) {
-      if (!KeyMatches(group.key, target)) {
+  using Matches = std::unordered_map<int, Best>;
+  const auto match = [&](int for_year) {
+    Matches found;
+    for (const SchemaRange& range : info.schemas) {
+      if (for_year < range.year_from || for_year > range.year_to) {
         continue;
       }
-      for (std::uint32_t i = 0; i < group.count; ++i) {
-        const KeyValue& kv = d.key_values[group.first + i];
-        Best& b = best[kv.element_id];
-        if (std::tie(group.specificity, kv.pattern_id) > std::tie(b.specificity, b.pattern_id)) {
-          b = Best{group.specificity, kv.pattern_id, kv.value};
+      auto schema = d.schemas.find(range.schema_id);
+      if (schema == d.schemas.end()) {
+        continue;
+      }
+      for (const KeyGroup& group : schema->second) {
+        if (!KeyMatches(group.key, target)) {
+          continue;
+        }
+        for (std::uint32_t i = 0; i < group.count; ++i) {
+          const KeyValue& kv = d.key_values[group.first + i];
+          Best& b = found[kv.element_id];
+          if (std::tie(group.specificity, kv.pattern_id) > std::tie(b.specificity, b.pattern_id)) {
+            b = Best{group.specificity, kv.pattern_id, kv.value};
+          }
         }
       }
     }
+    return found;
+  };
+  int year = candidate_count > 0 ? candidates[0] : 0;
+  Matches best;
+  bool have_any = false;
+  for (std::size_t c = 0; c < candidate_count; ++c) {
+    Matches found = match(candidates[c]);
+    if (found.count(kElementModel) != 0) {
+      year = candidates[c];
+      best = std::move(found);
+      break;
+    }
+    if (!have_any && !found.empty()) {
+      have_any = true;
+      year = candidates[c];
+      best = std::move(found);
+    }
+  }
+  if (year != 0) {
+    v["model_year"] = std::to_string(year);
   }
   if (best.empty()) {
     codes.push_back(8);
@@ -686,19 +710,25 @@ vin_gateway::Decode OfflineDecoder::Decode(std::string_view raw_vin,
       v[d.elements.at(element_id).key] = value;
     }
   }
-  // The make of the model, when no pattern names one and the WMI has several.
+  // The make of the model (Make_Model) when no pattern names one: one of the WMI's makes if the
+  // model has several, else the model's own (a Mercury model under a Ford WMI is a Mercury).
   if (best.count(kElementMake) == 0 && best.count(kElementModel) != 0) {
     const int model_id = id_of(best.at(kElementModel).value);
     if (auto makes = d.model_makes.find(model_id); makes != d.model_makes.end()) {
+      int chosen = 0;
       for (int make_id : makes->second) {
         const bool of_wmi =
             std::find(info.make_ids.begin(), info.make_ids.end(), make_id) != info.make_ids.end();
-        auto name = d.makes.find(make_id);
-        if (of_wmi && name != d.makes.end()) {
-          v["make"] = name->second;
-          v["make_id"] = std::to_string(make_id);
-          break;
+        if (d.makes.count(make_id) != 0 && (chosen == 0 || of_wmi)) {
+          chosen = make_id;
+          if (of_wmi) {
+            break;
+          }
         }
+      }
+      if (chosen != 0) {
+        v["make"] = d.makes.at(chosen);
+        v["make_id"] = std::to_string(chosen);
       }
     }
   }

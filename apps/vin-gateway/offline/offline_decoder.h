@@ -8,8 +8,9 @@
 //   - WMI: VIN positions 1-3, or 1-3 plus 12-14 when position 3 is '9' (small manufacturers);
 //     unknown WMI -> vPIC's error code 7, nothing else decoded.
 //   - model year: the caller's, else position 10 on the 30-year cycle, the cycle chosen by
-//     position 7 (digit: 1980-2009, letter: 2010-2039) for passenger cars, MPVs and trucks, and
-//     for every other type the latest cycle not past next year.
+//     position 7 (digit: 1980-2009, letter: 2010-2039 first) for passenger cars, MPVs and
+//     trucks, and for every other type the latest cycle not past next year first; of these
+//     candidates the first for which the WMI has a VIN schema.
 //   - VIN schemas: those Wmi_VinSchema links to the WMI for that year.
 //   - patterns: each Pattern.Keys is matched, as a prefix, against positions 4-8, '|', 10-17;
 //     '*' matches any one character, "[..]" one character of a set or range. Per element the most
