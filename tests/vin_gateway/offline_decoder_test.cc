@@ -199,7 +199,11 @@ TEST(OfflineDecoderTest, UnknownWmiBadCheckDigitAndPartialVins) {
   bad[8] = bad[8] == '1' ? '2' : '1';
   const auto mismatch = vpic.decoder().Decode(bad, std::nullopt);
   EXPECT_EQ(mismatch.upstream_codes, (std::vector<int>{1}));
-  EXPECT_EQ(mismatch.vehicle.at("model"), "Beta");  // decoded all the same, as vPIC does
+  EXPECT_EQ(mismatch.vehicle.at("model"), "Beta");            // decoded all the same, as vPIC does
+  std::string no_year = WithCheckDigit("1T2AB1C2_U1000001");  // 'U' is no year code
+  const auto unknown_year = vpic.decoder().Decode(no_year, std::nullopt);
+  EXPECT_EQ(unknown_year.upstream_codes, (std::vector<int>{8, 11}));
+  EXPECT_EQ(unknown_year.vehicle.at("make"), "TESTMAKE");
   const auto partial = vpic.decoder().Decode("1T2AB1C2*E", std::nullopt);
   EXPECT_EQ(partial.upstream_codes, (std::vector<int>{6}));
   EXPECT_EQ(partial.vehicle.at("model"), "Beta");

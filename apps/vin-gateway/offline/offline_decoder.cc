@@ -53,6 +53,8 @@ std::string_view ErrorText(int code) {
              "for use on U.S roads; Please contact the manufacturer directly for more information";
     case 8:
       return "8 - No detailed data available currently";
+    case 11:
+      return "11 - Incorrect Model Year, decoded data may not be accurate";
     case 400:
       return "400 - Invalid character(s)";
     default:
@@ -667,6 +669,9 @@ vin_gateway::Decode OfflineDecoder::Decode(std::string_view raw_vin,
     }
     return found;
   };
+  if (candidate_count == 0 && vin.size() >= 10 && vin[9] != '*') {
+    codes.push_back(11);  // position 10 is no model-year code (U, Z, 0 or not a VIN character)
+  }
   int year = candidate_count > 0 ? candidates[0] : 0;
   Matches best;
   bool have_any = false;

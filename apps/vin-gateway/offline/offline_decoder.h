@@ -19,7 +19,7 @@
 //     from the model's make when no pattern names it, else from the WMI; displacement in the
 //     other units through the Conversion table.
 //   - error codes: 0 clean, 1 check digit, 6 incomplete VIN, 7 unknown WMI, 8 no detailed data,
-//     400 invalid characters.
+//     11 no model-year code at position 10, 400 invalid characters.
 //
 // The result is the live path's decode model (core/decode.h): the same snake_case `vehicle` keys
 // a flat vPIC answer gives (`make`, `model`, `model_year`, `body_class`, `plant_country`,
