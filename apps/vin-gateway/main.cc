@@ -20,6 +20,7 @@
 #include <exception>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -43,6 +44,7 @@
 #include "http/admin_route.h"
 #include "http/http_server.h"
 #include "http/router.h"
+#include "offline/offline_decoder.h"
 #include "service/cache.h"
 #include "service/decode_service.h"
 #include "service/gateway_metrics.h"
@@ -195,9 +197,28 @@ int Run(const vin_gateway::GatewayConfig& config, const std::vector<std::string>
     log("error", client.error());
     return 2;
   }
+  // The offline decoder (docs/offline-decode.md): an explicit --offline-db must open; the
+  // default path only if scripts/install-deps.sh has put the database there.
+  std::optional<vin_gateway::OfflineDecoder> offline;
+  if (config.offline_db != "none") {
+    const bool explicit_path = !config.offline_db.empty();
+    const std::string path = explicit_path ? config.offline_db : "var/vpic/vpic.lite.db";
+    auto opened = vin_gateway::OfflineDecoder::Open(path);
+    if (opened) {
+      offline.emplace(std::move(opened).value());
+      log("info",
+          fmt::format("offline decode from {} (snapshot {})", path, offline->snapshot_date()));
+    } else if (explicit_path) {
+      log("error", fmt::format("--offline-db: {}", opened.error().message));
+      return 2;
+    } else {
+      log("info", fmt::format("offline decode unavailable: {}", opened.error().message));
+    }
+  }
   vin_gateway::GatewayMetrics metrics;
   vin_gateway::DecodeService service(
-      {*cache, **client, **breaker, **bulkhead, limiter, clock, wall_clock, metrics},
+      {*cache, **client, **breaker, **bulkhead, limiter, clock, wall_clock, metrics,
+       offline ? &*offline : nullptr},
       {.cache_ttl = config.cache_ttl,
        // The in-process front never holds more than the cache itself may.
        .hot_entries =

@@ -352,6 +352,44 @@ test('each upstream problem has its own honest message, and none says "invalid"'
   await page.close();
 });
 
+test('an offline decode is labeled with the snapshot date, alone and in a batch', async () => {
+  const {page} = await openPage();
+  // The gateway's fallback while vPIC cannot be asked (docs/offline-decode.md): HTTP 200, the
+  // reason in `status`, `source` "offline" and the snapshot's date.
+  const offline = {status: 'CIRCUIT_OPEN', message: 'server words', vin: OK_VIN,
+    check_digit: 'valid', source: 'offline', stale: false, offline_snapshot: '2026-02-17',
+    fetched_at: '2026-02-17T00:00:00Z', upstream_codes: [0],
+    vehicle: {make: 'FORD', model: 'F-150', model_year: '2021', manufacturer: 'FORD MOTOR COMPANY',
+      vehicle_type: 'TRUCK', body_class: 'Pickup'}};
+  await page.route('**/api/v1/vin/batch', (route) => route.fulfill({
+    status: 200, contentType: 'application/json',
+    body: JSON.stringify({status: 'OK', message: 'Batch answered; see each result.',
+      results: [offline]}),
+  }));
+  await page.route('**/api/v1/vin/1*', (route) => route.fulfill({
+    status: 200, contentType: 'application/json', body: JSON.stringify(offline)}));
+  const label = "Decoded from NHTSA's offline database of 2026-02-17; live decoding is paused.";
+  await decode(page, OK_VIN);
+  const cardLabel = page.locator('#result .card .offline-label');
+  await cardLabel.waitFor();
+  assert.equal(await cardLabel.innerText(), label);
+  assert.equal(await page.locator('#result .card .badge').innerText(), 'Offline');
+  assert.equal(await page.locator('#result .card h3').innerText(), '2021 FORD F-150');
+  const text = await messageText(page);
+  assert.match(text, /offline database of 2026-02-17; live decoding is paused/);
+  assert.doesNotMatch(text, /invalid|Cached earlier/i);
+  await shot(page, 'form-offline');
+  await page.fill('#batch-vins', OK_VIN);
+  await page.click('#batch-submit');
+  const row = page.locator('#batch-result tbody tr').first();
+  await row.waitFor();
+  assert.match(await row.innerText(), /Offline/);
+  assert.match(await row.innerText(), /offline database of 2026-02-17; live decoding is paused/);
+  await page.unroute('**/api/v1/vin/batch');
+  await page.unroute('**/api/v1/vin/1*');
+  await page.close();
+});
+
 test('the page fits a 375 px phone screen', async () => {
   const {page} = await openPage({width: 375, height: 812});
   await decode(page, OK_VIN);

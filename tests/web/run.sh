@@ -111,11 +111,13 @@ sim_url="$url"
 # Short timings: a hung call answers UPSTREAM_SLOW after 2 s; three failures open the breaker for
 # 30 s (long enough to look at it, and nothing waits for it); decodes are fresh for 1 s only, so a
 # VIN decoded earlier is served stale once the breaker is open; no client rate limit (the rules
-# test sends a few hundred VINs).
+# test sends a few hundred VINs); no offline decoder (the tests expect vPIC's outages to show, and
+# cover the offline label with canned answers).
 unset FUSEBOX_ADMIN_TOKEN  # the tests need no admin route
 start_server vin-gateway \
   "$bin_dir/vin-gateway" --listen 127.0.0.1:0 --upstream-url "$sim_url" --cache memory \
-  --call-timeout 2s --cooldown 30s --failure-threshold 3 --cache-ttl 1s --client-rate 0
+  --call-timeout 2s --cooldown 30s --failure-threshold 3 --cache-ttl 1s --client-rate 0 \
+  --offline-db none
 gateway_url="$url"
 echo "vpic-sim at $sim_url, vin-gateway at $gateway_url, artifacts in $artifact_dir"
 

@@ -555,6 +555,9 @@ constexpr Setting kSettings[] = {
      "I/O threads, each with its own event loop; connections are spread over them (default 1)",
      ApplyWhole<std::uint32_t, &G::threads>, CheckWholeField<std::uint32_t, &G::threads, 1, 64>,
      Same<&G::threads>},
+    {"--offline-db", "offline_db",
+     "vPIC SQLite database for offline decodes, or none (default var/vpic/vpic.lite.db if present)",
+     ApplyText<&G::offline_db>, nullptr, Same<&G::offline_db>},
 };
 
 const Setting* FindByFlag(std::string_view flag) {

@@ -106,6 +106,11 @@ struct GatewayConfig {
   // --upstream-ca: PEM file of CAs to verify the upstream with instead of the system's.
   // Default "" (system CAs). Must be a readable file.
   std::string upstream_ca;
+  // --offline-db: NHTSA's vPIC database (SQLite) for offline decodes (docs/offline-decode.md).
+  // "" (default): var/vpic/vpic.lite.db, where scripts/install-deps.sh puts it, relative to the
+  // working directory like the cache; missing or bad there only disables offline decodes (one log
+  // line). `none` disables them. An explicit path that is missing or bad is a start-up error.
+  std::string offline_db;
   // --log-format: text or json. Default text.
   LogFormat log_format = LogFormat::kText;
   // --client-timeout: a client must send a whole request within this (slow clients are cut

@@ -52,10 +52,13 @@ json::object AnswerJson(const DecodeAnswer& answer) {
     if (answer.decode->model_year != 0) {
       body["modelyear"] = answer.decode->model_year;
     }
+    if (!answer.offline_snapshot.empty()) {
+      body["offline_snapshot"] = answer.offline_snapshot;
+    }
   } else if (answer.status != DecodeStatus::kVinInvalid) {
     body["stale"] = false;
   }
-  if (HasRetryAfter(answer.status) && !answer.stale) {
+  if (HasRetryAfter(answer.status) && !answer.stale && answer.source != Source::kOffline) {
     body["retry_after_s"] = RetryAfterSeconds(answer.retry_after);
   }
   return body;

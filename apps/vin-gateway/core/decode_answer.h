@@ -24,16 +24,19 @@
 
 namespace vin_gateway {
 
-// Where the decode in an answer came from.
-enum class Source : std::uint8_t { kNone, kLive, kCache };
+// Where the decode in an answer came from. kOffline: the offline decoder's answer from NHTSA's
+// vPIC database snapshot (docs/offline-decode.md), never vPIC itself.
+enum class Source : std::uint8_t { kNone, kLive, kCache, kOffline };
 
-// "", "live", "cache".
+// "", "live", "cache", "offline".
 constexpr std::string_view ToString(Source source) noexcept {
   switch (source) {
     case Source::kLive:
       return "live";
     case Source::kCache:
       return "cache";
+    case Source::kOffline:
+      return "offline";
     case Source::kNone:
       break;
   }
@@ -58,10 +61,14 @@ struct DecodeAnswer {
   // The JSON body, when the decode service has it rendered already (fresh hits, rendered once
   // per stored decode by AnswerBody); the same bytes AnswerBody(*this) gives. Null: render it.
   std::shared_ptr<const std::string> rendered_body;
+  // The snapshot date ("YYYY-MM-DD") of an offline decode (source kOffline); "" otherwise.
+  std::string offline_snapshot;
 
-  // 200 for OK and stale answers, else HttpStatus(status).
+  // 200 for OK, stale and offline answers, else HttpStatus(status).
   unsigned http_status() const noexcept {
-    return (status == DecodeStatus::kOk || stale) ? 200 : HttpStatus(status);
+    return (status == DecodeStatus::kOk || stale || source == Source::kOffline)
+               ? 200
+               : HttpStatus(status);
   }
 };
 

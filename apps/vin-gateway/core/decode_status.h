@@ -79,6 +79,10 @@ std::string_view DefaultMessage(DecodeStatus status) noexcept;
 // The message of a stale (last-good) decode served in place of a live one.
 inline constexpr std::string_view kStaleMessage = "Cached earlier; live refresh paused.";
 
+// The message of an offline decode (docs/offline-decode.md).
+inline constexpr std::string_view kOfflineMessage =
+    "Decoded from NHTSA's offline database; live decoding is paused.";
+
 // Whether a last-good decode may be served (200, stale) when the live decode ends with `status`:
 // true for CIRCUIT_OPEN, CIRCUIT_HALF_OPEN, CIRCUIT_RECOVERING, UPSTREAM_SLOW, UPSTREAM_ERROR,
 // OVERLOADED and LOCAL_OVERLOADED.

@@ -63,6 +63,13 @@ HttpResponse MetricsResponse(const RouterDeps& deps) {
       "# HELP vin_gateway_rate_limited_total Requests refused with RATE_LIMITED.\n"
       "# TYPE vin_gateway_rate_limited_total counter\nvin_gateway_rate_limited_total {}\n",
       deps.bulkhead.in_flight(), deps.bulkhead.rejected(), deps.limiter.rejected());
+  if (const std::optional<std::string> snapshot = deps.service.offline_snapshot()) {
+    out += fmt::format(
+        "# HELP vin_gateway_offline_snapshot_info The offline vPIC database's snapshot date.\n"
+        "# TYPE vin_gateway_offline_snapshot_info gauge\n"
+        "vin_gateway_offline_snapshot_info{{date=\"{}\"}} 1\n",
+        *snapshot);
+  }
   response.log_status = "OK";
   return response;
 }

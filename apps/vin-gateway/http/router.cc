@@ -42,7 +42,7 @@ HttpResponse AnswerResponse(const DecodeAnswer& answer) {
   HttpResponse response;
   response.status = answer.http_status();
   response.body = answer.rendered_body ? *answer.rendered_body : AnswerBody(answer);
-  if (HasRetryAfter(answer.status) && !answer.stale) {
+  if (HasRetryAfter(answer.status) && !answer.stale && answer.source != Source::kOffline) {
     response.headers.emplace_back("Retry-After",
                                   std::to_string(RetryAfterSeconds(answer.retry_after)));
   }
@@ -71,9 +71,12 @@ net::awaitable<HttpResponse> Router::Handle(HttpRequest request) {
     }
   }
   std::optional<std::string> modelyear;
+  std::optional<std::string> source;  // "offline": from NHTSA's snapshot only
   for (auto param : parsed->params()) {
     if (param.key == "modelyear") {
       modelyear = std::string(param.value);
+    } else if (param.key == "source") {
+      source = std::string(param.value);
     }
   }
   // HEAD is GET without the body (the server leaves the body out): allowed wherever GET is.
@@ -101,14 +104,14 @@ net::awaitable<HttpResponse> Router::Handle(HttpRequest request) {
     if (auto refused = only(get, kGetOnly)) {
       co_return *refused;
     }
-    co_return co_await DecodeOne(request, segments[3], modelyear);
+    co_return co_await DecodeOne(request, segments[3], modelyear, source);
   }
   if (segments.size() == 3 && segments[0] == "api" && segments[1] == "v1" && segments[2] == "vin") {
     // "/api/v1/vin/" with an empty segment: the VIN is empty.
     if (auto refused = only(get, kGetOnly)) {
       co_return *refused;
     }
-    co_return co_await DecodeOne(request, "", modelyear);
+    co_return co_await DecodeOne(request, "", modelyear, source);
   }
   if (segments.size() == 1) {
     const std::string& name = segments[0];
@@ -168,7 +171,8 @@ net::awaitable<HttpResponse> Router::Handle(HttpRequest request) {
 }
 
 net::awaitable<HttpResponse> Router::DecodeOne(const HttpRequest& request, std::string_view raw_vin,
-                                               std::optional<std::string> modelyear) {
+                                               std::optional<std::string> modelyear,
+                                               std::optional<std::string> source) {
   int model_year = 0;
   if (modelyear) {
     std::optional<int> year = ParseModelYear(*modelyear);
@@ -177,6 +181,16 @@ net::awaitable<HttpResponse> Router::DecodeOne(const HttpRequest& request, std::
                               "modelyear must be a four-digit year between 1900 and 2100.");
     }
     model_year = *year;
+  }
+  if (source) {
+    if (*source != "offline") {
+      co_return ErrorResponse(TransportStatus::kBadRequest, "source must be offline.");
+    }
+    if (!deps_.service.offline_snapshot()) {
+      co_return ErrorResponse(TransportStatus::kNotFound,
+                              "This gateway has no offline vPIC database.");
+    }
+    co_return AnswerResponse(deps_.service.DecodeOffline(raw_vin, model_year));
   }
   DecodeAnswer answer =
       co_await deps_.service.Decode(std::string(raw_vin), model_year, request.client);

@@ -59,7 +59,8 @@ class Router {
  private:
   boost::asio::awaitable<HttpResponse> DecodeOne(const HttpRequest& request,
                                                  std::string_view raw_vin,
-                                                 std::optional<std::string> modelyear);
+                                                 std::optional<std::string> modelyear,
+                                                 std::optional<std::string> source);
   boost::asio::awaitable<HttpResponse> DecodeBatch(const HttpRequest& request);
 
   RouterDeps deps_;

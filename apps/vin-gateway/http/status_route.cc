@@ -184,6 +184,14 @@ HttpResponse StatusResponse(const RouterDeps& deps) {
     }
   }
   body["answers"] = std::move(answers);
+  // The offline decoder (docs/offline-decode.md): its snapshot, what it served, how fast.
+  json::object offline;
+  const std::optional<std::string> snapshot = deps.service.offline_snapshot();
+  offline["enabled"] = snapshot.has_value();
+  offline["snapshot"] = snapshot ? json::value(*snapshot) : json::value(nullptr);
+  offline["served"] = deps.metrics.offline_answers();
+  offline["decode_mean_ms"] = deps.metrics.offline_mean_ms();
+  body["offline"] = std::move(offline);
   return JsonResponse(200, body, "OK");
 }
 

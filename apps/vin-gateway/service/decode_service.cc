@@ -247,7 +247,7 @@ net::awaitable<void> DecodeService::Store(DecodePtr decode) {
 }
 
 net::awaitable<void> DecodeService::Finish(DecodeAnswer& answer, const Live& live,
-                                           const std::string& key,
+                                           const std::string& key, int model_year,
                                            std::optional<DecodePtr> stored) {
   answer.upstream_latency = live.latency;
   answer.upstream_detail = live.detail;
@@ -270,10 +270,44 @@ net::awaitable<void> DecodeService::Finish(DecodeAnswer& answer, const Live& liv
         answer.source = Source::kCache;
         answer.stale = true;
         answer.message = std::string(kStaleMessage);
+      } else if (deps_.offline != nullptr && answer.status != DecodeStatus::kLocalOverloaded) {
+        AnswerOffline(answer, model_year);
       }
     }
   }
   deps_.metrics.CountAnswer(answer.status, answer.source, answer.stale);
+}
+
+void DecodeService::AnswerOffline(DecodeAnswer& answer, int model_year) {
+  const auto start = std::chrono::steady_clock::now();
+  answer.decode = std::make_shared<const vin_gateway::Decode>(deps_.offline->Decode(
+      answer.vin, model_year == 0 ? std::nullopt : std::optional<int>(model_year)));
+  deps_.metrics.ObserveOffline(std::chrono::steady_clock::now() - start);
+  answer.source = Source::kOffline;
+  answer.offline_snapshot = deps_.offline->snapshot_date();
+  answer.message = std::string(kOfflineMessage);
+}
+
+DecodeAnswer DecodeService::DecodeOffline(std::string_view raw_vin, int model_year) {
+  DecodeAnswer answer;
+  const VinCheck check = ValidateVin(raw_vin);
+  if (!check.ok()) {
+    AnswerInvalid(answer, check, raw_vin.size());
+  } else {
+    answer.vin = check.vin;
+    answer.check_digit = check.check_digit;
+    AnswerOffline(answer, model_year);
+    answer.message = "Decoded from NHTSA's offline database, as asked.";
+  }
+  deps_.metrics.CountAnswer(answer.status, answer.source, false);
+  return answer;
+}
+
+std::optional<std::string> DecodeService::offline_snapshot() const {
+  if (deps_.offline == nullptr) {
+    return std::nullopt;
+  }
+  return deps_.offline->snapshot_date();
 }
 
 fusebox::Result<DecodeService::Admission> DecodeService::Admit(fusebox::Priority priority) {
@@ -440,7 +474,7 @@ net::awaitable<DecodeAnswer> DecodeService::Decode(std::string raw_vin, int mode
         refused.error = admission.error();
         leader->Publish(refused);
         std::optional<DecodePtr> stale = Younger(std::move(lookup.any_age), hot_.Get(key));
-        co_await Finish(answer, refused, key, std::move(stale));
+        co_await Finish(answer, refused, key, model_year, std::move(stale));
         co_return answer;
       }
       follower = leader->follower();
@@ -471,7 +505,7 @@ net::awaitable<DecodeAnswer> DecodeService::Decode(std::string raw_vin, int mode
     if (order[0] != 0 || receive_ec || !result) {
       Live late;
       late.error = Error{ReasonCode::kUpstreamSlow};
-      co_await Finish(answer, late, key);
+      co_await Finish(answer, late, key, model_year);
       co_return answer;
     }
     if (!*result) {
@@ -487,10 +521,10 @@ net::awaitable<DecodeAnswer> DecodeService::Decode(std::string raw_vin, int mode
       }
       Live failed;
       failed.error = Error{fusebox::ToReasonCode(error)};
-      co_await Finish(answer, failed, key);
+      co_await Finish(answer, failed, key, model_year);
       co_return answer;
     }
-    co_await Finish(answer, result->value(), key);
+    co_await Finish(answer, result->value(), key, model_year);
     co_return answer;
   }
 }
@@ -565,7 +599,7 @@ net::awaitable<std::vector<DecodeAnswer>> DecodeService::DecodeBatch(
       mine.decode = decoded[item_index.find(answers[i].vin)->second];
     }
     const std::string key = CacheKey(answers[i].vin, model_year);
-    co_await Finish(answers[i], mine, key);
+    co_await Finish(answers[i], mine, key, model_year);
   }
   co_return answers;
 }

@@ -18,8 +18,12 @@
 //
 // When the live decode is impossible (CIRCUIT_OPEN, CIRCUIT_HALF_OPEN, UPSTREAM_SLOW,
 // UPSTREAM_ERROR, OVERLOADED, LOCAL_OVERLOADED) and a last-good decode is stored, the answer is
-// that decode, `stale`, with the reason in `status` (served as 200). A cache that fails (full
-// disk, read-only directory, corruption) is a miss or a dropped write, never an upstream outcome.
+// that decode, `stale`, with the reason in `status` (served as 200). Failing that, for all of them
+// but LOCAL_OVERLOADED, the offline decoder's answer from NHTSA's vPIC snapshot when the gateway
+// has one (`source` "offline", `offline_snapshot`, the reason in `status`, served as 200;
+// docs/offline-decode.md): a stale copy came from vPIC itself, so it is preferred. A cache that
+// fails (full disk, read-only directory, corruption) is a miss or a dropped write, never an
+// upstream outcome.
 //
 // The leader takes its rate token, bulkhead slot and breaker permit in the request's own
 // coroutine, so a refusal (the breaker open above all) costs no more than one cache lookup (the
@@ -71,6 +75,7 @@
 #include "fusebox/events.h"
 #include "fusebox/single_flight.h"
 #include "fusebox/status.h"
+#include "offline/offline_decoder.h"
 #include "service/cache.h"
 #include "service/gateway_metrics.h"
 #include "service/hot_decodes.h"
@@ -101,6 +106,8 @@ struct DecodeServiceDeps {
   fusebox::Clock& clock;
   WallClock& wall_clock;
   GatewayMetrics& metrics;
+  // NHTSA's vPIC snapshot for answers when no live decode is possible; null: none.
+  const OfflineDecoder* offline = nullptr;
 };
 
 class DecodeService {
@@ -118,6 +125,13 @@ class DecodeService {
   // from the cache, the rest in one upstream DecodeVINValuesBatch call with batch priority.
   boost::asio::awaitable<std::vector<DecodeAnswer>> DecodeBatch(std::vector<std::string> raw_vins,
                                                                 int model_year, std::string client);
+
+  // One VIN from the offline decoder only (`?source=offline`): never the cache or the upstream.
+  // Precondition: offline_snapshot() (the router answers 404 otherwise).
+  DecodeAnswer DecodeOffline(std::string_view raw_vin, int model_year);
+
+  // The offline snapshot's date ("YYYY-MM-DD"); nullopt when the gateway has no offline decoder.
+  std::optional<std::string> offline_snapshot() const;
 
   // Leader coroutines still running (each ends within call_timeout).
   std::int64_t leaders_running() const noexcept {
@@ -172,8 +186,10 @@ class DecodeService {
   // Fills `answer` from `live`. When the live decode is impossible it looks for a stale copy:
   // `stored` when the caller has just looked (nullopt: look now).
   boost::asio::awaitable<void> Finish(DecodeAnswer& answer, const Live& live,
-                                      const std::string& key,
+                                      const std::string& key, int model_year,
                                       std::optional<DecodePtr> stored = std::nullopt);
+  // Fills `answer` with the offline decode of answer.vin (precondition: deps_.offline).
+  void AnswerOffline(DecodeAnswer& answer, int model_year);
   std::optional<fusebox::Duration> HeldOpen() const noexcept;
   void HoldUpstream(fusebox::Duration retry_after) noexcept;
 

@@ -57,6 +57,20 @@ void GatewayMetrics::ObserveUpstream(UpstreamResult result, fusebox::Duration la
       std::memory_order_relaxed);
 }
 
+void GatewayMetrics::ObserveOffline(fusebox::Duration latency) noexcept {
+  const double seconds = fusebox::ToSeconds(latency);
+  std::size_t bucket = 0;
+  while (bucket < kOfflineLatencyBuckets.size() && seconds > kOfflineLatencyBuckets[bucket]) {
+    ++bucket;
+  }
+  Add(offline_buckets_[bucket]);
+  Add(offline_count_);
+  offline_sum_ns_.fetch_add(
+      static_cast<std::uint64_t>(
+          std::chrono::duration_cast<std::chrono::nanoseconds>(latency).count()),
+      std::memory_order_relaxed);
+}
+
 std::uint64_t GatewayMetrics::answers(DecodeStatus status) const noexcept {
   std::uint64_t total = 0;
   for (const auto& c : answers_[Index(status)]) {
@@ -73,9 +87,9 @@ void GatewayMetrics::AppendPrometheus(std::string& out) const {
   Help(out, "vin_gateway_answers_total", "counter",
        "Decode answers by status and source (stale copies included).");
   for (DecodeStatus status : kAllDecodeStatuses) {
-    for (Source source : {Source::kNone, Source::kLive, Source::kCache}) {
+    for (Source source : {Source::kNone, Source::kLive, Source::kCache, Source::kOffline}) {
       const std::uint64_t n = Get(answers_[Index(status)][static_cast<std::size_t>(source)]);
-      if (n == 0 && status != DecodeStatus::kOk) {
+      if (n == 0 && (status != DecodeStatus::kOk || source == Source::kOffline)) {
         continue;
       }
       out += fmt::format("vin_gateway_answers_total{{status=\"{}\",source=\"{}\"}} {}\n",
@@ -118,6 +132,19 @@ void GatewayMetrics::AppendPrometheus(std::string& out) const {
   out += fmt::format("vin_gateway_upstream_latency_seconds_sum {}\n",
                      static_cast<double>(Get(latency_sum_us_)) / 1e6);
   out += fmt::format("vin_gateway_upstream_latency_seconds_count {}\n", Get(latency_count_));
+  Help(out, "vin_gateway_offline_decode_seconds", "histogram",
+       "Time the offline decoder took per decode served from NHTSA's vPIC snapshot.");
+  cumulative = 0;
+  for (std::size_t i = 0; i < kOfflineLatencyBuckets.size(); ++i) {
+    cumulative += Get(offline_buckets_[i]);
+    out += fmt::format("vin_gateway_offline_decode_seconds_bucket{{le=\"{}\"}} {}\n",
+                       kOfflineLatencyBuckets[i], cumulative);
+  }
+  cumulative += Get(offline_buckets_[kOfflineLatencyBuckets.size()]);
+  out += fmt::format("vin_gateway_offline_decode_seconds_bucket{{le=\"+Inf\"}} {}\n", cumulative);
+  out += fmt::format("vin_gateway_offline_decode_seconds_sum {}\n",
+                     static_cast<double>(Get(offline_sum_ns_)) / 1e9);
+  out += fmt::format("vin_gateway_offline_decode_seconds_count {}\n", Get(offline_count_));
 }
 
 }  // namespace vin_gateway

@@ -55,6 +55,16 @@ class GatewayMetrics {
   void ObserveUpstream(UpstreamResult result, fusebox::Duration latency) noexcept;
   void UpstreamStarted() noexcept { in_flight_.fetch_add(1, std::memory_order_relaxed); }
   void UpstreamFinished() noexcept { in_flight_.fetch_sub(1, std::memory_order_relaxed); }
+  // One offline decode served (docs/offline-decode.md) and how long the decoder took.
+  static constexpr std::array<double, 8> kOfflineLatencyBuckets = {0.00005, 0.0001, 0.00025, 0.0005,
+                                                                   0.001,   0.0025, 0.01,    0.1};
+  void ObserveOffline(fusebox::Duration latency) noexcept;
+  std::uint64_t offline_answers() const noexcept { return Get(offline_count_); }
+  // Mean offline decode time in milliseconds; 0 before the first.
+  double offline_mean_ms() const noexcept {
+    const std::uint64_t n = Get(offline_count_);
+    return n == 0 ? 0.0 : static_cast<double>(Get(offline_sum_ns_)) / 1e6 / static_cast<double>(n);
+  }
 
   std::uint64_t answers(DecodeStatus status) const noexcept;
   std::uint64_t stale_answers() const noexcept { return Get(stale_); }
@@ -81,7 +91,7 @@ class GatewayMetrics {
   static constexpr std::size_t kStatuses = std::size(kAllDecodeStatuses);
   static constexpr std::size_t kResults = static_cast<std::size_t>(UpstreamResult::kCount);
 
-  std::array<std::array<std::atomic<std::uint64_t>, 3>, kStatuses> answers_{};
+  std::array<std::array<std::atomic<std::uint64_t>, 4>, kStatuses> answers_{};
   std::atomic<std::uint64_t> stale_{0};
   std::atomic<std::uint64_t> fresh_hits_{0};
   std::atomic<std::uint64_t> misses_{0};
@@ -91,6 +101,9 @@ class GatewayMetrics {
   std::array<std::atomic<std::uint64_t>, kLatencyBuckets.size() + 1> latency_buckets_{};
   std::atomic<std::uint64_t> latency_count_{0};
   std::atomic<std::uint64_t> latency_sum_us_{0};
+  std::array<std::atomic<std::uint64_t>, kOfflineLatencyBuckets.size() + 1> offline_buckets_{};
+  std::atomic<std::uint64_t> offline_count_{0};
+  std::atomic<std::uint64_t> offline_sum_ns_{0};
   std::atomic<std::int64_t> in_flight_{0};
 };
 

@@ -279,6 +279,14 @@
     result.replaceChildren();
   }
 
+  // An answer from NHTSA's offline database (the gateway's fallback while vPIC cannot be asked;
+  // docs/offline-decode.md): the label names the snapshot's date.
+  function offlineLabel(body) {
+    const date = body.offline_snapshot || 'unknown date';
+    return body.status === 'OK' ? `Decoded from NHTSA's offline database of ${date}.` :
+      `Decoded from NHTSA's offline database of ${date}; live decoding is paused.`;
+  }
+
   function renderAnswer(response, body) {
     if (!body || typeof body.status !== 'string') {
       showMessage('error', 'Unexpected answer',
@@ -289,9 +297,13 @@
     }
     const status = body.status;
     const code = el('span', {class: 'status-code'}, status);
-    if (body.vehicle && (status === 'OK' || body.stale)) {
+    if (body.vehicle && (status === 'OK' || body.stale || body.source === 'offline')) {
       result.replaceChildren(renderCard(body));
-      if (body.stale) {
+      if (body.source === 'offline') {
+        const [title, text] = STATUS_TEXT[status] || [null, null];
+        showMessage('warn', offlineLabel(body), title ? ` ${title}: ${text}` : '',
+          status === 'OK' ? null : code);
+      } else if (body.stale) {
         const [title, text] = STATUS_TEXT[status] || ['Live decode unavailable', body.message];
         const retry = retrySeconds(null, body);
         showMessage('warn', 'Cached earlier; live refresh paused.',
@@ -336,15 +348,21 @@
       'manufacturer', 'plant_city', 'plant_state', 'plant_country', 'vin']);
     const others = Object.keys(v).filter((k) => !shown.has(k) && String(v[k]).trim() !== '')
         .sort();
-    const badge = body.stale ? el('span', {class: 'badge warn'}, 'Cached') :
+    const offline = body.source === 'offline';
+    const badge = offline ? el('span', {class: 'badge warn'}, 'Offline') :
+      body.stale ? el('span', {class: 'badge warn'}, 'Cached') :
       el('span', {class: body.source === 'cache' ? 'badge' : 'badge ok'},
         body.source === 'cache' ? 'From cache' : 'Live');
-    const card = el('article', {class: body.stale ? 'card stale' : 'card',
+    const card = el('article', {class: body.stale || offline ? 'card stale' : 'card',
       'aria-labelledby': 'card-title'});
     card.append(el('div', {class: 'card-head'},
       el('div', null, el('p', {class: 'eyebrow'}, 'VIN ', el('span', {class: 'mono'}, body.vin)),
         el('h3', {id: 'card-title'}, title)),
       badge));
+    if (offline) {
+      card.append(el('p', {class: 'stale-label offline-label'},
+        el('strong', null, offlineLabel(body))));
+    }
     if (body.stale) {
       card.append(el('p', {class: 'stale-label'},
         el('strong', null, 'Cached earlier; live refresh paused'), ' \u00b7 decoded ',
@@ -367,7 +385,7 @@
         el('dl', {class: 'all'}, others.map((k) => el('div', null,
           el('dt', null, humanize(k)), el('dd', null, v[k]))))));
     }
-    if (!body.stale && body.fetched_at) {
+    if (!body.stale && !offline && body.fetched_at) {
       card.append(el('p', {class: 'card-foot'}, 'Decoded by the vehicle database ',
         el('time', {datetime: body.fetched_at}, formatDate(body.fetched_at)), '.'));
     }
@@ -494,13 +512,19 @@
     const v = (item && item.vehicle) || {};
     let label = BATCH_LABEL[status] || status;
     let tone = status === 'OK' ? 'ok' : invalid ? 'error' : 'warn';
+    const offline = item && item.source === 'offline';
     if (item && item.stale) {
       label = 'Cached';
+      tone = 'warn';
+    } else if (offline) {
+      label = 'Offline';
       tone = 'warn';
     }
     let note;
     if (invalid) {
       note = problemList(problems, 3);
+    } else if (offline) {
+      note = offlineLabel(item);
     } else if (item && item.stale) {
       note = `Cached earlier; live refresh paused (decoded ${formatDate(item.fetched_at)}).`;
     } else if (status === 'OK') {
