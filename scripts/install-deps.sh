@@ -23,6 +23,8 @@ packages=(
   curl chromium
   # the soak's traffic (scripts/soak.sh)
   wrk
+  # the side-by-side comparison (bench/compare): the other contenders and the open-loop clients
+  nginx-light haproxy python3-aiohttp
 )
 # Node.js and npm for the browser tests: Debian's, unless the machine already has both.
 if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
