@@ -1093,7 +1093,7 @@ std::optional<ConfigError> CircuitBreaker::Reconfigure(const Config& config) {
     // Before any new state word is published below, so that a lock-free reader that sees the
     // new generation sees the new settings.
     s.PublishHotSettingsLocked();
-    if (new_window) {
+    if (count_window.has_value() && time_window.has_value()) {  // built above iff new_window
       s.count_window = std::move(*count_window);
       s.time_window = std::move(*time_window);
       if (s.state == State::kClosed || s.state == State::kMetricsOnly) {

@@ -459,8 +459,7 @@ bool SameListen(const GatewayConfig& a, const GatewayConfig& b) {
   return a.listen_host == b.listen_host && a.listen_port == b.listen_port;
 }
 
-constexpr Scope kBreaker = Scope::kBreaker;
-constexpr Scope kProcess = Scope::kProcess;
+constexpr Scope kBreaker = Scope::kBreaker;  // (settings without a scope are the process's)
 
 // In the order of --help and of Validate (the first value out of range is the one reported).
 constexpr Setting kSettings[] = {
