@@ -23,7 +23,15 @@
 // out (listeners are invoked after unlocking, from an internal::EventBatch), so a futex-based
 // mutex would only add its own RMW on unlock.
 //
-// Config validation is in circuit_breaker_config.cc.
+// Live reconfiguration (Reconfigure) writes the config under `mu`. The few settings the lock-free
+// paths read (call_timeout, the slow-call threshold, the FORCED_OPEN hint and which paths are
+// lock-free) are mirrored in relaxed atomics, which on x86-64 and AArch64 load as plain loads, so
+// the hot paths cost what they cost with an immutable config. A lock-free reader may see a
+// setting from just before or just after a Reconfigure; its call is then ordered before or
+// after that Reconfigure, and a change that could not be applied that way (trip policy, window)
+// starts a new generation, which makes every call admitted before it late.
+//
+// Config validation and DescribeChanges are in circuit_breaker_config.cc.
 #include "fusebox/circuit_breaker.h"
 
 #include <algorithm>
@@ -79,6 +87,7 @@ enum Counter : std::size_t {
 struct ProbeSlot {
   bool busy = false;
   TimePoint start{};
+  TimePoint deadline{};  // start + the call_timeout in force when it was admitted
 };
 
 // The smallest count c in [0, calls] with c / calls >= threshold, decided exactly as the
@@ -123,36 +132,41 @@ std::uint64_t HashName(const std::string& name) noexcept {
 struct CircuitBreaker::Impl {
   Impl(std::string breaker_name, const Config& cfg, CircuitBreakerDeps deps)
       : name(std::move(breaker_name)),
-        config(cfg),
         clock(deps.clock != nullptr ? deps.clock : &DefaultClock()),
         own_random(HashName(name)),
         random(deps.random != nullptr ? deps.random : &own_random),
-        slow_after(cfg.effective_slow_call_duration()),
+        config(cfg),
         successes_to_close(cfg.effective_half_open_successes()),
-        lock_free_closed(cfg.trip == TripPolicy::kConsecutive),
-        lock_free_admit(!cfg.inflight_slow_accounting),
-        window_short_path(cfg.trip != TripPolicy::kConsecutive && !cfg.inflight_slow_accounting),
         count_window(cfg.trip == TripPolicy::kCountWindow ? cfg.window_size : 1),
         time_window(cfg.trip == TripPolicy::kTimeWindow ? cfg.window_size : 1),
         probe_slots(cfg.half_open_max_probes),
         base_cooldown(cfg.cooldown),
         current_cooldown(cfg.cooldown) {
+    PublishHotSettingsLocked();
     closed_since = clock->Now();
   }
 
   // Immutable after construction.
   const std::string name;
-  const Config config;
   Clock* const clock;
   SplitMix64Random own_random;
   Random* const random;
-  const Duration slow_after;
-  const std::uint32_t successes_to_close;
-  const bool lock_free_closed;  // consecutive policy: a fast success in CLOSED takes no lock
-  const bool lock_free_admit;   // no in-flight list: admission in CLOSED takes no lock
+
+  // The settings in force: replaced only by Reconfigure.
+  Config config;                     // Guarded by mu.
+  std::uint32_t successes_to_close;  // Guarded by mu. Set on entering HALF_OPEN.
+  // Mirrors of the settings the lock-free paths read (see the top of this file). Written under
+  // mu, read relaxed.
+  std::atomic<Duration::rep> call_timeout_ns{0};
+  std::atomic<Duration::rep> slow_after_ns{0};  // effective_slow_call_duration()
+  std::atomic<Duration::rep> cooldown_ns{0};    // the FORCED_OPEN retry hint
+  std::atomic<bool> lock_free_closed{false};    // consecutive policy: a fast success in CLOSED
+                                                // takes no lock
+  std::atomic<bool> lock_free_admit{false};     // no in-flight list: admission in CLOSED takes
+                                                // no lock
   // Window policy without an in-flight list: an outcome in CLOSED that does not trip the breaker
   // only adds its sample to the window (RecordWindowSampleUnlessItTrips).
-  const bool window_short_path;
+  std::atomic<bool> window_short_path{false};
 
   // Published for the lock-free paths; written only under mu.
   std::atomic<std::uint64_t> state_word{Pack(State::kClosed, 0)};
@@ -181,11 +195,32 @@ struct CircuitBreaker::Impl {
   RateBoundary failure_boundary;       // Guarded by mu. Cache of the last window size.
   RateBoundary slow_boundary;          // Guarded by mu. Cache of the last window size.
 
+  std::mutex reconfigure_mu;  // serializes Reconfigure calls (config is also written under mu)
+
   std::mutex listeners_mu;
   using ListenerList = std::vector<std::pair<ListenerId, Listener>>;
   std::shared_ptr<const ListenerList> listeners;  // Guarded by listeners_mu; copy-on-write.
   ListenerId next_listener_id = 1;                // Guarded by listeners_mu.
   std::atomic<bool> has_listeners{false};
+
+  Duration call_timeout() const noexcept {
+    return Duration(call_timeout_ns.load(std::memory_order_relaxed));
+  }
+  Duration slow_after() const noexcept {
+    return Duration(slow_after_ns.load(std::memory_order_relaxed));
+  }
+
+  // Copies what the lock-free paths read from `config` into their atomics.
+  void PublishHotSettingsLocked() noexcept {
+    constexpr auto kRelaxed = std::memory_order_relaxed;
+    call_timeout_ns.store(config.call_timeout.count(), kRelaxed);
+    slow_after_ns.store(config.effective_slow_call_duration().count(), kRelaxed);
+    cooldown_ns.store(config.cooldown.count(), kRelaxed);
+    lock_free_closed.store(config.trip == TripPolicy::kConsecutive, kRelaxed);
+    lock_free_admit.store(!config.inflight_slow_accounting, kRelaxed);
+    window_short_path.store(
+        config.trip != TripPolicy::kConsecutive && !config.inflight_slow_accounting, kRelaxed);
+  }
 
   // ---- counters ----
 
@@ -252,7 +287,9 @@ struct CircuitBreaker::Impl {
     // A transition always starts afresh: calls of the old generation are late from now on.
     consecutive_run.store(0, std::memory_order_relaxed);
     inflight.Clear();
-    std::fill(probe_slots.begin(), probe_slots.end(), ProbeSlot{});
+    // The probe settings apply from the next HALF_OPEN (Reconfigure reserved the capacity, so
+    // this does not allocate).
+    probe_slots.assign(config.half_open_max_probes, ProbeSlot{});
     probes_in_flight = 0;
     good_probes = 0;
     switch (to) {
@@ -280,6 +317,8 @@ struct CircuitBreaker::Impl {
         break;
       }
       case State::kHalfOpen:
+        successes_to_close = config.effective_half_open_successes();
+        break;
       case State::kDisabled:
       case State::kForcedOpen:
         break;
@@ -299,18 +338,17 @@ struct CircuitBreaker::Impl {
     if (state != State::kHalfOpen || probes_in_flight == 0) {
       return false;
     }
-    std::optional<TimePoint> earliest;
+    std::optional<TimePoint> earliest;  // the earliest deadline
     for (std::size_t i = 0; i < probe_slots.size(); ++i) {
       if (i != except_slot && probe_slots[i].busy &&
-          (!earliest || probe_slots[i].start < *earliest)) {
-        earliest = probe_slots[i].start;
+          (!earliest || probe_slots[i].deadline < *earliest)) {
+        earliest = probe_slots[i].deadline;
       }
     }
-    if (!earliest || *earliest + config.call_timeout > limit) {
+    if (!earliest || *earliest > limit) {
       return false;
     }
-    TransitionLocked(State::kOpen, *earliest + config.call_timeout, TransitionCause::kProbeTimedOut,
-                     events);
+    TransitionLocked(State::kOpen, *earliest, TransitionCause::kProbeTimedOut, events);
     return true;
   }
 
@@ -345,7 +383,7 @@ struct CircuitBreaker::Impl {
                                : time_window.TotalsAt(WholeSecondsSinceEpoch(now));
     std::uint64_t running_slow = 0;
     if (config.inflight_slow_accounting) {
-      inflight.Advance(now, slow_after);
+      inflight.Advance(now, config.effective_slow_call_duration());
       running_slow = inflight.slow();
     }
     if (const auto cause = WindowTripCauseLocked(t, running_slow)) {
@@ -419,7 +457,11 @@ Result<std::unique_ptr<CircuitBreaker>, ConfigError> CircuitBreaker::Create(
 }
 
 const std::string& CircuitBreaker::name() const noexcept { return impl_->name; }
-const CircuitBreakerConfig& CircuitBreaker::config() const noexcept { return impl_->config; }
+CircuitBreakerConfig CircuitBreaker::config() const {
+  Impl& s = *impl_;
+  std::lock_guard lock(s.mu);
+  return s.config;
+}
 
 State CircuitBreaker::state() const noexcept {
   return StateOf(impl_->state_word.load(std::memory_order_acquire));
@@ -441,17 +483,20 @@ Result<Permit> CircuitBreaker::TryAcquire(Priority priority) noexcept {
   const State observed = StateOf(word);
 
   // Lock-free paths (see the top of this file).
-  if (((observed == State::kClosed || observed == State::kMetricsOnly) && s.lock_free_admit) ||
+  if (((observed == State::kClosed || observed == State::kMetricsOnly) &&
+       s.lock_free_admit.load(std::memory_order_relaxed)) ||
       observed == State::kDisabled) {
     const TimePoint now = Now();
     s.Bump(kAllowed);
-    return Permit(this, GenerationOf(word), now, now + s.config.call_timeout, priority_flag, 0);
+    return Permit(this, GenerationOf(word), now, now + s.call_timeout(), priority_flag, 0);
   }
   if (observed == State::kOpen || observed == State::kForcedOpen) {
     const TimePoint now = Now();
     const TimePoint until(Duration(s.open_until_ns.load(std::memory_order_relaxed)));
     if (observed == State::kForcedOpen || now < until) {
-      const Duration retry = observed == State::kForcedOpen ? s.config.cooldown : until - now;
+      const Duration retry = observed == State::kForcedOpen
+                                 ? Duration(s.cooldown_ns.load(std::memory_order_relaxed))
+                                 : until - now;
       s.Bump(kRejectedOpen);
       if (s.listening()) {
         s.Emit(RejectionEvent{ReasonCode::kCircuitOpen, priority, retry, now});
@@ -520,7 +565,7 @@ Result<Permit> CircuitBreaker::TryAcquireLocked(Priority priority) noexcept {
           result = Error{ReasonCode::kCircuitHalfOpen, kHalfOpenRetryHint};
           break;
         }
-        *free_slot = ProbeSlot{true, now};
+        *free_slot = ProbeSlot{true, now, now + deadline_in};
         ++s.probes_in_flight;
         ++s.probes;
         s.Bump(kAllowed);
@@ -574,8 +619,8 @@ void CircuitBreaker::OnOutcome(const Permit& permit, Outcome outcome, TimePoint 
   Impl& s = *impl_;
   // The path of every healthy call: a fast success in CLOSED of the current generation, with no
   // run to reset and nobody listening, changes nothing but this thread's success counter.
-  if (outcome == Outcome::kSuccess && s.lock_free_closed && !permit.is_probe() &&
-      elapsed < s.slow_after) [[likely]] {
+  if (outcome == Outcome::kSuccess && s.lock_free_closed.load(std::memory_order_relaxed) &&
+      !permit.is_probe() && elapsed < s.slow_after()) [[likely]] {
     const std::uint64_t word = s.state_word.load(std::memory_order_acquire);
     if (GenerationOf(word) == permit.generation() &&
         s.consecutive_run.load(std::memory_order_relaxed) == 0 && !s.listening()) {
@@ -591,7 +636,7 @@ void CircuitBreaker::OnOutcomeSlow(const Permit& permit, Outcome outcome, TimePo
   Impl& s = *impl_;
   const bool ignored = outcome == Outcome::kIgnored;
   const bool failed = outcome == Outcome::kFailure || outcome == Outcome::kTimeout;
-  const bool slow = outcome == Outcome::kTimeout || (!ignored && elapsed >= s.slow_after);
+  const bool slow = outcome == Outcome::kTimeout || (!ignored && elapsed >= s.slow_after());
   const bool probe = permit.is_probe();
 
   switch (outcome) {
@@ -615,7 +660,8 @@ void CircuitBreaker::OnOutcomeSlow(const Permit& permit, Outcome outcome, TimePo
 
   // Lock-free path: a fast success (or an ignored call) in CLOSED with no run to reset changes
   // nothing in the state machine.
-  if (s.lock_free_closed && !probe && (outcome == Outcome::kSuccess || ignored) && !slow) {
+  if (s.lock_free_closed.load(std::memory_order_relaxed) && !probe &&
+      (outcome == Outcome::kSuccess || ignored) && !slow) {
     const std::uint64_t word = s.state_word.load(std::memory_order_acquire);
     const bool late = GenerationOf(word) != permit.generation();
     if (late || ignored || s.consecutive_run.load(std::memory_order_relaxed) == 0) {
@@ -628,7 +674,7 @@ void CircuitBreaker::OnOutcomeSlow(const Permit& permit, Outcome outcome, TimePo
       return;
     }
   }
-  if (s.window_short_path && !probe && !ignored && !s.listening() &&
+  if (s.window_short_path.load(std::memory_order_relaxed) && !probe && !ignored && !s.listening() &&
       s.RecordWindowSampleUnlessItTrips(permit.generation(), Sample{failed, slow}, now)) {
     return;
   }
@@ -640,17 +686,18 @@ void CircuitBreaker::OnOutcomeLocked(const Permit& permit, Outcome outcome, Time
   Impl& s = *impl_;
   const bool ignored = outcome == Outcome::kIgnored;
   const bool failed = outcome == Outcome::kFailure || outcome == Outcome::kTimeout;
-  const bool slow = outcome == Outcome::kTimeout || (!ignored && elapsed >= s.slow_after);
+  const bool slow = outcome == Outcome::kTimeout || (!ignored && elapsed >= s.slow_after());
   const bool probe = permit.is_probe();
   EventBatch events;
   {
     std::lock_guard lock(s.mu);
-    const bool overdue_self = probe && elapsed >= s.config.call_timeout;
+    // A probe is judged against the budget it was admitted with (its deadline), whatever a
+    // Reconfigure did since.
+    const bool overdue_self = probe && elapsed >= permit.deadline() - permit.start();
     // The instant this outcome takes effect: a probe can never hold its slot past its budget.
     // Never later than now: `elapsed` is the caller's figure, and a state change in the future
     // would reopen the breaker for longer than its cooldown.
-    const TimePoint effective =
-        overdue_self ? std::min(permit.start() + s.config.call_timeout, now) : now;
+    const TimePoint effective = overdue_self ? std::min(permit.deadline(), now) : now;
     const std::size_t own_slot = probe && permit.generation() == s.generation
                                      ? static_cast<std::size_t>(permit.ticket_)
                                      : s.probe_slots.size();
@@ -806,6 +853,80 @@ void CircuitBreaker::Disable() { Command(State::kDisabled, false); }
 void CircuitBreaker::MetricsOnly() { Command(State::kMetricsOnly, false); }
 void CircuitBreaker::ForceClose() { Command(State::kClosed, false); }
 void CircuitBreaker::Reset() { Command(State::kClosed, true); }
+
+// ---- live reconfiguration ----
+
+// When each field applies is the contract's (docs/breaker-rules.md, "Reconfiguration"):
+//   - at once: thresholds, rates, minimum_calls (judged at the next outcome against the run or
+//     window kept), call_timeout and slow_call_duration (for calls admitted or reporting from
+//     now on; a probe keeps the deadline it was admitted with), batch_may_probe, the FORCED_OPEN
+//     retry hint;
+//   - at the next OPEN: cooldown, cooldown_multiplier, cooldown_max, cooldown_jitter (the current
+//     OPEN period keeps its deadline; a grown cooldown is kept, clamped to the new range);
+//   - at the next HALF_OPEN: half_open_max_probes, half_open_successes (a HALF_OPEN in progress
+//     finishes under the probe settings it started with);
+//   - with a new generation: trip, window_size (window policies), inflight_slow_accounting. The
+//     window's samples cannot be reinterpreted under another policy or size, nor the in-flight
+//     list under another accounting, so the window starts empty and, in CLOSED or METRICS_ONLY
+//     (the states that feed it), the breaker starts a new generation in the same state as a
+//     transition would: run and in-flight list cleared, calls admitted before it late.
+std::optional<ConfigError> CircuitBreaker::Reconfigure(const Config& config) {
+  if (auto error = config.Validate()) {
+    return error;
+  }
+  Impl& s = *impl_;
+  std::lock_guard serialize(s.reconfigure_mu);
+  // Only Reconfigure writes s.config, and it holds reconfigure_mu: reading it here is safe.
+  const Config& old = s.config;
+  const bool new_window =
+      old.trip != config.trip ||
+      (config.trip != TripPolicy::kConsecutive && old.window_size != config.window_size) ||
+      old.inflight_slow_accounting != config.inflight_slow_accounting;
+  // What allocates is built before taking the spin lock.
+  std::optional<CountWindow> count_window;
+  std::optional<TimeWindow> time_window;
+  if (new_window) {
+    count_window.emplace(config.trip == TripPolicy::kCountWindow ? config.window_size : 1);
+    time_window.emplace(config.trip == TripPolicy::kTimeWindow ? config.window_size : 1);
+  }
+  EventBatch events;
+  {
+    std::lock_guard lock(s.mu);
+    const TimePoint now = s.clock->Now();
+    if (s.base_cooldown == old.cooldown) {
+      s.base_cooldown = config.cooldown;  // no growth under way: the new cooldown is the base
+    } else {
+      s.base_cooldown =
+          std::clamp(s.base_cooldown, config.cooldown, config.effective_cooldown_max());
+    }
+    // Rare and small (at most 10,000 slots); only when the cap grows past the capacity.
+    s.probe_slots.reserve(config.half_open_max_probes);
+    s.config = config;
+    s.failure_boundary = {};
+    s.slow_boundary = {};
+    if (s.state != State::kHalfOpen) {
+      // No probe is in flight outside HALF_OPEN (every transition frees the slots).
+      s.probe_slots.assign(config.half_open_max_probes, ProbeSlot{});
+      s.successes_to_close = config.effective_half_open_successes();
+    }
+    // Before any new state word is published below, so that a lock-free reader that sees the
+    // new generation sees the new settings.
+    s.PublishHotSettingsLocked();
+    if (new_window) {
+      s.count_window = std::move(*count_window);
+      s.time_window = std::move(*time_window);
+      if (s.state == State::kClosed || s.state == State::kMetricsOnly) {
+        // A reconfiguration is not a recovery: the healthy time after which cooldown growth
+        // resets keeps counting from the last real close.
+        const TimePoint closed_since = s.closed_since;
+        s.TransitionLocked(s.state, now, TransitionCause::kReconfigured, events);
+        s.closed_since = closed_since;
+      }
+    }
+  }
+  s.Dispatch(events);
+  return std::nullopt;
+}
 
 // ---- listeners ----
 

@@ -2,6 +2,7 @@
 // built (CircuitBreaker::Create refuses a config it rejects). Each error names the first field
 // out of range, the range, and the value given, so a config file's author can fix it at once.
 // The ranges are the contract's (docs/breaker-rules.md, "Configuration: defaults and ranges").
+// DescribeChanges: the "field: old -> new" lines of a live reconfiguration's log.
 #include "fusebox/circuit_breaker.h"
 
 #include <array>
@@ -9,6 +10,7 @@
 #include <cstdio>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "fusebox/sliding_window.h"
 
@@ -26,6 +28,23 @@ std::optional<ConfigError> RangeError(const char* field, double value, const std
 }
 
 std::string Seconds(Duration d) { return Number(ToSeconds(d)) + "s"; }
+
+std::string Text(double v) { return Number(v); }
+std::string Text(std::uint32_t v) { return std::to_string(v); }
+std::string Text(bool v) { return v ? "true" : "false"; }
+std::string Text(Duration v) { return Seconds(v); }
+std::string Text(TripPolicy v) { return std::string(ToString(v)); }
+template <typename T>
+std::string Text(const std::optional<T>& v) {
+  return v ? Text(*v) : std::string("default");
+}
+
+template <typename T>
+void Compare(std::vector<std::string>& out, const char* field, const T& before, const T& after) {
+  if (!(before == after)) {
+    out.push_back(std::string(field) + ": " + Text(before) + " -> " + Text(after));
+  }
+}
 
 }  // namespace
 
@@ -89,6 +108,31 @@ std::optional<ConfigError> CircuitBreakerConfig::Validate() const {
     return RangeError("cooldown_jitter", cooldown_jitter, "[0, 1]");
   }
   return std::nullopt;
+}
+
+std::vector<std::string> DescribeChanges(const CircuitBreakerConfig& before,
+                                         const CircuitBreakerConfig& after) {
+  std::vector<std::string> out;
+  Compare(out, "trip", before.trip, after.trip);
+  Compare(out, "failure_threshold", before.failure_threshold, after.failure_threshold);
+  Compare(out, "window_size", before.window_size, after.window_size);
+  Compare(out, "minimum_calls", before.minimum_calls, after.minimum_calls);
+  Compare(out, "failure_rate_threshold", before.failure_rate_threshold,
+          after.failure_rate_threshold);
+  Compare(out, "slow_call_duration", before.slow_call_duration, after.slow_call_duration);
+  Compare(out, "slow_call_rate_threshold", before.slow_call_rate_threshold,
+          after.slow_call_rate_threshold);
+  Compare(out, "call_timeout", before.call_timeout, after.call_timeout);
+  Compare(out, "cooldown", before.cooldown, after.cooldown);
+  Compare(out, "half_open_max_probes", before.half_open_max_probes, after.half_open_max_probes);
+  Compare(out, "half_open_successes", before.half_open_successes, after.half_open_successes);
+  Compare(out, "batch_may_probe", before.batch_may_probe, after.batch_may_probe);
+  Compare(out, "inflight_slow_accounting", before.inflight_slow_accounting,
+          after.inflight_slow_accounting);
+  Compare(out, "cooldown_multiplier", before.cooldown_multiplier, after.cooldown_multiplier);
+  Compare(out, "cooldown_max", before.cooldown_max, after.cooldown_max);
+  Compare(out, "cooldown_jitter", before.cooldown_jitter, after.cooldown_jitter);
+  return out;
 }
 
 }  // namespace fusebox

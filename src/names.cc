@@ -82,6 +82,8 @@ std::string_view ToString(TransitionCause cause) noexcept {
       return "probes_succeeded";
     case TransitionCause::kOperator:
       return "operator";
+    case TransitionCause::kReconfigured:
+      return "reconfigured";
   }
   return "unknown";
 }

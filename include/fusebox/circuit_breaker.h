@@ -21,6 +21,8 @@
 //     `batch_may_probe`.
 //   - Every state change starts a generation; outcomes of calls admitted in an earlier
 //     generation are counted in the totals but move nothing.
+//   - Reconfigure() applies a new config to the live breaker, keeping its state where the change
+//     allows it.
 //
 // Thread safety: all members may be called concurrently. The CLOSED path of the consecutive
 // policy (admit, record a fast success) and the OPEN reject path take no lock and write only
@@ -55,6 +57,7 @@
 #include <string>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "fusebox/clock.h"
 #include "fusebox/events.h"
@@ -133,6 +136,13 @@ struct CircuitBreakerConfig {
     return half_open_successes.value_or(half_open_max_probes);
   }
 };
+
+// What differs between two configs, one line per changed field in declaration order, as
+// "field: old -> new" (durations in seconds, e.g. "cooldown: 10s -> 20s"; an unset optional
+// prints as "default"). Empty when nothing differs. Meant for the log line of a live
+// reconfiguration (CircuitBreaker::Reconfigure).
+std::vector<std::string> DescribeChanges(const CircuitBreakerConfig& before,
+                                         const CircuitBreakerConfig& after);
 
 // What the breaker needs from outside. Null members take the defaults.
 struct CircuitBreakerDeps {
@@ -262,11 +272,22 @@ class CircuitBreaker {
   void ForceClose();   // -> CLOSED under the normal rules, window cleared
   void Reset();        // -> CLOSED, window, run counter, probes and cooldown growth cleared
 
+  // Applies a new config to the live breaker. An invalid config changes nothing and its
+  // ConfigError is returned. A valid one keeps the state, the generation, the totals, the run of
+  // failures and the window, except where the window cannot be reinterpreted: a changed `trip`,
+  // `window_size` (window policies) or `inflight_slow_accounting` clears the window and, in
+  // CLOSED or METRICS_ONLY, starts a new generation in the same state (a TransitionEvent with
+  // cause kReconfigured). Which field applies when is in docs/breaker-rules.md
+  // ("Reconfiguration"); DescribeChanges() says what changed. Callable from any thread while
+  // calls run; the hot paths take no lock for it.
+  std::optional<ConfigError> Reconfigure(const Config& config);
+
   ListenerId AddListener(Listener listener);
   void RemoveListener(ListenerId id);
 
   const std::string& name() const noexcept;
-  const Config& config() const noexcept;
+  // The config in force (a copy: Reconfigure may replace it at any moment).
+  Config config() const;
   Clock& clock() const noexcept { return *clock_; }
 
  private:

@@ -52,10 +52,12 @@ enum class TransitionCause : std::uint8_t {
   kProbeTimedOut,        // HALF_OPEN -> OPEN: a probe held its slot past call_timeout (lazy)
   kProbesSucceeded,      // HALF_OPEN -> CLOSED: enough good probes
   kOperator,             // an operator command
+  kReconfigured,         // CLOSED -> CLOSED, METRICS_ONLY -> METRICS_ONLY: Reconfigure changed
+                         // the trip policy or the window, which starts afresh
 };
 
 // "consecutive_failures", "failure_rate", "slow_call_rate", "cooldown_elapsed", "probe_failed",
-// "probe_timed_out", "probes_succeeded", "operator".
+// "probe_timed_out", "probes_succeeded", "operator", "reconfigured".
 std::string_view ToString(TransitionCause cause) noexcept;
 
 struct TransitionEvent {
