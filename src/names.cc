@@ -84,6 +84,8 @@ std::string_view ToString(TransitionCause cause) noexcept {
       return "operator";
     case TransitionCause::kReconfigured:
       return "reconfigured";
+    case TransitionCause::kFleet:
+      return "fleet";
   }
   return "unknown";
 }
