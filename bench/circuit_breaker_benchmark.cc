@@ -14,6 +14,7 @@
 #include <memory>
 
 #include "fusebox/circuit_breaker.h"
+#include "fusebox/fleet.h"
 
 namespace fusebox {
 namespace {
@@ -48,6 +49,41 @@ void BM_ClosedAcquireRecord(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_ClosedAcquireRecord)->Threads(1)->Threads(2)->UseRealTime();
+
+// The same path with the breaker attached to a fleet (an in-memory link to one peer): it must
+// cost the same, since no message is sent on that path (docs/breaker-rules.md, "Fleet").
+void BM_ClosedAcquireRecordInFleet(benchmark::State& state) {
+  static std::unique_ptr<InMemoryFleetBus> bus;
+  static std::unique_ptr<InMemoryFleetBus::Link> link;
+  static std::unique_ptr<InMemoryFleetBus::Link> peer_link;
+  static std::unique_ptr<CircuitBreaker> breaker;
+  static std::unique_ptr<CircuitBreaker> peer;
+  static std::unique_ptr<Fleet> fleet;
+  static std::unique_ptr<Fleet> peer_fleet;
+  if (state.thread_index() == 0) {
+    fleet.reset();
+    peer_fleet.reset();
+    bus = std::make_unique<InMemoryFleetBus>(DefaultClock());
+    link = bus->Connect("a");
+    peer_link = bus->Connect("b");
+    breaker = MakeBreaker({});
+    peer = MakeBreaker({});
+    fleet = std::make_unique<Fleet>(*link, "a");
+    peer_fleet = std::make_unique<Fleet>(*peer_link, "b");
+    fleet->Attach(*breaker);
+    peer_fleet->Attach(*peer);
+  }
+  for (auto _ : state) {
+    auto permit = breaker->TryAcquire();
+    benchmark::DoNotOptimize(permit);
+    permit->Record(Outcome::kSuccess);
+  }
+  if (state.thread_index() == 0) {
+    state.counters["state_closed"] = breaker->state() == State::kClosed ? 1 : 0;
+    state.counters["messages_sent"] = static_cast<double>(fleet->Stats().messages_sent);
+  }
+}
+BENCHMARK(BM_ClosedAcquireRecordInFleet)->Threads(1)->Threads(2)->UseRealTime();
 
 // Reject in OPEN before the cooldown ends.
 void BM_OpenReject(benchmark::State& state) {
