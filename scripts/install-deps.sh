@@ -22,6 +22,8 @@ packages=(
   curl chromium
   # the soak's traffic (scripts/soak.sh)
   wrk
+  # fleet mode and its tests (fusebox::redis, tests/redis): the hiredis client and a server
+  libhiredis-dev redis-server
 )
 # Node.js and npm for the browser tests: Debian's, unless the machine already has both.
 if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
