@@ -61,8 +61,11 @@ void BM_ClosedAcquireRecordInFleet(benchmark::State& state) {
   static std::unique_ptr<Fleet> fleet;
   static std::unique_ptr<Fleet> peer_fleet;
   if (state.thread_index() == 0) {
+    // Tear the previous run's fleet down in order: fleets, links, then the bus.
     fleet.reset();
     peer_fleet.reset();
+    link.reset();
+    peer_link.reset();
     bus = std::make_unique<InMemoryFleetBus>(DefaultClock());
     link = bus->Connect("a");
     peer_link = bus->Connect("b");
