@@ -35,19 +35,9 @@
 
 #include "fusebox/clock.h"
 #include "fusebox/fleet.h"
-#include "fusebox/status.h"
+#include "fusebox/redis_url.h"
 
 namespace fusebox {
-
-struct RedisEndpoint {
-  std::string host;
-  std::uint16_t port = 6379;
-  int db = 0;
-};
-
-// Parses "redis://HOST:PORT[/DB]" (HOST a name or an IPv4 address, PORT 1-65535, DB 0-65535).
-// The error says what is wrong, e.g. "expected redis://HOST:PORT[/DB], got 'http://x'".
-Result<RedisEndpoint, std::string> ParseRedisUrl(std::string_view url);
 
 struct RedisFleetOptions {
   RedisEndpoint endpoint;

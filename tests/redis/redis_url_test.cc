@@ -1,7 +1,7 @@
 // ParseRedisUrl: the --fleet and --cache flags' grammar, redis://HOST:PORT[/DB].
 #include <gtest/gtest.h>
 
-#include "fusebox/redis_fleet.h"
+#include "fusebox/redis_url.h"
 
 namespace fusebox {
 namespace {
