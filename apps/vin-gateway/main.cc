@@ -35,6 +35,8 @@
 #include "config/config.h"
 #include "fusebox/bulkhead.h"
 #include "fusebox/clock.h"
+#include "fusebox/fleet.h"
+#include "fusebox/redis_fleet.h"
 #include "fusebox/registry.h"
 #include "http/access_log.h"
 #include "http/admin_route.h"
@@ -136,10 +138,32 @@ int Run(const vin_gateway::GatewayConfig& config) {
   }
   vin_gateway::AdminThrottle admin_throttle(
       clock, {}, [&](std::string_view message) { log("warn", message); });
+  // Fleet mode (docs/fleet.md): the vpic breaker shared with the other instances through Redis.
+  // The link connects in the background: an unreachable Redis is not a start-up error, the
+  // breaker then follows the local rules and /status says "connected": false.
+  std::unique_ptr<fusebox::RedisFleetLink> fleet_link;
+  std::unique_ptr<fusebox::Fleet> fleet;
+  if (!config.fleet_url.empty()) {
+    fusebox::RedisFleetOptions options;
+    options.endpoint = fusebox::ParseRedisUrl(config.fleet_url).value();  // validated by config
+    options.instance = config.effective_instance_id();
+    fleet_link = std::make_unique<fusebox::RedisFleetLink>(io.get_executor(), options);
+    fleet = std::make_unique<fusebox::Fleet>(*fleet_link, options.instance);
+    fleet->Attach(**breaker);
+    fleet_link->Start();
+  }
+  const auto fleet_report = [&]() -> std::optional<vin_gateway::FleetReport> {
+    if (!fleet) {
+      return std::nullopt;
+    }
+    return vin_gateway::FleetReport{config.fleet_url, fleet->instance(), fleet->Stats(),
+                                    fleet->LeaseHolder("vpic"), fleet_link->Stats().malformed};
+  };
+
   std::unique_ptr<vin_gateway::HttpServer> server;
-  vin_gateway::Router router({service, registry, *cache, **bulkhead, metrics, limiter, **client,
-                              admin_token, admin_throttle,
-                              [&server] { return server && server->shutting_down(); }});
+  vin_gateway::Router router(
+      {service, registry, *cache, **bulkhead, metrics, limiter, **client, admin_token,
+       admin_throttle, [&server] { return server && server->shutting_down(); }, fleet_report});
   auto created = vin_gateway::HttpServer::Create(
       io,
       {.host = config.listen_host,
@@ -170,6 +194,9 @@ int Run(const vin_gateway::GatewayConfig& config) {
                           server->local_address(), config.upstream_url, config.cache_uri,
                           config.failure_threshold, vin_gateway::FormatDuration(config.cooldown),
                           vin_gateway::FormatDuration(config.call_timeout)));
+  if (fleet) {
+    log("info", fmt::format("fleet: {} as instance {}", config.fleet_url, fleet->instance()));
+  }
 
   std::atomic<bool> drained = true;
   // SIGTERM: stop accepting, let in-flight requests (and leaders' upstream calls) finish for up to

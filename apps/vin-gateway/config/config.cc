@@ -17,6 +17,7 @@
 #include <boost/url/parse.hpp>
 
 #include "common/duration.h"
+#include "fusebox/redis_url.h"
 
 namespace vin_gateway {
 namespace {
@@ -220,6 +221,25 @@ std::optional<ConfigError> CheckCacheUri(const GatewayConfig& config, std::strin
   return std::nullopt;
 }
 
+std::optional<ConfigError> CheckFleetUrl(const GatewayConfig& config, std::string_view flag) {
+  if (config.fleet_url.empty()) {
+    return std::nullopt;
+  }
+  if (auto parsed = fusebox::ParseRedisUrl(config.fleet_url); !parsed) {
+    return ConfigError{std::string(flag), fmt::format("{}: {}", flag, parsed.error())};
+  }
+  return std::nullopt;
+}
+
+std::optional<ConfigError> CheckInstanceId(const GatewayConfig& config, std::string_view flag) {
+  // It travels as one space-separated field of a fleet message (docs/fleet.md).
+  if (config.instance_id.find_first_of(" \t\r\n") != std::string::npos) {
+    return ConfigError{std::string(flag), fmt::format("{} must not contain spaces, got '{}'", flag,
+                                                      config.instance_id)};
+  }
+  return std::nullopt;
+}
+
 std::optional<ConfigError> CheckUpstreamCa(const GatewayConfig& config, std::string_view flag) {
   if (!config.upstream_ca.empty() && access(config.upstream_ca.c_str(), R_OK) != 0) {
     return ConfigError{std::string(flag), fmt::format("{} must be a readable PEM file, got '{}'",
@@ -324,6 +344,12 @@ constexpr Setting kSettings[] = {
     {"--threads", "threads",
      "I/O threads, each with its own event loop; connections are spread over them (default 1)",
      ApplyWhole<std::uint32_t, &G::threads>, CheckWholeField<std::uint32_t, &G::threads, 1, 64>},
+    // Fleet mode (docs/fleet.md).
+    {"--fleet", "fleet", "share the breaker through Redis: redis://HOST:PORT[/DB] (default off)",
+     ApplyText<&G::fleet_url>, CheckFleetUrl},
+    {"--instance-id", "instance_id",
+     "this instance's name in the fleet (default HOST:PORT of --listen)",
+     ApplyText<&G::instance_id>, CheckInstanceId},
 };
 
 const Setting* FindByFlag(std::string_view flag) {
@@ -375,6 +401,10 @@ std::string FormatDuration(Duration d) {
     }
   }
   return fmt::format("{}ns", ns);
+}
+
+std::string GatewayConfig::effective_instance_id() const {
+  return instance_id.empty() ? fmt::format("{}:{}", listen_host, listen_port) : instance_id;
 }
 
 std::optional<ConfigError> ApplySetting(GatewayConfig& config, std::string_view flag,

@@ -82,6 +82,14 @@ struct GatewayConfig {
   // --threads: I/O threads, one io_context each. Default 1, range [1, 64].
   std::uint32_t threads = 1;
 
+  // ---- fleet mode (docs/fleet.md) ----
+  // --fleet redis://HOST:PORT[/DB]: share the vpic breaker with the other instances through
+  // Redis. Default "" (this instance alone). Must parse (an unreachable Redis is not an error).
+  std::string fleet_url;
+  // --instance-id: this instance's name in the fleet. Default "": HOST:PORT of --listen.
+  std::string instance_id;
+  std::string effective_instance_id() const;
+
   // The first value outside its range (field = the flag name), or nullopt.
   std::optional<ConfigError> Validate() const;
 

@@ -98,6 +98,31 @@ HttpResponse ReadyResponse(const RouterDeps& deps) {
   return JsonResponse(200, body, "OK");
 }
 
+namespace {
+
+// Fleet mode (docs/fleet.md): null without --fleet.
+json::value FleetJson(const RouterDeps& deps) {
+  const std::optional<FleetReport> report = deps.fleet ? deps.fleet() : std::nullopt;
+  if (!report) {
+    return nullptr;
+  }
+  json::object fleet;
+  fleet["url"] = report->url;
+  fleet["instance"] = report->instance;
+  fleet["connected"] = report->stats.connected;
+  fleet["peers_seen"] = report->stats.peers_seen;
+  if (report->probe_lease_holder) {
+    fleet["probe_lease_holder"] = *report->probe_lease_holder;
+  } else {
+    fleet["probe_lease_holder"] = nullptr;
+  }
+  fleet["messages_sent"] = report->stats.messages_sent;
+  fleet["messages_received"] = report->stats.messages_received;
+  return fleet;
+}
+
+}  // namespace
+
 HttpResponse StatusResponse(const RouterDeps& deps) {
   json::object body = StatusJson(TransportStatus::kOk, "Gateway status.");
   json::array breakers;
@@ -140,6 +165,7 @@ HttpResponse StatusResponse(const RouterDeps& deps) {
     }
   }
   body["answers"] = std::move(answers);
+  body["fleet"] = FleetJson(deps);
   return JsonResponse(200, body, "OK");
 }
 
