@@ -3,12 +3,14 @@
 // A talks to a sim that fails; B and C to a healthy one, so only A sees the outage.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <boost/json.hpp>
 #include <chrono>
 #include <filesystem>
 #include <iostream>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "process_harness.h"
@@ -160,6 +162,80 @@ TEST_F(FleetIntegrationTest, AnOutageSeenOnlyByAOpensBAndCAndRevivalClosesAllThr
       5));
   // Shutdown with a live fleet link is clean.
   EXPECT_EQ(b.Terminate(), 0);
+}
+
+TEST_F(FleetIntegrationTest, OneProbePerCooldownFleetWideThroughATenSecondOutage) {
+  if (!fusebox::testing::RedisServer::Available()) {
+    GTEST_SKIP() << "no redis-server";
+  }
+  fusebox::testing::RedisServer redis;
+  ASSERT_TRUE(redis.Start());
+  ChildProcess& sim = StartSim();
+  std::vector<ChildProcess*> gws;
+  for (const char* id : {"a", "b", "c"}) {
+    gws.push_back(&StartGateway(sim, {"--fleet", redis.url(), "--instance-id", id}));
+    ASSERT_TRUE(gws.back()->started()) << gws.back()->Log();
+  }
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        for (ChildProcess* gw : gws) {
+          const json::value s = Status(*gw);
+          if (!s.is_object() || !s.at("fleet").is_object() ||
+              !s.at("fleet").at("connected").as_bool()) {
+            return false;
+          }
+        }
+        return true;
+      },
+      5));
+  const auto requests = [&] {
+    return Json(Http(sim.port(), "GET", "/__control/stats"))
+        .at("requests_total")
+        .to_number<std::int64_t>();
+  };
+  ASSERT_EQ(
+      Http(sim.port(), "POST", "/__control/faults", R"({"mode":"error","status":503})").status,
+      200);
+  // Steady traffic on all three: each thread asks for VINs nobody has cached (every decode
+  // fails during the outage, so nothing gets cached).
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> traffic;
+  for (ChildProcess* gw : gws) {
+    traffic.emplace_back([&stop, gw] {
+      for (std::size_t i = 0; !stop; ++i) {
+        (void)Decode(*gw, kVins[i % kVins.size()]);
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      }
+    });
+  }
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        return State(*gws[0]) != "CLOSED" && State(*gws[1]) != "CLOSED" &&
+               State(*gws[2]) != "CLOSED";
+      },
+      3));
+  const std::int64_t at_open = requests();
+  const auto opened = std::chrono::steady_clock::now();
+  std::this_thread::sleep_for(std::chrono::seconds(10));
+  const std::int64_t probes = requests() - at_open;
+  const double cooldowns =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - opened).count() / 2.0;
+  std::cout << "upstream calls while open: " << probes << " in " << cooldowns << " cooldowns\n";
+  // About one probe per 2 s cooldown fleet-wide (three unlinked gateways would send three).
+  EXPECT_LE(probes, static_cast<std::int64_t>(cooldowns) + 1) << probes << " probes";
+  EXPECT_GE(probes, 2) << "probes must go on during the outage";
+
+  ASSERT_EQ(Http(sim.port(), "POST", "/__control/faults", R"({"mode":"ok"})").status, 200);
+  EXPECT_TRUE(WaitUntil(
+      [&] {
+        return State(*gws[0]) == "CLOSED" && State(*gws[1]) == "CLOSED" &&
+               State(*gws[2]) == "CLOSED";
+      },
+      2.5));  // within one cooldown (plus the round trips)
+  stop = true;
+  for (std::thread& t : traffic) {
+    t.join();
+  }
 }
 
 TEST_F(FleetIntegrationTest, FleetFlagErrorsAndAnUnreachableRedis) {
