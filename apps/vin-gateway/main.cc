@@ -265,6 +265,10 @@ int Run(const vin_gateway::GatewayConfig& config) {
   std::signal(SIGTERM, SIG_IGN);
   std::signal(SIGINT, SIG_IGN);
   log("info", "stopped");
+  if (fleet_link) {
+    fleet.reset();          // detach from the breaker first
+    fleet_link->StopNow();  // no thread runs the io_contexts any more: close Redis here
+  }
   if (!drained) {
     // Work that outlived the grace period is still suspended in the io_context, and its frames
     // refer to the objects of this function: destroying them now would touch freed memory. Close

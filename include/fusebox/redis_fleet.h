@@ -69,6 +69,10 @@ class RedisFleetLink final : public FleetLink {
 
   // Starts connecting (and reconnecting for as long as the link lives). Returns at once.
   void Start();
+  // Closes the connections at once, on the calling thread, and stops reconnecting. Only when no
+  // thread runs the executor any more (after io_context::run returned): the destructor's own
+  // teardown is posted to the executor, and would never run then (leaking the connections).
+  void StopNow();
 
   void SetReceiver(FleetReceiver* receiver) override;
   void Watch(const std::string& breaker) override;

@@ -497,6 +497,11 @@ void RedisFleetLink::Start() {
   });
 }
 
+void RedisFleetLink::StopNow() {
+  SetReceiver(nullptr);
+  impl_->Stop();
+}
+
 void RedisFleetLink::SetReceiver(FleetReceiver* receiver) {
   std::lock_guard lock(impl_->receiver_mu);
   impl_->receiver = receiver;
