@@ -109,6 +109,18 @@ TEST_F(FleetTest, ATripOpensEveryPeerWithTheRemainingCooldown) {
   }
   EXPECT_EQ(F(1).Stats().transitions_adopted, 1U);
   EXPECT_EQ(F(0).Stats().messages_sent, 1U);
+  // Listeners see an adopted transition with its own cause.
+  std::vector<TransitionEvent> seen;
+  B(2).AddListener([&](const Event& e) {
+    if (const auto* t = std::get_if<TransitionEvent>(&e.detail)) {
+      seen.push_back(*t);
+    }
+  });
+  L(2).Inject(FleetMessage{"vpic", 5, State::kClosed, Duration(0), false, "b"});
+  ASSERT_EQ(seen.size(), 1U);
+  EXPECT_EQ(seen[0].cause, TransitionCause::kFleet);
+  EXPECT_EQ(ToString(seen[0].cause), "fleet");
+  EXPECT_EQ(B(2).state(), State::kClosed);
   EXPECT_EQ(F(1).Stats().peers_seen, 1U);
 }
 
