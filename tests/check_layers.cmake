@@ -48,10 +48,11 @@ set(library_forbidden ${third_party} "<hiredis" "\"common/" ${gateway_includes})
 # fusebox/asio.h is the fusebox::asio target (Boost.Asio is its point); the redis files are the
 # fusebox::redis target, checked below.
 set(redis_files include/fusebox/redis_fleet.h include/fusebox/redis_url.h
-    src/redis/asio_hiredis.h src/redis/asio_hiredis.cc src/redis/redis_fleet.cc)
+    include/fusebox/redis_client.h src/redis/asio_hiredis.h src/redis/asio_hiredis.cc
+    src/redis/redis_fleet.cc src/redis/redis_client.cc)
 set(library_exempt include/fusebox/asio.h ${redis_files})
-set(redis_globs include/fusebox/redis_fleet.h include/fusebox/redis_url.h src/redis/*.h
-    src/redis/*.cc)
+set(redis_globs include/fusebox/redis_fleet.h include/fusebox/redis_url.h
+    include/fusebox/redis_client.h src/redis/*.h src/redis/*.cc)
 set(redis_forbidden "<boost/beast" "<fmt/" "<toml" "<sqlite3" "<CLI/" "<spdlog/" "<openssl/"
     "\"common/" ${gateway_includes})
 set(common_globs apps/common/*.h apps/common/*.cc)

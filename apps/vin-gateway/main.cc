@@ -36,6 +36,7 @@
 #include "fusebox/bulkhead.h"
 #include "fusebox/clock.h"
 #include "fusebox/fleet.h"
+#include "fusebox/redis_client.h"
 #include "fusebox/redis_fleet.h"
 #include "fusebox/registry.h"
 #include "http/access_log.h"
@@ -47,6 +48,7 @@
 #include "service/gateway_metrics.h"
 #include "service/http_vpic_client.h"
 #include "service/rate_limiter.h"
+#include "service/redis_cache.h"
 
 namespace {
 
@@ -110,8 +112,30 @@ int Run(const vin_gateway::GatewayConfig& config) {
     log("error", bulkhead.error().message);
     return 2;
   }
-  std::unique_ptr<vin_gateway::Cache> cache =
-      vin_gateway::OpenCache(config.cache_uri, config.cache_max_entries);
+  // A Redis cache (--cache redis://, docs/fleet.md): shared by a fleet, behind its own `redis`
+  // breaker; an unreachable Redis is an empty cache, not a start-up error.
+  std::unique_ptr<fusebox::RedisClient> cache_redis;
+  std::unique_ptr<vin_gateway::Cache> cache;
+  if (config.cache_uri.rfind("redis://", 0) == 0) {
+    if (auto error = registry.Configure("redis", config.RedisBreakerConfig())) {
+      log("error", error->message);
+      return 2;
+    }
+    auto redis_breaker = registry.Get("redis");
+    if (!redis_breaker) {
+      log("error", redis_breaker.error().message);
+      return 2;
+    }
+    cache_redis = std::make_unique<fusebox::RedisClient>(
+        io.get_executor(),
+        fusebox::RedisClientOptions{.endpoint = fusebox::ParseRedisUrl(config.cache_uri).value()});
+    cache_redis->Start();
+    cache = vin_gateway::MakeRedisCache(
+        *cache_redis, **redis_breaker,
+        {.location = config.cache_uri, .timeout = config.cache_timeout});
+  } else {
+    cache = vin_gateway::OpenCache(config.cache_uri, config.cache_max_entries);
+  }
   if (const vin_gateway::CacheStats stats = cache->Stats(); !stats.healthy) {
     log("error", fmt::format("cache broken, serving live decodes without it: {}", stats.error));
   }
@@ -268,6 +292,9 @@ int Run(const vin_gateway::GatewayConfig& config) {
   if (fleet_link) {
     fleet.reset();          // detach from the breaker first
     fleet_link->StopNow();  // no thread runs the io_contexts any more: close Redis here
+  }
+  if (cache_redis) {
+    cache_redis->StopNow();
   }
   if (!drained) {
     // Work that outlived the grace period is still suspended in the io_context, and its frames

@@ -238,6 +238,54 @@ TEST_F(FleetIntegrationTest, OneProbePerCooldownFleetWideThroughATenSecondOutage
   }
 }
 
+TEST_F(FleetIntegrationTest, ADecodeOnAIsACacheHitOnBAndADeadRedisIsAnEmptyCache) {
+  if (!fusebox::testing::RedisServer::Available()) {
+    GTEST_SKIP() << "no redis-server";
+  }
+  fusebox::testing::RedisServer redis;
+  ASSERT_TRUE(redis.Start());
+  ChildProcess& sim = StartSim();
+  ChildProcess& a = StartGateway(sim, {"--cache", redis.url(), "--fleet", redis.url()});
+  ChildProcess& b = StartGateway(sim, {"--cache", redis.url(), "--fleet", redis.url()});
+  ASSERT_TRUE(a.started()) << a.Log();
+  ASSERT_TRUE(b.started()) << b.Log();
+  const auto cache_healthy = [&](const ChildProcess& gw) {
+    const json::value s = Status(gw);
+    return s.is_object() && s.at("cache").at("healthy").as_bool();
+  };
+  ASSERT_TRUE(WaitUntil([&] { return cache_healthy(a) && cache_healthy(b); }, 5));
+  const auto requests = [&] {
+    return Json(Http(sim.port(), "GET", "/__control/stats"))
+        .at("requests_total")
+        .to_number<std::int64_t>();
+  };
+  const HttpResult live = Decode(a, kVins[0]);
+  ASSERT_EQ(live.status, 200) << live.body;
+  EXPECT_EQ(Json(live).at("source"), "live");
+  const std::int64_t after_live = requests();
+  const HttpResult hit = Decode(b, kVins[0]);
+  ASSERT_EQ(hit.status, 200) << hit.body;
+  EXPECT_EQ(Json(hit).at("source"), "cache");
+  EXPECT_EQ(requests(), after_live);
+  // The redis breaker is listed with the others.
+  bool listed = false;
+  const json::value status_b = Status(b);
+  for (const json::value& breaker : status_b.at("breakers").as_array()) {
+    listed = listed || breaker.at("name") == "redis";
+  }
+  EXPECT_TRUE(listed);
+
+  // Redis killed: live decodes go on, none waits on the dead cache.
+  redis.Kill();
+  ASSERT_TRUE(WaitUntil([&] { return !cache_healthy(b); }, 2));
+  for (std::size_t i = 1; i < 4; ++i) {
+    const HttpResult r = Decode(b, kVins[i]);
+    EXPECT_EQ(r.status, 200) << r.body;
+    EXPECT_LT(r.seconds, 0.5);
+  }
+  EXPECT_EQ(Decode(b, kVins[0]).status, 200);  // its hot front still has this one
+}
+
 TEST_F(FleetIntegrationTest, FleetFlagErrorsAndAnUnreachableRedis) {
   ChildProcess& sim = StartSim();
   ChildProcess& alone = StartGateway(sim, {});

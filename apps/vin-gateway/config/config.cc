@@ -213,10 +213,18 @@ std::optional<ConfigError> CheckUpstreamUrl(const GatewayConfig& config, std::st
 
 std::optional<ConfigError> CheckCacheUri(const GatewayConfig& config, std::string_view flag) {
   const std::string& uri = config.cache_uri;
+  if (uri.rfind("redis://", 0) == 0) {
+    if (auto parsed = fusebox::ParseRedisUrl(uri); !parsed) {
+      return ConfigError{std::string(flag), fmt::format("{}: {}", flag, parsed.error())};
+    }
+    return std::nullopt;
+  }
   if (uri != "memory" &&
       (uri.rfind("sqlite:", 0) != 0 || uri.size() == std::string_view("sqlite:").size())) {
-    return ConfigError{std::string(flag),
-                       fmt::format("{} must be sqlite:PATH or memory, got '{}'", flag, uri)};
+    return ConfigError{
+        std::string(flag),
+        fmt::format("{} must be sqlite:PATH, memory or redis://HOST:PORT[/DB], got '{}'", flag,
+                    uri)};
   }
   return std::nullopt;
 }
@@ -347,6 +355,9 @@ constexpr Setting kSettings[] = {
     // Fleet mode (docs/fleet.md).
     {"--fleet", "fleet", "share the breaker through Redis: redis://HOST:PORT[/DB] (default off)",
      ApplyText<&G::fleet_url>, CheckFleetUrl},
+    {"--cache-timeout", "cache_timeout",
+     "budget of one Redis cache read or write, --cache redis://... (default 50ms)",
+     ApplyDuration<&G::cache_timeout>, CheckDurationField<&G::cache_timeout, kMs, 10 * kSecond>},
     {"--instance-id", "instance_id",
      "this instance's name in the fleet (default HOST:PORT of --listen)",
      ApplyText<&G::instance_id>, CheckInstanceId},
@@ -401,6 +412,14 @@ std::string FormatDuration(Duration d) {
     }
   }
   return fmt::format("{}ns", ns);
+}
+
+fusebox::CircuitBreakerConfig GatewayConfig::RedisBreakerConfig() const {
+  fusebox::CircuitBreakerConfig redis;
+  redis.failure_threshold = 5;
+  redis.cooldown = std::chrono::seconds(5);
+  redis.call_timeout = cache_timeout;
+  return redis;
 }
 
 std::string GatewayConfig::effective_instance_id() const {
