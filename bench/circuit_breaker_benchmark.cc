@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "fusebox/circuit_breaker.h"
+#include "fusebox/fleet.h"
 
 namespace fusebox {
 namespace {
@@ -115,6 +116,44 @@ void BM_RecoveringAcquire(benchmark::State& state) {
       static_cast<double>(m.allowed) / static_cast<double>(m.allowed + m.rejected_recovering);
 }
 BENCHMARK(BM_RecoveringAcquire);
+
+// The same path with the breaker attached to a fleet (an in-memory link to one peer): it must
+// cost the same, since no message is sent on that path (docs/breaker-rules.md, "Fleet").
+void BM_ClosedAcquireRecordInFleet(benchmark::State& state) {
+  static std::unique_ptr<InMemoryFleetBus> bus;
+  static std::unique_ptr<InMemoryFleetBus::Link> link;
+  static std::unique_ptr<InMemoryFleetBus::Link> peer_link;
+  static std::unique_ptr<CircuitBreaker> breaker;
+  static std::unique_ptr<CircuitBreaker> peer;
+  static std::unique_ptr<Fleet> fleet;
+  static std::unique_ptr<Fleet> peer_fleet;
+  if (state.thread_index() == 0) {
+    // Tear the previous run's fleet down in order: fleets, links, then the bus.
+    fleet.reset();
+    peer_fleet.reset();
+    link.reset();
+    peer_link.reset();
+    bus = std::make_unique<InMemoryFleetBus>(DefaultClock());
+    link = bus->Connect("a");
+    peer_link = bus->Connect("b");
+    breaker = MakeBreaker({});
+    peer = MakeBreaker({});
+    fleet = std::make_unique<Fleet>(*link, "a");
+    peer_fleet = std::make_unique<Fleet>(*peer_link, "b");
+    fleet->Attach(*breaker);
+    peer_fleet->Attach(*peer);
+  }
+  for (auto _ : state) {
+    auto permit = breaker->TryAcquire();
+    benchmark::DoNotOptimize(permit);
+    permit->Record(Outcome::kSuccess);
+  }
+  if (state.thread_index() == 0) {
+    state.counters["state_closed"] = breaker->state() == State::kClosed ? 1 : 0;
+    state.counters["messages_sent"] = static_cast<double>(fleet->Stats().messages_sent);
+  }
+}
+BENCHMARK(BM_ClosedAcquireRecordInFleet)->Threads(1)->Threads(2)->UseRealTime();
 
 // Reject in OPEN before the cooldown ends.
 void BM_OpenReject(benchmark::State& state) {

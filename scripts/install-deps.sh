@@ -25,6 +25,8 @@ packages=(
   wrk
   # the side-by-side comparison (bench/compare): the other contenders and the open-loop clients
   nginx-light haproxy python3-aiohttp
+  # fleet mode and its tests (fusebox::redis, tests/redis): the hiredis client and a server
+  libhiredis-dev redis-server
 )
 # Node.js and npm for the browser tests: Debian's, unless the machine already has both.
 if ! command -v node >/dev/null || ! command -v npm >/dev/null; then

@@ -14,6 +14,10 @@
 # Flags after the options are passed to vin-gateway, e.g. `scripts/run.sh --listen 127.0.0.1:9000`
 # or `scripts/run.sh --cache memory`. `--smoke` stops after the demo decode (CI uses it to prove
 # this command works). Exits non-zero on the first failure.
+#
+# `scripts/run.sh --fleet N [--smoke] [flags...]` builds as above, then runs a fleet instead:
+# redis-server, vpic-sim, N gateways sharing their breaker and nginx in front on
+# http://127.0.0.1:8080 (scripts/run-fleet.sh; docs/fleet.md).
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -21,6 +25,11 @@ cd "$root"
 # shellcheck source=scripts/lib/await_listening.sh
 source scripts/lib/await_listening.sh
 
+fleet=""
+if [ "${1:-}" = "--fleet" ]; then
+  fleet="${2:-}"
+  shift 2 || true
+fi
 smoke=false
 gateway_args=()
 cache_given=false
@@ -41,6 +50,10 @@ bash scripts/install-deps.sh
 echo "==> run: configuring and building the release preset (build/release)"
 cmake --preset release
 cmake --build --preset release
+
+if [ -n "$fleet" ]; then
+  exec scripts/run-fleet.sh "$fleet" "$@"
+fi
 
 bin="build/release/bin"
 for program in vpic-sim vin-gateway; do

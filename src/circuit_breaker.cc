@@ -44,6 +44,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "fusebox/sliding_window.h"
@@ -225,6 +226,11 @@ struct CircuitBreaker::Impl {
   std::shared_ptr<const ListenerList> listeners;  // Guarded by listeners_mu; copy-on-write.
   ListenerId next_listener_id = 1;                // Guarded by listeners_mu.
   std::atomic<bool> has_listeners{false};
+  // The coordinator (SetCoordination). Written under both listeners_mu and mu: Dispatch reads
+  // it under listeners_mu, the probe gate under mu.
+  std::shared_ptr<const Coordination> coordination;
+  std::atomic<bool> coordinated{false};
+  std::optional<Duration> adopted_cooldown;  // Guarded by mu. Set by Adopt for its transition.
 
   Duration call_timeout() const noexcept {
     return Duration(call_timeout_ns.load(std::memory_order_relaxed));
@@ -343,9 +349,21 @@ struct CircuitBreaker::Impl {
       return;
     }
     std::shared_ptr<const ListenerList> list;
+    std::shared_ptr<const Coordination> coordinator;
     {
       std::lock_guard lock(listeners_mu);
       list = listeners;
+      coordinator = coordination;
+    }
+    if (coordinator && coordinator->on_transition) {
+      for (std::size_t i = 0; i < batch.size; ++i) {
+        if (const auto* t = std::get_if<TransitionEvent>(&batch[i].detail)) {
+          try {
+            coordinator->on_transition(*t);
+          } catch (...) {  // NOLINT(bugprone-empty-catch): as for listeners
+          }
+        }
+      }
     }
     if (!list) {
       return;
@@ -416,7 +434,9 @@ struct CircuitBreaker::Impl {
         } else if (at - closed_since >= config.effective_cooldown_max()) {
           base_cooldown = config.cooldown;  // stayed healthy long enough: growth resets
         }
-        current_cooldown = DrawCooldownLocked(base_cooldown);
+        current_cooldown = adopted_cooldown.has_value()
+                               ? std::exchange(adopted_cooldown, std::nullopt).value()
+                               : DrawCooldownLocked(base_cooldown);
         opened_at = at;
         open_until_ns.store((at + current_cooldown).time_since_epoch().count(),
                             std::memory_order_relaxed);
@@ -433,7 +453,7 @@ struct CircuitBreaker::Impl {
     }
     // A reconfiguration's new generation keeps the ramp under way (its fields are untouched).
     const bool keeps_ramp = was_ramping && cause == TransitionCause::kReconfigured;
-    if (listening()) {
+    if (listening() || coordinated.load(std::memory_order_relaxed)) {
       events.Push(MakeEvent(TransitionEvent{from, to, cause, generation, at}));
       if (was_ramping && !keeps_ramp) {
         const TimePoint start(Duration(ramp_start_ns.load(std::memory_order_relaxed)));
@@ -714,7 +734,9 @@ Result<Permit> CircuitBreaker::TryAcquireLocked(Priority priority) noexcept {
         const bool may_probe = priority == Priority::kInteractive || s.config.batch_may_probe;
         auto free_slot = std::find_if(s.probe_slots.begin(), s.probe_slots.end(),
                                       [](const ProbeSlot& p) { return !p.busy; });
-        if (!may_probe || free_slot == s.probe_slots.end()) {
+        if (!may_probe || free_slot == s.probe_slots.end() ||
+            (s.coordination && s.coordination->may_probe &&
+             !s.coordination->may_probe(s.generation, s.probes_in_flight))) {
           s.Bump(kRejectedHalfOpen);
           if (s.listening()) {
             events.Push(s.MakeEvent(
@@ -1027,6 +1049,37 @@ void CircuitBreaker::Command(State to, bool reset_growth) {
     s.TransitionLocked(to, s.clock->Now(), TransitionCause::kOperator, events);
   }
   s.Dispatch(events);
+}
+
+// ---- coordination with peers ----
+
+void CircuitBreaker::SetCoordination(Coordination coordination) {
+  Impl& s = *impl_;
+  std::shared_ptr<const Coordination> installed;
+  if (coordination.on_transition || coordination.may_probe) {
+    installed = std::make_shared<const Coordination>(std::move(coordination));
+  }
+  std::lock_guard listeners_lock(s.listeners_mu);
+  std::lock_guard lock(s.mu);
+  s.coordination = installed;
+  s.coordinated.store(installed != nullptr, std::memory_order_relaxed);
+}
+
+bool CircuitBreaker::Adopt(State to, Duration remaining_cooldown) {
+  if (to == State::kHalfOpen) {
+    return false;
+  }
+  Impl& s = *impl_;
+  EventBatch events;
+  {
+    std::lock_guard lock(s.mu);
+    if (to == State::kOpen) {
+      s.adopted_cooldown = std::max(remaining_cooldown, Duration(1));
+    }
+    s.TransitionLocked(to, s.clock->Now(), TransitionCause::kFleet, events);
+  }
+  s.Dispatch(events);
+  return true;
 }
 
 void CircuitBreaker::ForceOpen() { Command(State::kForcedOpen, false); }

@@ -88,6 +88,8 @@ std::string_view ToString(TransitionCause cause) noexcept {
       return "reconfigured";
     case TransitionCause::kRecoveryFailed:
       return "recovery_failed";
+    case TransitionCause::kFleet:
+      return "fleet";
   }
   return "unknown";
 }

@@ -3,6 +3,9 @@
 #
 #   fusebox (include/fusebox, src)  the standard library only; fusebox/asio.h (target
 #                                   fusebox::asio) alone may include Boost.Asio. Never an app.
+#                                   Never hiredis.
+#   fusebox::redis (redis_fleet.h,  the library, Boost.Asio and hiredis; no other third party,
+#     src/redis)                    never an app.
 #   apps/common                     the library, fmt and toml++; no Asio or Beast, no app.
 #   apps/fusebox-sim                virtual time only: no Asio or Beast, no other app.
 #   apps/vpic-sim                   may use Asio and Beast; never the gateway's layers.
@@ -40,11 +43,20 @@ set(sim_includes "\"scenario.h\"" "\"simulator.h\"" "\"sweep.h\"" "\"report.h\""
 set(vpic_sim_includes "\"server.h\"" "\"fault_spec.h\"" "\"fault_engine.h\"" "\"vpic_api.h\""
     "\"recordings.h\"")
 
-set(parts library common fusebox_sim vpic_sim vin_gateway gateway_core gateway_offline
+set(parts library redis common fusebox_sim vpic_sim vin_gateway gateway_core gateway_offline
     gateway_service gateway_http gateway_http_server gateway_config)
 set(library_globs include/fusebox/*.h src/*.h src/*.cc)
-set(library_forbidden ${third_party} "\"common/" ${gateway_includes})
-set(library_exempt include/fusebox/asio.h)  # the fusebox::asio target: Boost.Asio is its point
+set(library_forbidden ${third_party} "<hiredis" "\"common/" ${gateway_includes})
+# fusebox/asio.h is the fusebox::asio target (Boost.Asio is its point); the redis files are the
+# fusebox::redis target, checked below.
+set(redis_files include/fusebox/redis_fleet.h include/fusebox/redis_url.h
+    include/fusebox/redis_client.h src/redis/asio_hiredis.h src/redis/asio_hiredis.cc
+    src/redis/redis_fleet.cc src/redis/redis_client.cc)
+set(library_exempt include/fusebox/asio.h ${redis_files})
+set(redis_globs include/fusebox/redis_fleet.h include/fusebox/redis_url.h
+    include/fusebox/redis_client.h src/redis/*.h src/redis/*.cc)
+set(redis_forbidden "<boost/beast" "<fmt/" "<toml" "<sqlite3" "<CLI/" "<spdlog/" "<openssl/"
+    "\"common/" ${gateway_includes})
 set(common_globs apps/common/*.h apps/common/*.cc)
 set(common_forbidden ${asio_beast} ${gateway_includes} ${sim_includes} ${vpic_sim_includes})
 set(fusebox_sim_globs apps/fusebox-sim/*.h apps/fusebox-sim/*.cc)
@@ -58,7 +70,7 @@ set(gateway_core_forbidden "\"offline/" "\"service/" "\"http/" "\"config/" ${asi
     "<openssl/" "<toml" "<CLI/" "\"fusebox/asio.h\"")
 set(gateway_offline_globs apps/vin-gateway/offline/*.h apps/vin-gateway/offline/*.cc)
 set(gateway_offline_forbidden "\"service/" "\"http/" "\"config/" ${asio_beast} "<openssl/" "<toml"
-    "<CLI/" "\"fusebox/asio.h\"")
+    "<CLI/" "<hiredis" "\"fusebox/asio.h\"" "\"fusebox/redis")
 set(gateway_service_globs apps/vin-gateway/service/*.h apps/vin-gateway/service/*.cc)
 set(gateway_service_forbidden "\"http/" "\"config/" "<toml" "<CLI/")
 set(gateway_http_globs apps/vin-gateway/http/*.h apps/vin-gateway/http/*.cc)

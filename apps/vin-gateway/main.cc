@@ -39,6 +39,9 @@
 #include "config/config.h"
 #include "fusebox/bulkhead.h"
 #include "fusebox/clock.h"
+#include "fusebox/fleet.h"
+#include "fusebox/redis_client.h"
+#include "fusebox/redis_fleet.h"
 #include "fusebox/registry.h"
 #include "http/access_log.h"
 #include "http/admin_route.h"
@@ -50,6 +53,7 @@
 #include "service/gateway_metrics.h"
 #include "service/http_vpic_client.h"
 #include "service/rate_limiter.h"
+#include "service/redis_cache.h"
 
 namespace {
 
@@ -183,8 +187,30 @@ int Run(const vin_gateway::GatewayConfig& config, const std::vector<std::string>
     log("error", bulkhead.error().message);
     return 2;
   }
-  std::unique_ptr<vin_gateway::Cache> cache =
-      vin_gateway::OpenCache(config.cache_uri, config.cache_max_entries);
+  // A Redis cache (--cache redis://, docs/fleet.md): shared by a fleet, behind its own `redis`
+  // breaker; an unreachable Redis is an empty cache, not a start-up error.
+  std::unique_ptr<fusebox::RedisClient> cache_redis;
+  std::unique_ptr<vin_gateway::Cache> cache;
+  if (config.cache_uri.rfind("redis://", 0) == 0) {
+    if (auto error = registry.Configure("redis", config.RedisBreakerConfig())) {
+      log("error", error->message);
+      return 2;
+    }
+    auto redis_breaker = registry.Get("redis");
+    if (!redis_breaker) {
+      log("error", redis_breaker.error().message);
+      return 2;
+    }
+    cache_redis = std::make_unique<fusebox::RedisClient>(
+        io.get_executor(),
+        fusebox::RedisClientOptions{.endpoint = fusebox::ParseRedisUrl(config.cache_uri).value()});
+    cache_redis->Start();
+    cache = vin_gateway::MakeRedisCache(
+        *cache_redis, **redis_breaker,
+        {.location = config.cache_uri, .timeout = config.cache_timeout});
+  } else {
+    cache = vin_gateway::OpenCache(config.cache_uri, config.cache_max_entries);
+  }
   if (const vin_gateway::CacheStats stats = cache->Stats(); !stats.healthy) {
     log("error", fmt::format("cache broken, serving live decodes without it: {}", stats.error));
   }
@@ -230,10 +256,32 @@ int Run(const vin_gateway::GatewayConfig& config, const std::vector<std::string>
   }
   vin_gateway::AdminThrottle admin_throttle(
       clock, {}, [&](std::string_view message) { log("warn", message); });
+  // Fleet mode (docs/fleet.md): the vpic breaker shared with the other instances through Redis.
+  // The link connects in the background: an unreachable Redis is not a start-up error, the
+  // breaker then follows the local rules and /status says "connected": false.
+  std::unique_ptr<fusebox::RedisFleetLink> fleet_link;
+  std::unique_ptr<fusebox::Fleet> fleet;
+  if (!config.fleet_url.empty()) {
+    fusebox::RedisFleetOptions options;
+    options.endpoint = fusebox::ParseRedisUrl(config.fleet_url).value();  // validated by config
+    options.instance = config.effective_instance_id();
+    fleet_link = std::make_unique<fusebox::RedisFleetLink>(io.get_executor(), options);
+    fleet = std::make_unique<fusebox::Fleet>(*fleet_link, options.instance);
+    fleet->Attach(**breaker);
+    fleet_link->Start();
+  }
+  const auto fleet_report = [&]() -> std::optional<vin_gateway::FleetReport> {
+    if (!fleet) {
+      return std::nullopt;
+    }
+    return vin_gateway::FleetReport{config.fleet_url, fleet->instance(), fleet->Stats(),
+                                    fleet->LeaseHolder("vpic"), fleet_link->Stats().malformed};
+  };
+
   std::unique_ptr<vin_gateway::HttpServer> server;
-  vin_gateway::Router router({service, registry, *cache, **bulkhead, metrics, limiter, **client,
-                              admin_token, admin_throttle,
-                              [&server] { return server && server->shutting_down(); }});
+  vin_gateway::Router router(
+      {service, registry, *cache, **bulkhead, metrics, limiter, **client, admin_token,
+       admin_throttle, [&server] { return server && server->shutting_down(); }, fleet_report});
   auto created = vin_gateway::HttpServer::Create(
       io,
       {.host = config.listen_host,
@@ -281,6 +329,9 @@ int Run(const vin_gateway::GatewayConfig& config, const std::vector<std::string>
                           fusebox::ToString(config.policy), config.failure_threshold,
                           vin_gateway::FormatDuration(config.cooldown),
                           vin_gateway::FormatDuration(config.call_timeout)));
+  if (fleet) {
+    log("info", fmt::format("fleet: {} as instance {}", config.fleet_url, fleet->instance()));
+  }
 
   std::atomic<bool> drained = true;
   // SIGTERM: stop accepting, let in-flight requests (and leaders' upstream calls) finish for up to
@@ -352,6 +403,13 @@ int Run(const vin_gateway::GatewayConfig& config, const std::vector<std::string>
   std::signal(SIGINT, SIG_IGN);
   std::signal(SIGHUP, SIG_IGN);
   log("info", "stopped");
+  if (fleet_link) {
+    fleet.reset();          // detach from the breaker first
+    fleet_link->StopNow();  // no thread runs the io_contexts any more: close Redis here
+  }
+  if (cache_redis) {
+    cache_redis->StopNow();
+  }
   if (!drained) {
     // Work that outlived the grace period is still suspended in the io_context, and its frames
     // refer to the objects of this function: destroying them now would touch freed memory. Close

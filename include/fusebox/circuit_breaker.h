@@ -295,6 +295,26 @@ class CircuitBreaker {
   ListenerId AddListener(Listener listener);
   void RemoveListener(ListenerId id);
 
+  // ---- Coordination with peers (fusebox/fleet.h; docs/breaker-rules.md, "Fleet") ----
+  // What a coordinator such as fusebox::Fleet plugs into a breaker. Unlike a Listener it sees
+  // transitions only, so the CLOSED path stays lock-free and calls out to nobody.
+  struct Coordination {
+    // Called after every transition (any cause), on the thread that caused it, after the lock
+    // is released, like a Listener.
+    std::function<void(const TransitionEvent&)> on_transition;
+    // Asked under the breaker's lock before a HALF_OPEN probe slot is granted, with the
+    // HALF_OPEN generation and the probes already in flight: false answers kCircuitHalfOpen.
+    // Must be quick and non-blocking, and must not call into the breaker.
+    std::function<bool(std::uint64_t generation, std::uint32_t probes_in_flight)> may_probe;
+  };
+  // Installs the coordinator (an empty Coordination removes it). Callable while calls run; a
+  // transition already being delivered may still reach the previous one.
+  void SetCoordination(Coordination coordination);
+  // Applies a transition decided elsewhere, with cause kFleet: OPEN with `remaining_cooldown`
+  // (from now; the cooldown growth is untouched), or CLOSED or an operator state as the operator
+  // commands enter them. HALF_OPEN is refused (returns false): each breaker enters it on its own.
+  bool Adopt(State to, Duration remaining_cooldown = Duration::zero());
+
   const std::string& name() const noexcept;
   // The config in force (a copy: Reconfigure may replace it at any moment).
   Config config() const;

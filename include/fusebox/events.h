@@ -56,10 +56,11 @@ enum class TransitionCause : std::uint8_t {
   kReconfigured,         // CLOSED -> CLOSED, METRICS_ONLY -> METRICS_ONLY: Reconfigure changed
                          // the trip policy or the window, which starts afresh
   kRecoveryFailed,       // CLOSED -> OPEN: a failure or slow call during the recovery ramp
+  kFleet,                // a transition adopted from a peer (CircuitBreaker::Adopt, fusebox/fleet.h)
 };
 
 // "consecutive_failures", "failure_rate", "slow_call_rate", "cooldown_elapsed", "probe_failed",
-// "probe_timed_out", "probes_succeeded", "operator", "reconfigured", "recovery_failed".
+// "probe_timed_out", "probes_succeeded", "operator", "reconfigured", "recovery_failed", "fleet".
 std::string_view ToString(TransitionCause cause) noexcept;
 
 struct TransitionEvent {

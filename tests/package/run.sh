@@ -36,7 +36,9 @@ cmake -S tests/package -B "$consumer_build" -G Ninja -DCMAKE_BUILD_TYPE=Release 
   -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF
 cmake --build "$consumer_build"
 
-for consumer in consumer asio_consumer; do
+consumers=(consumer asio_consumer)
+if [ -x "$consumer_build/redis_consumer" ]; then consumers+=(redis_consumer); fi
+for consumer in "${consumers[@]}"; do
   echo "package: running $consumer"
   output="$("$consumer_build/$consumer")"
   echo "$output"

@@ -17,6 +17,7 @@
 #include <boost/url/parse.hpp>
 
 #include "common/duration.h"
+#include "fusebox/redis_url.h"
 
 namespace vin_gateway {
 namespace {
@@ -229,10 +230,37 @@ std::optional<ConfigError> CheckUpstreamUrl(const GatewayConfig& config, std::st
 
 std::optional<ConfigError> CheckCacheUri(const GatewayConfig& config, std::string_view flag) {
   const std::string& uri = config.cache_uri;
+  if (uri.rfind("redis://", 0) == 0) {
+    if (auto parsed = fusebox::ParseRedisUrl(uri); !parsed) {
+      return ConfigError{std::string(flag), fmt::format("{}: {}", flag, parsed.error())};
+    }
+    return std::nullopt;
+  }
   if (uri != "memory" &&
       (uri.rfind("sqlite:", 0) != 0 || uri.size() == std::string_view("sqlite:").size())) {
-    return ConfigError{std::string(flag),
-                       fmt::format("{} must be sqlite:PATH or memory, got '{}'", flag, uri)};
+    return ConfigError{
+        std::string(flag),
+        fmt::format("{} must be sqlite:PATH, memory or redis://HOST:PORT[/DB], got '{}'", flag,
+                    uri)};
+  }
+  return std::nullopt;
+}
+
+std::optional<ConfigError> CheckFleetUrl(const GatewayConfig& config, std::string_view flag) {
+  if (config.fleet_url.empty()) {
+    return std::nullopt;
+  }
+  if (auto parsed = fusebox::ParseRedisUrl(config.fleet_url); !parsed) {
+    return ConfigError{std::string(flag), fmt::format("{}: {}", flag, parsed.error())};
+  }
+  return std::nullopt;
+}
+
+std::optional<ConfigError> CheckInstanceId(const GatewayConfig& config, std::string_view flag) {
+  // It travels as one space-separated field of a fleet message (docs/fleet.md).
+  if (config.instance_id.find_first_of(" \t\r\n") != std::string::npos) {
+    return ConfigError{std::string(flag), fmt::format("{} must not contain spaces, got '{}'", flag,
+                                                      config.instance_id)};
   }
   return std::nullopt;
 }
@@ -557,6 +585,16 @@ constexpr Setting kSettings[] = {
     {"--offline-db", "offline_db",
      "vPIC SQLite database for offline decodes, or none (default var/vpic/vpic.lite.db if present)",
      ApplyText<&G::offline_db>, nullptr, Same<&G::offline_db>},
+    // Fleet mode (docs/fleet.md).
+    {"--fleet", "fleet", "share the breaker through Redis: redis://HOST:PORT[/DB] (default off)",
+     ApplyText<&G::fleet_url>, CheckFleetUrl, Same<&G::fleet_url>},
+    {"--cache-timeout", "cache_timeout",
+     "budget of one Redis cache read or write, --cache redis://... (default 50ms)",
+     ApplyDuration<&G::cache_timeout>, CheckDurationField<&G::cache_timeout, kMs, 10 * kSecond>,
+     Same<&G::cache_timeout>},
+    {"--instance-id", "instance_id",
+     "this instance's name in the fleet (default HOST:PORT of --listen)",
+     ApplyText<&G::instance_id>, CheckInstanceId, Same<&G::instance_id>},
 };
 
 const Setting* FindByFlag(std::string_view flag) {
@@ -608,6 +646,18 @@ std::string FormatDuration(Duration d) {
     }
   }
   return fmt::format("{}ns", ns);
+}
+
+fusebox::CircuitBreakerConfig GatewayConfig::RedisBreakerConfig() const {
+  fusebox::CircuitBreakerConfig redis;
+  redis.failure_threshold = 5;
+  redis.cooldown = std::chrono::seconds(5);
+  redis.call_timeout = cache_timeout;
+  return redis;
+}
+
+std::string GatewayConfig::effective_instance_id() const {
+  return instance_id.empty() ? fmt::format("{}:{}", listen_host, listen_port) : instance_id;
 }
 
 std::optional<ConfigError> ApplySetting(GatewayConfig& config, std::string_view flag,

@@ -43,7 +43,8 @@ struct GatewayConfig {
   // --upstream-url: vPIC's base URL, http:// or https:// with a host (and optional port and path
   // prefix). Default https://vpic.nhtsa.dot.gov.
   std::string upstream_url = "https://vpic.nhtsa.dot.gov";
-  // --cache: `sqlite:PATH` (created on first run) or `memory`. Default sqlite:var/vin-cache.sqlite.
+  // --cache: `sqlite:PATH` (created on first run), `memory`, or `redis://HOST:PORT[/DB]` (shared
+  // by a fleet, docs/fleet.md). Default sqlite:var/vin-cache.sqlite.
   std::string cache_uri = "sqlite:var/vin-cache.sqlite";
   // --cache-ttl: how long a decode is served from the cache without asking vPIC.
   // Default 30d, range [1s, 3650d].
@@ -121,6 +122,19 @@ struct GatewayConfig {
   Duration shutdown_grace = std::chrono::seconds(5);
   // --threads: I/O threads, one io_context each. Default 1, range [1, 64].
   std::uint32_t threads = 1;
+
+  // ---- fleet mode (docs/fleet.md) ----
+  // --fleet redis://HOST:PORT[/DB]: share the vpic breaker with the other instances through
+  // Redis. Default "" (this instance alone). Must parse (an unreachable Redis is not an error).
+  std::string fleet_url;
+  // --instance-id: this instance's name in the fleet. Default "": HOST:PORT of --listen.
+  std::string instance_id;
+  std::string effective_instance_id() const;
+  // --cache-timeout: the budget of one Redis cache read or write (`--cache redis://...`), and the
+  // call timeout of its `redis` breaker. Default 50ms, range [1ms, 10s].
+  Duration cache_timeout = std::chrono::milliseconds(50);
+  // The `redis` breaker of a Redis cache: 5 failures in a row open it for 5 s.
+  fusebox::CircuitBreakerConfig RedisBreakerConfig() const;
 
   // The first value outside its range (field = the flag name), or nullopt.
   std::optional<ConfigError> Validate() const;

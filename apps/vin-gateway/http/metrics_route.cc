@@ -70,6 +70,32 @@ HttpResponse MetricsResponse(const RouterDeps& deps) {
         "vin_gateway_offline_snapshot_info{{date=\"{}\"}} 1\n",
         *snapshot);
   }
+  if (const std::optional<FleetReport> fleet = deps.fleet ? deps.fleet() : std::nullopt) {
+    // Fleet mode (docs/fleet.md).
+    out += fmt::format(
+        "# HELP vin_gateway_fleet_connected 1 while the fleet link to Redis is up.\n"
+        "# TYPE vin_gateway_fleet_connected gauge\nvin_gateway_fleet_connected {}\n"
+        "# HELP vin_gateway_fleet_peers_seen Other instances heard from.\n"
+        "# TYPE vin_gateway_fleet_peers_seen gauge\nvin_gateway_fleet_peers_seen {}\n"
+        "# HELP vin_gateway_fleet_messages_sent_total Breaker transitions sent to the fleet.\n"
+        "# TYPE vin_gateway_fleet_messages_sent_total counter\n"
+        "vin_gateway_fleet_messages_sent_total {}\n"
+        "# HELP vin_gateway_fleet_messages_received_total Peers' transitions received.\n"
+        "# TYPE vin_gateway_fleet_messages_received_total counter\n"
+        "vin_gateway_fleet_messages_received_total {}\n"
+        "# HELP vin_gateway_fleet_messages_stale_total Received but older than known: dropped.\n"
+        "# TYPE vin_gateway_fleet_messages_stale_total counter\n"
+        "vin_gateway_fleet_messages_stale_total {}\n"
+        "# HELP vin_gateway_fleet_messages_malformed_total Received but unparsable: dropped.\n"
+        "# TYPE vin_gateway_fleet_messages_malformed_total counter\n"
+        "vin_gateway_fleet_messages_malformed_total {}\n"
+        "# HELP vin_gateway_fleet_leases_won_total Probe leases this instance won.\n"
+        "# TYPE vin_gateway_fleet_leases_won_total counter\nvin_gateway_fleet_leases_won_total "
+        "{}\n",
+        fleet->stats.connected ? 1 : 0, fleet->stats.peers_seen, fleet->stats.messages_sent,
+        fleet->stats.messages_received, fleet->stats.messages_stale, fleet->malformed,
+        fleet->stats.leases_won);
+  }
   response.log_status = "OK";
   return response;
 }

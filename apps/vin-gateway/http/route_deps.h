@@ -17,6 +17,7 @@
 #include <string>
 
 #include "fusebox/bulkhead.h"
+#include "fusebox/fleet.h"
 #include "fusebox/registry.h"
 #include "service/cache.h"
 #include "service/decode_service.h"
@@ -27,6 +28,15 @@
 namespace vin_gateway {
 
 class AdminThrottle;  // admin_route.h
+
+// Fleet mode (docs/fleet.md): what /status ("fleet") and /metrics report about it.
+struct FleetReport {
+  std::string url;
+  std::string instance;
+  fusebox::FleetStats stats;
+  std::optional<std::string> probe_lease_holder;
+  std::uint64_t malformed = 0;  // messages from Redis that did not parse (dropped)
+};
 
 struct RouterDeps {
   DecodeService& service;
@@ -39,6 +49,8 @@ struct RouterDeps {
   std::optional<std::string> admin_token;  // FUSEBOX_ADMIN_TOKEN; nullopt: admin routes are 404
   AdminThrottle& admin_throttle;           // failed bearer attempts per client address
   std::function<bool()> draining;          // true once SIGTERM was received (may be empty)
+  // Fleet mode: nullopt (or empty) without --fleet.
+  std::function<std::optional<FleetReport>()> fleet = nullptr;
 };
 
 }  // namespace vin_gateway

@@ -142,6 +142,31 @@ HttpResponse ReadyResponse(const RouterDeps& deps) {
   return JsonResponse(200, body, "OK");
 }
 
+namespace {
+
+// Fleet mode (docs/fleet.md): null without --fleet.
+json::value FleetJson(const RouterDeps& deps) {
+  const std::optional<FleetReport> report = deps.fleet ? deps.fleet() : std::nullopt;
+  if (!report) {
+    return nullptr;
+  }
+  json::object fleet;
+  fleet["url"] = report->url;
+  fleet["instance"] = report->instance;
+  fleet["connected"] = report->stats.connected;
+  fleet["peers_seen"] = report->stats.peers_seen;
+  if (report->probe_lease_holder) {
+    fleet["probe_lease_holder"] = *report->probe_lease_holder;
+  } else {
+    fleet["probe_lease_holder"] = nullptr;
+  }
+  fleet["messages_sent"] = report->stats.messages_sent;
+  fleet["messages_received"] = report->stats.messages_received;
+  return fleet;
+}
+
+}  // namespace
+
 HttpResponse StatusResponse(const RouterDeps& deps) {
   json::object body = StatusJson(TransportStatus::kOk, "Gateway status.");
   json::array breakers;
@@ -192,6 +217,7 @@ HttpResponse StatusResponse(const RouterDeps& deps) {
   offline["served"] = deps.metrics.offline_answers();
   offline["decode_mean_ms"] = deps.metrics.offline_mean_ms();
   body["offline"] = std::move(offline);
+  body["fleet"] = FleetJson(deps);
   return JsonResponse(200, body, "OK");
 }
 

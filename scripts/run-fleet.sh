@@ -1,0 +1,178 @@
+#!/usr/bin/env bash
+# A fleet of vin-gateways on this machine (docs/fleet.md): redis-server (own temp dir, loopback,
+# a free port, no persistence), vpic-sim, N gateways sharing their breaker through Redis, and
+# nginx in front of them on http://127.0.0.1:8080 (round robin). Prints where everything is and
+# stops it all on Ctrl-C (or SIGTERM).
+#
+#   scripts/run-fleet.sh N [--smoke] [vin-gateway flags...]    (scripts/run.sh --fleet N builds
+#                                                                first, then runs this)
+#
+# Uses the programs of $FUSEBOX_BIN (default build/release/bin). `--smoke` stops after one decode
+# through nginx and a look at every instance's "fleet" status. The gateways run with
+# --client-rate 0: behind a proxy every client has nginx's address, and a per-client limit would
+# throttle everyone together (the issue's --trusted-proxy, which would fix that, is not built yet).
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+# shellcheck source=scripts/lib/await_listening.sh
+source scripts/lib/await_listening.sh
+
+count="${1:-}"
+if ! [[ "$count" =~ ^[1-9][0-9]*$ ]]; then
+  echo "run-fleet: usage: scripts/run-fleet.sh N [--smoke] [vin-gateway flags...]" >&2
+  exit 2
+fi
+shift
+smoke=false
+gateway_args=()
+for arg in "$@"; do
+  case "$arg" in
+    --smoke) smoke=true ;;
+    *) gateway_args+=("$arg") ;;
+  esac
+done
+
+bin="${FUSEBOX_BIN:-build/release/bin}"
+for tool in redis-server nginx curl; do
+  if ! command -v "$tool" >/dev/null; then
+    echo "run-fleet: error: $tool not found (scripts/install-deps.sh; nginx: apt-get install nginx)" >&2
+    exit 1
+  fi
+done
+for program in vpic-sim vin-gateway; do
+  if [ ! -x "$bin/$program" ]; then
+    echo "run-fleet: error: $bin/$program was not built" >&2
+    exit 1
+  fi
+done
+
+logs="build/run-fleet"
+mkdir -p "$logs"
+work="$(mktemp -d "${TMPDIR:-/tmp}/fusebox-fleet.XXXXXX")"
+chmod 755 "$work"
+pids=()
+stop_all() {
+  for pid in "${pids[@]}"; do
+    kill -TERM "$pid" 2>/dev/null || true
+  done
+  for pid in "${pids[@]}"; do
+    wait "$pid" 2>/dev/null || true
+  done
+  rm -rf "$work"
+}
+trap stop_all EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# A free loopback port: bind port 0 and read what the kernel chose.
+free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+started_url=""
+start_server() {
+  local name="$1"
+  shift
+  "$@" >"$logs/$name.out" 2>"$logs/$name.log" &
+  local pid="$!"
+  pids+=("$pid")
+  if started_url="$(await_listening "$logs/$name.out" "$pid")"; then
+    return 0
+  fi
+  echo "run-fleet: error: $name did not start; its log ($logs/$name.log):" >&2
+  cat "$logs/$name.log" >&2
+  return 1
+}
+
+redis_port="$(free_port)"
+redis-server --port "$redis_port" --bind 127.0.0.1 --save '' --appendonly no --dir "$work" \
+  --logfile "$root/$logs/redis.log" >/dev/null 2>&1 &
+pids+=("$!")
+for _ in $(seq 100); do
+  if (exec 3<>"/dev/tcp/127.0.0.1/$redis_port") 2>/dev/null; then break; fi
+  sleep 0.05
+done
+redis_url="redis://127.0.0.1:$redis_port"
+echo "==> run-fleet: redis-server at $redis_url (log: $logs/redis.log)"
+
+start_server vpic-sim "$bin/vpic-sim" --listen 127.0.0.1:0
+upstream_url="$started_url"
+echo "==> run-fleet: vpic-sim at $upstream_url"
+
+gateway_urls=()
+upstreams=""
+for i in $(seq "$count"); do
+  start_server "gateway-$i" "$bin/vin-gateway" --listen 127.0.0.1:0 --upstream-url "$upstream_url" \
+    --cache memory --client-rate 0 --fleet "$redis_url" --instance-id "gw-$i" "${gateway_args[@]}"
+  gateway_urls+=("$started_url")
+  upstreams+="    server ${started_url#http://};"$'\n'
+  echo "==> run-fleet: gateway gw-$i at $started_url (log: $logs/gateway-$i.log)"
+done
+
+mkdir -p "$work/tmp"
+cat >"$work/nginx.conf" <<CONF
+daemon off;
+worker_processes 1;
+pid $work/nginx.pid;
+error_log $root/$logs/nginx-error.log warn;
+events { worker_connections 1024; }
+http {
+  access_log off;
+  client_body_temp_path $work/tmp;
+  proxy_temp_path $work/tmp;
+  fastcgi_temp_path $work/tmp;
+  uwsgi_temp_path $work/tmp;
+  scgi_temp_path $work/tmp;
+  upstream vin_gateways {
+$upstreams  }
+  server {
+    listen 127.0.0.1:8080;
+    location / {
+      proxy_pass http://vin_gateways;
+      proxy_http_version 1.1;
+      proxy_set_header Connection "";
+      proxy_set_header X-Forwarded-For \$remote_addr;
+    }
+  }
+}
+CONF
+nginx -c "$work/nginx.conf" -p "$work" &
+pids+=("$!")
+for _ in $(seq 100); do
+  if curl -s -o /dev/null http://127.0.0.1:8080/status; then break; fi
+  sleep 0.05
+done
+
+vin="1FTMW1T88MFA00001"
+echo
+echo "The fleet is serving at http://127.0.0.1:8080 (nginx, round robin over ${#gateway_urls[@]} gateways)"
+echo "  decode:    curl -s http://127.0.0.1:8080/api/v1/vin/$vin"
+echo "  instances: ${gateway_urls[*]}   (curl -s URL/status | jq .fleet)"
+echo "  outage:    curl -s -X POST $upstream_url/__control/faults -d '{\"mode\":\"error\",\"status\":503}'"
+echo "  revival:   curl -s -X POST $upstream_url/__control/faults -d '{\"mode\":\"ok\"}'"
+echo
+echo "\$ curl -s http://127.0.0.1:8080/api/v1/vin/$vin"
+curl -sS --fail-with-body --max-time 15 "http://127.0.0.1:8080/api/v1/vin/$vin"
+echo
+connected=true
+for url in "${gateway_urls[@]}"; do
+  for _ in $(seq 100); do
+    if curl -s "$url/status" | grep -q '"connected":true'; then break; fi
+    sleep 0.05
+  done
+  fleet="$(curl -s "$url/status" | grep -o '"fleet":{[^}]*}')"
+  echo "$url $fleet"
+  if [[ "$fleet" != *'"connected":true'* ]]; then connected=false; fi
+done
+if [ "$connected" = false ]; then
+  echo "run-fleet: error: not every instance reached Redis within 5 s" >&2
+  exit 1
+fi
+if [ "$smoke" = true ]; then
+  echo "==> run-fleet: --smoke: stopping"
+  exit 0
+fi
+echo
+echo "==> run-fleet: serving until Ctrl-C"
+wait "${pids[-1]}"

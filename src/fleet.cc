@@ -1,0 +1,362 @@
+// Fleet: the coordination rules of docs/breaker-rules.md ("Fleet") on top of a FleetLink. The
+// breaker calls us through CircuitBreaker::Coordination (transitions after its lock is released;
+// the probe gate under its lock, so the gate reads atomics only).
+#include "fusebox/fleet.h"
+
+#include <charconv>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+
+namespace fusebox {
+namespace {
+
+constexpr std::string_view kWireVersion = "fusebox1";
+
+bool IsOperatorState(State s) noexcept {
+  return s == State::kDisabled || s == State::kMetricsOnly || s == State::kForcedOpen;
+}
+
+std::optional<State> ParseState(std::string_view name) noexcept {
+  for (State s : {State::kClosed, State::kOpen, State::kHalfOpen, State::kDisabled,
+                  State::kMetricsOnly, State::kForcedOpen}) {
+    if (ToString(s) == name) {
+      return s;
+    }
+  }
+  return std::nullopt;
+}
+
+// Splits off the text up to the next space; false when there is none or the field is empty.
+bool NextField(std::string_view& rest, std::string_view& field) noexcept {
+  const std::size_t space = rest.find(' ');
+  if (space == std::string_view::npos || space == 0) {
+    return false;
+  }
+  field = rest.substr(0, space);
+  rest.remove_prefix(space + 1);
+  return true;
+}
+
+template <typename Int>
+bool ParseInt(std::string_view text, Int& out) noexcept {
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
+  return ec == std::errc() && end == text.data() + text.size();
+}
+
+}  // namespace
+
+bool IsNewer(const FleetMessage& a, std::uint64_t b_generation, std::string_view b_sender) {
+  if (a.generation != b_generation) {
+    return a.generation > b_generation;
+  }
+  return a.sender > b_sender;
+}
+
+std::string EncodeFleetMessage(const FleetMessage& m) {
+  std::string out(kWireVersion);
+  out += ' ';
+  out += std::to_string(m.generation);
+  out += ' ';
+  out += ToString(m.state);
+  out += ' ';
+  out += std::to_string(m.remaining_cooldown.count());
+  out += m.by_operator ? " 1 " : " 0 ";
+  out += m.sender;
+  out += ' ';
+  out += m.breaker;
+  return out;
+}
+
+std::optional<FleetMessage> DecodeFleetMessage(std::string_view text) {
+  std::string_view rest = text;
+  std::string_view version, generation, state, remaining, by_operator, sender;
+  if (!NextField(rest, version) || version != kWireVersion || !NextField(rest, generation) ||
+      !NextField(rest, state) || !NextField(rest, remaining) || !NextField(rest, by_operator) ||
+      !NextField(rest, sender) || rest.empty() || rest.find('\n') != std::string_view::npos) {
+    return std::nullopt;
+  }
+  FleetMessage m;
+  Duration::rep remaining_ns = 0;
+  const std::optional<State> parsed_state = ParseState(state);
+  if (!ParseInt(generation, m.generation) || !parsed_state || *parsed_state == State::kHalfOpen ||
+      !ParseInt(remaining, remaining_ns) || remaining_ns < 0 ||
+      (by_operator != "0" && by_operator != "1")) {
+    return std::nullopt;
+  }
+  m.state = *parsed_state;
+  m.remaining_cooldown = Duration(remaining_ns);
+  m.by_operator = by_operator == "1";
+  m.sender = std::string(sender);
+  m.breaker = std::string(rest);
+  return m;
+}
+
+// ---- Fleet ----
+
+struct Fleet::Member {
+  CircuitBreaker* breaker = nullptr;
+  std::string name;
+  std::mutex mu;
+  std::uint64_t generation = 0;  // Guarded by mu. The newest fleet generation known...
+  std::string sender;            // Guarded by mu. ...and who sent it.
+  bool lease_wanted = false;     // Guarded by mu. A lease request is out for this HALF_OPEN.
+  std::uint64_t half_open_generation = 0;   // Guarded by mu. Local generation of HALF_OPEN, or 0.
+  std::optional<std::string> lease_holder;  // Guarded by mu.
+  // Read by the probe gate under the breaker's lock: the local HALF_OPEN generation the lease
+  // was won for (0: none) and the slots won.
+  std::atomic<std::uint64_t> leased_generation{0};
+  std::atomic<std::uint32_t> leased_slots{0};
+};
+
+Fleet::Fleet(FleetLink& link, std::string instance_id)
+    : link_(link), instance_(std::move(instance_id)) {
+  link_.SetReceiver(this);
+}
+
+Fleet::~Fleet() {
+  link_.SetReceiver(nullptr);
+  std::map<std::string, std::shared_ptr<Member>, std::less<>> members;
+  {
+    std::lock_guard lock(mu_);
+    members.swap(members_);
+  }
+  for (auto& [name, member] : members) {
+    member->breaker->SetCoordination({});
+  }
+}
+
+void Fleet::Attach(CircuitBreaker& breaker) {
+  auto member = std::make_shared<Member>();
+  member->breaker = &breaker;
+  member->name = breaker.name();
+  std::shared_ptr<Member> replaced;
+  {
+    std::lock_guard lock(mu_);
+    auto& slot = members_[member->name];
+    replaced = std::exchange(slot, member);
+  }
+  if (replaced && replaced->breaker != &breaker) {
+    replaced->breaker->SetCoordination({});
+  }
+  CircuitBreaker::Coordination coordination;
+  coordination.on_transition = [this, member](const TransitionEvent& event) {
+    OnLocalTransition(*member, event);
+  };
+  coordination.may_probe = [this, member](std::uint64_t generation, std::uint32_t in_flight) {
+    if (!link_.connected()) {
+      return true;  // the local rules at once: the breaker's own probe cap
+    }
+    return member->leased_generation.load(std::memory_order_acquire) == generation &&
+           in_flight < member->leased_slots.load(std::memory_order_acquire);
+  };
+  breaker.SetCoordination(std::move(coordination));
+  link_.Watch(member->name);
+}
+
+void Fleet::Detach(CircuitBreaker& breaker) {
+  std::shared_ptr<Member> member;
+  {
+    std::lock_guard lock(mu_);
+    auto it = members_.find(breaker.name());
+    if (it == members_.end() || it->second->breaker != &breaker) {
+      return;
+    }
+    member = it->second;
+    members_.erase(it);
+  }
+  breaker.SetCoordination({});
+  link_.ReleaseLease(member->name);
+}
+
+std::shared_ptr<Fleet::Member> Fleet::Find(std::string_view breaker) const {
+  std::lock_guard lock(mu_);
+  auto it = members_.find(breaker);
+  return it == members_.end() ? nullptr : it->second;
+}
+
+FleetStats Fleet::Stats() const {
+  std::lock_guard lock(mu_);
+  FleetStats s = stats_;
+  s.connected = link_.connected();
+  s.peers_seen = peers_.size();
+  return s;
+}
+
+std::optional<std::string> Fleet::LeaseHolder(std::string_view breaker) const {
+  auto member = Find(breaker);
+  if (!member) {
+    return std::nullopt;
+  }
+  std::lock_guard lock(member->mu);
+  return member->lease_holder;
+}
+
+void Fleet::OnLocalTransition(Member& member, const TransitionEvent& event) {
+  if (event.cause == TransitionCause::kReconfigured) {
+    return;  // same state, nothing for the fleet
+  }
+  if (event.to == State::kHalfOpen) {
+    std::uint64_t generation = 0;
+    {
+      std::lock_guard lock(member.mu);
+      member.half_open_generation = event.generation;
+      member.lease_wanted = true;
+      member.lease_holder.reset();
+      generation = member.generation;
+    }
+    const CircuitBreakerConfig config = member.breaker->config();
+    if (link_.connected()) {
+      link_.AcquireLease(member.name, generation, config.half_open_max_probes, config.call_timeout);
+    }
+    return;
+  }
+  bool was_wanted = false;
+  {
+    std::lock_guard lock(member.mu);
+    was_wanted = std::exchange(member.lease_wanted, false);
+    member.half_open_generation = 0;
+    member.lease_holder.reset();
+  }
+  member.leased_slots.store(0, std::memory_order_release);
+  member.leased_generation.store(0, std::memory_order_release);
+  // Publish before giving up the lease: a peer then learns the result before it could win a slot.
+  if (event.cause != TransitionCause::kFleet) {
+    PublishCurrent(member, &event);
+  }
+  if (was_wanted) {
+    link_.ReleaseLease(member.name);
+  }
+}
+
+// With an event: a new local transition, one generation past the newest known. Without: the
+// current state again under the generation it was published with (after a reconnect), if this
+// instance sent the newest one.
+void Fleet::PublishCurrent(Member& member, const TransitionEvent* event) {
+  FleetMessage message;
+  message.breaker = member.name;
+  message.sender = instance_;
+  message.state = event != nullptr ? event->to : member.breaker->state();
+  if (message.state == State::kHalfOpen) {
+    return;
+  }
+  message.by_operator = event != nullptr ? event->cause == TransitionCause::kOperator
+                                         : IsOperatorState(message.state);
+  if (message.state == State::kOpen) {
+    message.remaining_cooldown = member.breaker->retry_after();
+  }
+  {
+    std::lock_guard lock(member.mu);
+    if (event != nullptr) {
+      member.generation += 1;
+      member.sender = instance_;
+    } else if (member.sender != instance_) {
+      return;
+    }
+    message.generation = member.generation;
+  }
+  const bool connected = link_.connected();
+  link_.Publish(message);
+  if (connected) {
+    std::lock_guard lock(mu_);
+    ++stats_.messages_sent;
+  }
+}
+
+void Fleet::OnMessage(const FleetMessage& message) {
+  auto member = Find(message.breaker);
+  if (message.sender == instance_) {
+    // Our own message read back (a stored state): only the generation matters.
+    if (member) {
+      std::lock_guard lock(member->mu);
+      if (IsNewer(message, member->generation, member->sender)) {
+        member->generation = message.generation;
+        member->sender = message.sender;
+      }
+    }
+    return;
+  }
+  {
+    std::lock_guard lock(mu_);
+    ++stats_.messages_received;
+    peers_.insert(message.sender);
+  }
+  if (!member) {
+    return;
+  }
+  {
+    std::lock_guard lock(member->mu);
+    if (!IsNewer(message, member->generation, member->sender)) {
+      std::lock_guard stats_lock(mu_);
+      ++stats_.messages_stale;
+      return;
+    }
+    member->generation = message.generation;
+    member->sender = message.sender;
+  }
+  CircuitBreaker& breaker = *member->breaker;
+  const State local = breaker.state();
+  if (!message.by_operator) {
+    // Operator states are left only by command; an automatic CLOSED changes nothing in CLOSED.
+    if (IsOperatorState(local) || (message.state == State::kClosed && local == State::kClosed)) {
+      return;
+    }
+  }
+  if (breaker.Adopt(message.state, message.remaining_cooldown)) {
+    std::lock_guard lock(mu_);
+    ++stats_.transitions_adopted;
+  }
+}
+
+void Fleet::OnLease(std::string_view breaker, std::uint64_t generation, std::uint32_t slots,
+                    std::string_view holder) {
+  auto member = Find(breaker);
+  if (!member) {
+    return;
+  }
+  std::lock_guard lock(member->mu);
+  if (!member->lease_wanted || generation != member->generation) {
+    return;  // an answer for a HALF_OPEN period that is over
+  }
+  if (slots > 0) {
+    member->leased_slots.store(slots, std::memory_order_release);
+    member->leased_generation.store(member->half_open_generation, std::memory_order_release);
+    member->lease_holder = instance_;
+    std::lock_guard stats_lock(mu_);
+    ++stats_.leases_won;
+  } else if (!holder.empty()) {
+    member->lease_holder = std::string(holder);
+  }
+}
+
+void Fleet::OnConnected() {
+  std::vector<std::shared_ptr<Member>> members;
+  {
+    std::lock_guard lock(mu_);
+    for (auto& [name, member] : members_) {
+      members.push_back(member);
+    }
+  }
+  for (auto& member : members) {
+    PublishCurrent(*member, nullptr);  // ours may be newer than what the fleet stored
+    std::uint64_t generation = 0;
+    bool ask = false;
+    {
+      std::lock_guard lock(member->mu);
+      ask = member->lease_wanted && member->leased_generation.load(std::memory_order_relaxed) !=
+                                        member->half_open_generation;
+      generation = member->generation;
+    }
+    if (ask) {
+      const CircuitBreakerConfig config = member->breaker->config();
+      link_.AcquireLease(member->name, generation, config.half_open_max_probes,
+                         config.call_timeout);
+    }
+  }
+}
+
+}  // namespace fusebox

@@ -1,0 +1,104 @@
+#include "asio_hiredis.h"
+
+#include <boost/asio/posix/stream_descriptor.hpp>
+#include <memory>
+#include <system_error>
+
+namespace fusebox::redis_internal {
+namespace {
+
+using boost::asio::posix::stream_descriptor;
+
+class AsioEvents : public std::enable_shared_from_this<AsioEvents> {
+ public:
+  AsioEvents(redisAsyncContext* context, const boost::asio::any_io_executor& executor)
+      : context_(context), socket_(executor, context->c.fd) {}
+
+  // The owner reference hiredis holds through ev.data; dropped by Cleanup.
+  std::shared_ptr<AsioEvents> self;
+
+  void AddRead() {
+    want_read_ = true;
+    ArmRead();
+  }
+  void DelRead() { want_read_ = false; }
+  void AddWrite() {
+    want_write_ = true;
+    ArmWrite();
+  }
+  void DelWrite() { want_write_ = false; }
+
+  void Cleanup() {
+    context_ = nullptr;
+    want_read_ = false;
+    want_write_ = false;
+    boost::system::error_code ignored;
+    socket_.cancel(ignored);
+    (void)socket_.release();  // hiredis closes the descriptor
+    self.reset();             // waits in flight still hold a reference
+  }
+
+ private:
+  void ArmRead() {
+    if (reading_ || context_ == nullptr) {
+      return;
+    }
+    reading_ = true;
+    socket_.async_wait(stream_descriptor::wait_read,
+                       [keep = shared_from_this()](const boost::system::error_code& ec) {
+                         keep->reading_ = false;
+                         if (ec || keep->context_ == nullptr || !keep->want_read_) {
+                           return;
+                         }
+                         redisAsyncHandleRead(keep->context_);  // may clean the context up
+                         if (keep->context_ != nullptr && keep->want_read_) {
+                           keep->ArmRead();
+                         }
+                       });
+  }
+  void ArmWrite() {
+    if (writing_ || context_ == nullptr) {
+      return;
+    }
+    writing_ = true;
+    socket_.async_wait(stream_descriptor::wait_write,
+                       [keep = shared_from_this()](const boost::system::error_code& ec) {
+                         keep->writing_ = false;
+                         if (ec || keep->context_ == nullptr || !keep->want_write_) {
+                           return;
+                         }
+                         redisAsyncHandleWrite(keep->context_);
+                         if (keep->context_ != nullptr && keep->want_write_) {
+                           keep->ArmWrite();
+                         }
+                       });
+  }
+
+  redisAsyncContext* context_;
+  stream_descriptor socket_;
+  bool want_read_ = false;
+  bool want_write_ = false;
+  bool reading_ = false;
+  bool writing_ = false;
+};
+
+AsioEvents* From(void* data) { return static_cast<AsioEvents*>(data); }
+
+}  // namespace
+
+bool AttachToAsio(redisAsyncContext* context, const boost::asio::any_io_executor& executor) {
+  if (context->ev.data != nullptr) {
+    return false;
+  }
+  auto events = std::make_shared<AsioEvents>(context, executor);
+  events->self = events;
+  context->ev.data = events.get();
+  context->ev.addRead = [](void* data) { From(data)->AddRead(); };
+  context->ev.delRead = [](void* data) { From(data)->DelRead(); };
+  context->ev.addWrite = [](void* data) { From(data)->AddWrite(); };
+  context->ev.delWrite = [](void* data) { From(data)->DelWrite(); };
+  context->ev.cleanup = [](void* data) { From(data)->Cleanup(); };
+  return true;
+}
+
+}  // namespace fusebox::redis_internal

@@ -1,0 +1,559 @@
+// RedisFleetLink: the protocol of docs/fleet.md on two hiredis async connections (one for
+// commands, one subscribed to the channel: a subscribed connection accepts no other command),
+// both driven on one strand (asio_hiredis.h). Everything that touches hiredis runs on the strand;
+// the public members only post work there, so no caller ever waits on Redis.
+#include "fusebox/redis_fleet.h"
+
+#include <hiredis/async.h>
+#include <hiredis/hiredis.h>
+
+#include <algorithm>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <charconv>
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "asio_hiredis.h"
+
+namespace fusebox {
+namespace {
+
+// Stores the transition unless the stored one is newer (generation, then sender id), stamps it
+// with Redis's own clock (so that a later reader can compute its age), and publishes it.
+// KEYS[1] state key; ARGV: generation, sender, message, channel. Returns 1 if published.
+constexpr const char* kPublishScript = R"lua(
+local cur = redis.call('HMGET', KEYS[1], 'gen', 'sender')
+local g = tonumber(ARGV[1])
+if cur[1] then
+  local cg = tonumber(cur[1])
+  if cg > g or (cg == g and cur[2] >= ARGV[2]) then return 0 end
+end
+local t = redis.call('TIME')
+local now_ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('HSET', KEYS[1], 'gen', ARGV[1], 'sender', ARGV[2], 'msg', ARGV[3], 'at_ms', now_ms)
+redis.call('PUBLISH', ARGV[4], ARGV[3])
+return 1
+)lua";
+
+// Reads the stored transition and its age in milliseconds on Redis's clock. KEYS[1] state key.
+constexpr const char* kReadScript = R"lua(
+local v = redis.call('HMGET', KEYS[1], 'msg', 'at_ms')
+if not v[1] then return false end
+local t = redis.call('TIME')
+local now_ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+return {v[1], tostring(now_ms - tonumber(v[2]))}
+)lua";
+
+// The probe lease: SET NX PX over the slot keys KEYS[1]..':'..slot, atomically. ARGV: instance,
+// slots, ttl in ms. Returns {slots held by this instance, another holder or ''}.
+constexpr const char* kLeaseScript = R"lua(
+local won = 0
+local holder = ''
+for i = 0, tonumber(ARGV[2]) - 1 do
+  local key = KEYS[1] .. ':' .. i
+  local cur = redis.call('GET', key)
+  if not cur then
+    redis.call('SET', key, ARGV[1], 'NX', 'PX', ARGV[3])
+    won = won + 1
+  elseif cur == ARGV[1] then
+    won = won + 1
+  elseif holder == '' then
+    holder = cur
+  end
+end
+return {won, holder}
+)lua";
+
+template <typename Int>
+bool ParseWhole(std::string_view text, Int& out) {
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
+  return ec == std::errc() && end == text.data() + text.size() && !text.empty();
+}
+
+std::string_view ReplyText(const redisReply* r) {
+  if (r == nullptr || (r->type != REDIS_REPLY_STRING && r->type != REDIS_REPLY_STATUS)) {
+    return {};
+  }
+  return {r->str, r->len};
+}
+
+}  // namespace
+
+Result<RedisEndpoint, std::string> ParseRedisUrl(std::string_view url) {
+  const std::string wrong = "expected redis://HOST:PORT[/DB], got '" + std::string(url) + "'";
+  constexpr std::string_view kScheme = "redis://";
+  if (url.substr(0, kScheme.size()) != kScheme) {
+    return wrong;
+  }
+  std::string_view rest = url.substr(kScheme.size());
+  RedisEndpoint endpoint;
+  const std::size_t slash = rest.find('/');
+  if (slash != std::string_view::npos) {
+    if (!ParseWhole(rest.substr(slash + 1), endpoint.db) || endpoint.db < 0 ||
+        endpoint.db > 65535) {
+      return wrong + ": DB must be a number in [0, 65535]";
+    }
+    rest = rest.substr(0, slash);
+  }
+  const std::size_t colon = rest.rfind(':');
+  if (colon == std::string_view::npos || colon == 0) {
+    return wrong;
+  }
+  const std::string_view host = rest.substr(0, colon);
+  for (char c : host) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '.' || c == '-' || c == '_';
+    if (!ok) {
+      return wrong + ": bad character in HOST";
+    }
+  }
+  unsigned port = 0;
+  if (!ParseWhole(rest.substr(colon + 1), port) || port == 0 || port > 65535) {
+    return wrong + ": PORT must be in [1, 65535]";
+  }
+  endpoint.host = std::string(host);
+  endpoint.port = static_cast<std::uint16_t>(port);
+  return endpoint;
+}
+
+struct RedisFleetLink::Impl : std::enable_shared_from_this<Impl> {
+  using Strand = boost::asio::strand<boost::asio::any_io_executor>;
+
+  Impl(const boost::asio::any_io_executor& executor, RedisFleetOptions opts)
+      : strand(boost::asio::make_strand(executor)),
+        options(std::move(opts)),
+        channel(options.key_prefix + "transitions"),
+        reconnect_timer(strand),
+        connect_timer(strand),
+        lease_timer(strand),
+        backoff(options.reconnect_min) {}
+
+  Strand strand;
+  const RedisFleetOptions options;
+  const std::string channel;
+
+  std::atomic<bool> up{false};
+  std::atomic<bool> stopped{false};
+  std::atomic<std::uint64_t> connects{0}, disconnects{0}, published{0}, dropped{0}, received{0},
+      malformed{0}, lease_requests{0};
+
+  std::mutex receiver_mu;
+  FleetReceiver* receiver = nullptr;  // Guarded by receiver_mu; called with it held.
+
+  // The rest: strand only.
+  redisAsyncContext* cmd = nullptr;
+  redisAsyncContext* sub = nullptr;
+  bool cmd_up = false;
+  bool sub_up = false;
+  bool subscribed = false;
+  std::uint64_t session = 0;
+  std::set<std::string> watched;
+  struct Lease {
+    std::uint64_t generation = 0;
+    std::uint32_t slots = 1;
+    Duration ttl{};
+    bool in_flight = false;
+  };
+  std::map<std::string, Lease> leases;
+  boost::asio::steady_timer reconnect_timer;
+  boost::asio::steady_timer connect_timer;
+  boost::asio::steady_timer lease_timer;
+  bool lease_timer_armed = false;
+  Duration backoff;
+
+  std::string StateKey(const std::string& breaker) const {
+    return options.key_prefix + "state:" + breaker;
+  }
+
+  template <typename F>
+  void Deliver(F&& f) {
+    std::lock_guard lock(receiver_mu);
+    if (receiver != nullptr) {
+      f(*receiver);
+    }
+  }
+
+  template <typename F>
+  void Post(F&& f) {
+    boost::asio::post(strand,
+                      [self = shared_from_this(), f = std::forward<F>(f)]() mutable { f(*self); });
+  }
+
+  // ---- connections ----
+
+  static Impl* Of(const redisAsyncContext* ac) { return static_cast<Impl*>(ac->data); }
+
+  redisAsyncContext* Open() {
+    redisAsyncContext* ac = redisAsyncConnect(options.endpoint.host.c_str(), options.endpoint.port);
+    if (ac == nullptr) {
+      return nullptr;
+    }
+    if (ac->err != 0) {
+      redisAsyncFree(ac);
+      return nullptr;
+    }
+    ac->data = this;
+    redis_internal::AttachToAsio(ac, strand);
+    redisAsyncSetConnectCallback(ac, &Impl::OnConnect);
+    redisAsyncSetDisconnectCallback(ac, &Impl::OnDisconnect);
+    return ac;
+  }
+
+  void Connect() {
+    if (stopped) {
+      return;
+    }
+    ++session;
+    cmd = Open();
+    sub = Open();
+    if (cmd == nullptr || sub == nullptr) {
+      Fail(session);
+      return;
+    }
+    connect_timer.expires_after(options.connect_timeout);
+    connect_timer.async_wait(
+        [self = shared_from_this(), id = session](const boost::system::error_code& ec) {
+          if (!ec && !self->up && id == self->session) {
+            self->Fail(id);  // no answer in time: try again later
+          }
+        });
+  }
+
+  static void OnConnect(const redisAsyncContext* ac, int status) {
+    Impl* self = Of(ac);
+    if (self == nullptr) {
+      return;
+    }
+    if (status != REDIS_OK) {
+      // hiredis frees a context whose connection failed, after this callback.
+      if (ac == self->cmd) {
+        self->cmd = nullptr;
+      } else if (ac == self->sub) {
+        self->sub = nullptr;
+      }
+      self->Fail(self->session);
+      return;
+    }
+    if (ac == self->cmd) {
+      self->cmd_up = true;
+      if (self->options.endpoint.db != 0) {
+        self->Command({"SELECT", std::to_string(self->options.endpoint.db)},
+                      [](Impl&, redisReply*) {});
+      }
+    } else if (ac == self->sub) {
+      self->sub_up = true;
+      redisAsyncCommand(self->sub, &Impl::OnSubscription, nullptr, "SUBSCRIBE %b",
+                        self->channel.data(), self->channel.size());
+    }
+    self->MaybeUp();
+  }
+
+  static void OnDisconnect(const redisAsyncContext* ac, int /*status*/) {
+    Impl* self = Of(ac);
+    if (self == nullptr) {
+      return;
+    }
+    if (ac == self->cmd) {
+      self->cmd = nullptr;  // hiredis frees it after this callback
+    } else if (ac == self->sub) {
+      self->sub = nullptr;
+    } else {
+      return;
+    }
+    self->Fail(self->session);
+  }
+
+  // Gives up the connection of session `id`: tears down what is left of it (outside hiredis's
+  // callbacks) and reconnects after the backoff.
+  void Fail(std::uint64_t id) {
+    Post([id](Impl& self) {
+      if (id != self.session) {
+        return;
+      }
+      ++self.session;  // later callbacks of this session change nothing
+      self.up = false;
+      ++self.disconnects;
+      self.Teardown();
+      if (self.stopped) {
+        return;
+      }
+      for (auto& [name, lease] : self.leases) {
+        lease.in_flight = false;
+      }
+      self.reconnect_timer.expires_after(self.backoff);
+      self.backoff = std::min(self.backoff * 2, self.options.reconnect_max);
+      self.reconnect_timer.async_wait(
+          [keep = self.shared_from_this()](const boost::system::error_code& ec) {
+            if (!ec) {
+              keep->Connect();
+            }
+          });
+    });
+  }
+
+  void Teardown() {
+    cmd_up = sub_up = subscribed = false;
+    connect_timer.cancel();
+    for (redisAsyncContext* ac : {std::exchange(cmd, nullptr), std::exchange(sub, nullptr)}) {
+      if (ac != nullptr) {
+        ac->data = nullptr;  // its remaining callbacks find no link
+        redisAsyncFree(ac);
+      }
+    }
+  }
+
+  void MaybeUp() {
+    if (!cmd_up || !sub_up || !subscribed || up) {
+      return;
+    }
+    up = true;
+    ++connects;
+    backoff = options.reconnect_min;
+    connect_timer.cancel();
+    for (const std::string& breaker : watched) {
+      Reconcile(breaker);
+    }
+    Deliver([](FleetReceiver& r) { r.OnConnected(); });
+    for (auto& [name, lease] : leases) {
+      TryLease(name);
+    }
+  }
+
+  // ---- the subscription ----
+
+  static void OnSubscription(redisAsyncContext* ac, void* r, void* /*privdata*/) {
+    Impl* self = Of(ac);
+    auto* reply = static_cast<redisReply*>(r);
+    if (self == nullptr || reply == nullptr || reply->type != REDIS_REPLY_ARRAY ||
+        reply->elements < 3) {
+      return;
+    }
+    const std::string_view kind = ReplyText(reply->element[0]);
+    if (kind == "subscribe") {
+      self->subscribed = true;
+      self->MaybeUp();
+    } else if (kind == "message") {
+      self->OnText(ReplyText(reply->element[2]), Duration(0));
+    }
+  }
+
+  // A transition from the channel, or a stored one `age` old.
+  void OnText(std::string_view text, Duration age) {
+    ++received;
+    std::optional<FleetMessage> message = DecodeFleetMessage(text);
+    if (!message) {
+      ++malformed;
+      return;
+    }
+    if (watched.count(message->breaker) == 0) {
+      return;
+    }
+    message->remaining_cooldown = std::max(Duration(0), message->remaining_cooldown - age);
+    Deliver([&](FleetReceiver& r) { r.OnMessage(*message); });
+  }
+
+  // ---- commands ----
+
+  struct Call {
+    std::shared_ptr<Impl> impl;
+    std::function<void(Impl&, redisReply*)> done;
+  };
+
+  static void OnReply(redisAsyncContext* /*ac*/, void* r, void* privdata) {
+    std::unique_ptr<Call> call(static_cast<Call*>(privdata));
+    call->done(*call->impl, static_cast<redisReply*>(r));  // r is null when the link went down
+  }
+
+  void Command(const std::vector<std::string>& args, std::function<void(Impl&, redisReply*)> done) {
+    if (cmd == nullptr) {
+      done(*this, nullptr);
+      return;
+    }
+    std::vector<const char*> argv;
+    std::vector<std::size_t> lengths;
+    for (const std::string& a : args) {
+      argv.push_back(a.data());
+      lengths.push_back(a.size());
+    }
+    auto call = std::make_unique<Call>(Call{shared_from_this(), done});
+    if (redisAsyncCommandArgv(cmd, &Impl::OnReply, call.get(), static_cast<int>(argv.size()),
+                              argv.data(), lengths.data()) == REDIS_OK) {
+      (void)call.release();  // OnReply owns it now
+    } else {
+      done(*this, nullptr);
+    }
+  }
+
+  void Reconcile(const std::string& breaker) {
+    if (!up) {
+      return;
+    }
+    Command({"EVAL", kReadScript, "1", StateKey(breaker)}, [](Impl& self, redisReply* reply) {
+      if (reply == nullptr || reply->type != REDIS_REPLY_ARRAY || reply->elements != 2) {
+        return;  // nothing stored, or the link went down
+      }
+      std::int64_t age_ms = 0;
+      if (!ParseWhole(ReplyText(reply->element[1]), age_ms)) {
+        ++self.malformed;
+        return;
+      }
+      self.OnText(ReplyText(reply->element[0]),
+                  std::chrono::milliseconds(std::max<std::int64_t>(age_ms, 0)));
+    });
+  }
+
+  void TryLease(const std::string& breaker) {
+    auto it = leases.find(breaker);
+    if (!up || it == leases.end() || it->second.in_flight) {
+      return;
+    }
+    Lease& lease = it->second;
+    lease.in_flight = true;
+    ++lease_requests;
+    const auto ttl_ms =
+        std::max<std::int64_t>(1, std::chrono::ceil<std::chrono::milliseconds>(lease.ttl).count());
+    const std::string key =
+        options.key_prefix + "lease:" + breaker + ":" + std::to_string(lease.generation);
+    Command({"EVAL", kLeaseScript, "1", key, options.instance, std::to_string(lease.slots),
+             std::to_string(ttl_ms)},
+            [breaker, generation = lease.generation](Impl& self, redisReply* reply) {
+              auto found = self.leases.find(breaker);
+              if (found == self.leases.end() || found->second.generation != generation) {
+                return;  // released, or asked again for a newer generation
+              }
+              found->second.in_flight = false;
+              if (reply == nullptr || reply->type != REDIS_REPLY_ARRAY || reply->elements != 2 ||
+                  reply->element[0]->type != REDIS_REPLY_INTEGER) {
+                self.ArmLeaseRetry();
+                return;
+              }
+              const auto won = static_cast<std::uint32_t>(reply->element[0]->integer);
+              const std::string holder(won > 0 ? std::string_view(self.options.instance)
+                                               : ReplyText(reply->element[1]));
+              if (won > 0) {
+                self.leases.erase(found);
+              } else {
+                self.ArmLeaseRetry();
+              }
+              self.Deliver([&](FleetReceiver& r) { r.OnLease(breaker, generation, won, holder); });
+            });
+  }
+
+  void ArmLeaseRetry() {
+    if (lease_timer_armed || stopped) {
+      return;
+    }
+    lease_timer_armed = true;
+    lease_timer.expires_after(options.lease_retry);
+    lease_timer.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
+      self->lease_timer_armed = false;
+      if (ec) {
+        return;
+      }
+      std::vector<std::string> names;
+      for (const auto& [name, lease] : self->leases) {
+        names.push_back(name);
+      }
+      for (const std::string& name : names) {
+        self->TryLease(name);
+      }
+    });
+  }
+
+  void Stop() {
+    stopped = true;
+    up = false;
+    ++session;
+    reconnect_timer.cancel();
+    lease_timer.cancel();
+    Teardown();
+  }
+};
+
+RedisFleetLink::RedisFleetLink(boost::asio::any_io_executor executor, RedisFleetOptions options)
+    : impl_(std::make_shared<Impl>(executor, std::move(options))) {}
+
+RedisFleetLink::~RedisFleetLink() {
+  SetReceiver(nullptr);
+  impl_->stopped = true;
+  impl_->up = false;
+  impl_->Post([](Impl& self) { self.Stop(); });
+}
+
+void RedisFleetLink::Start() {
+  impl_->Post([](Impl& self) {
+    if (self.cmd == nullptr && self.sub == nullptr) {
+      self.Connect();
+    }
+  });
+}
+
+void RedisFleetLink::StopNow() {
+  SetReceiver(nullptr);
+  impl_->Stop();
+}
+
+void RedisFleetLink::SetReceiver(FleetReceiver* receiver) {
+  std::lock_guard lock(impl_->receiver_mu);
+  impl_->receiver = receiver;
+}
+
+void RedisFleetLink::Watch(const std::string& breaker) {
+  impl_->Post([breaker](Impl& self) {
+    if (self.watched.insert(breaker).second) {
+      self.Reconcile(breaker);
+    }
+  });
+}
+
+void RedisFleetLink::Publish(const FleetMessage& message) {
+  if (!impl_->up) {
+    ++impl_->dropped;
+    return;
+  }
+  impl_->Post([message](Impl& self) {
+    if (!self.up) {
+      ++self.dropped;
+      return;
+    }
+    ++self.published;
+    self.Command({"EVAL", kPublishScript, "1", self.StateKey(message.breaker),
+                  std::to_string(message.generation), message.sender, EncodeFleetMessage(message),
+                  self.channel},
+                 [](Impl&, redisReply*) {});
+  });
+}
+
+void RedisFleetLink::AcquireLease(const std::string& breaker, std::uint64_t generation,
+                                  std::uint32_t slots, Duration ttl) {
+  impl_->Post([=](Impl& self) {
+    self.leases[breaker] = Impl::Lease{generation, std::max(slots, 1U), ttl, false};
+    self.TryLease(breaker);
+  });
+}
+
+void RedisFleetLink::ReleaseLease(const std::string& breaker) {
+  impl_->Post([breaker](Impl& self) { self.leases.erase(breaker); });
+}
+
+bool RedisFleetLink::connected() const noexcept { return impl_->up.load(); }
+
+RedisFleetStats RedisFleetLink::Stats() const {
+  const Impl& s = *impl_;
+  return RedisFleetStats{s.up.load(),        s.connects.load(),      s.disconnects.load(),
+                         s.published.load(), s.dropped.load(),       s.received.load(),
+                         s.malformed.load(), s.lease_requests.load()};
+}
+
+const RedisFleetOptions& RedisFleetLink::options() const noexcept { return impl_->options; }
+
+}  // namespace fusebox

@@ -1,0 +1,244 @@
+// RedisFleetLink against a real redis-server on loopback (redis_server.h): peers see each
+// other's transitions within 1 s, the probe lease is exclusive, malformed messages are counted
+// and dropped, and a SIGKILLed server leaves the breakers working locally until it is back.
+#include <hiredis/hiredis.h>
+
+#include <gtest/gtest.h>
+
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "fusebox/circuit_breaker.h"
+#include "fusebox/fleet.h"
+#include "fusebox/redis_fleet.h"
+#include "redis_server.h"
+
+namespace fusebox {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+bool WaitFor(const std::function<bool()>& condition, Duration timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (condition()) {
+      return true;
+    }
+    std::this_thread::sleep_for(milliseconds(5));
+  }
+  return condition();
+}
+
+// Records what a link delivers, for the tests that use a link without a Fleet.
+struct Recorder final : FleetReceiver {
+  void OnMessage(const FleetMessage& m) override {
+    std::lock_guard lock(mu);
+    messages.push_back(m);
+  }
+  void OnLease(std::string_view, std::uint64_t, std::uint32_t slots,
+               std::string_view holder) override {
+    std::lock_guard lock(mu);
+    leases.emplace_back(slots, std::string(holder));
+  }
+  void OnConnected() override {}
+  std::mutex mu;
+  std::vector<FleetMessage> messages;
+  std::vector<std::pair<std::uint32_t, std::string>> leases;
+};
+
+class RedisFleetTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!testing::RedisServer::Available()) {
+      GTEST_SKIP() << "no redis-server at " << testing::RedisServer::Binary();
+    }
+    ASSERT_TRUE(server_.Start());
+    io_thread_ = std::thread([this] { io_.run(); });
+  }
+  void TearDown() override {
+    fleets_.clear();
+    links_.clear();
+    work_.reset();
+    if (io_thread_.joinable()) {
+      io_thread_.join();
+    }
+  }
+
+  RedisFleetLink& AddLink(const std::string& id) {
+    RedisFleetOptions options;
+    options.endpoint = ParseRedisUrl(server_.url()).value();
+    options.instance = id;
+    links_.push_back(std::make_unique<RedisFleetLink>(io_.get_executor(), options));
+    return *links_.back();
+  }
+  // An instance: a breaker attached to a fleet over its own link.
+  CircuitBreaker& AddInstance(const std::string& id, CircuitBreakerConfig config) {
+    RedisFleetLink& link = AddLink(id);
+    breakers_.push_back(CircuitBreaker::Create("vpic", config).value());
+    fleets_.push_back(std::make_unique<Fleet>(link, id));
+    fleets_.back()->Attach(*breakers_.back());
+    link.Start();
+    return *breakers_.back();
+  }
+  static void Trip(CircuitBreaker& b) {
+    for (std::uint32_t i = 0; i < b.config().failure_threshold; ++i) {
+      auto permit = b.TryAcquire();
+      ASSERT_TRUE(permit.has_value());
+      permit->Record(Outcome::kFailure);
+    }
+  }
+  bool AllConnected(Duration timeout) {
+    return WaitFor(
+        [this] {
+          for (auto& link : links_) {
+            if (!link->connected()) {
+              return false;
+            }
+          }
+          return true;
+        },
+        timeout);
+  }
+
+  testing::RedisServer server_;
+  boost::asio::io_context io_;
+  std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work_{
+      io_.get_executor()};
+  std::thread io_thread_;
+  // Destroyed in this order: fleets (detach), links, then breakers.
+  std::vector<std::unique_ptr<CircuitBreaker>> breakers_;
+  std::vector<std::unique_ptr<RedisFleetLink>> links_;
+  std::vector<std::unique_ptr<Fleet>> fleets_;
+};
+
+CircuitBreakerConfig Config() {
+  CircuitBreakerConfig config;
+  config.failure_threshold = 3;
+  config.cooldown = seconds(2);
+  config.call_timeout = seconds(1);
+  return config;
+}
+
+TEST_F(RedisFleetTest, TwoLinksSeeEachOthersTransitionsWithinOneSecond) {
+  CircuitBreaker& a = AddInstance("a", Config());
+  CircuitBreaker& b = AddInstance("b", Config());
+  ASSERT_TRUE(AllConnected(seconds(5)));
+  Trip(a);
+  ASSERT_TRUE(WaitFor([&] { return b.state() == State::kOpen; }, seconds(1)));
+  EXPECT_GT(b.retry_after(), milliseconds(1500));
+  EXPECT_EQ(fleets_[1]->Stats().transitions_adopted, 1U);
+  EXPECT_EQ(fleets_[1]->Stats().peers_seen, 1U);
+
+  // One probe fleet-wide after the cooldown; its success closes both.
+  std::this_thread::sleep_for(seconds(2));
+  std::optional<Permit> probe;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        for (CircuitBreaker* breaker : {&a, &b}) {
+          if (auto p = breaker->TryAcquire()) {
+            probe.emplace(std::move(*p));
+            return true;
+          }
+        }
+        return false;
+      },
+      seconds(1)));
+  EXPECT_TRUE(probe->is_probe());
+  EXPECT_FALSE(a.TryAcquire().has_value());
+  EXPECT_FALSE(b.TryAcquire().has_value());
+  probe->Record(Outcome::kSuccess);
+  ASSERT_TRUE(WaitFor([&] { return a.state() == State::kClosed && b.state() == State::kClosed; },
+                      seconds(1)));
+}
+
+TEST_F(RedisFleetTest, TheLeaseIsExclusive) {
+  RedisFleetLink& one = AddLink("one");
+  RedisFleetLink& two = AddLink("two");
+  Recorder first, second;
+  one.SetReceiver(&first);
+  two.SetReceiver(&second);
+  one.Start();
+  two.Start();
+  ASSERT_TRUE(AllConnected(seconds(5)));
+  one.AcquireLease("vpic", 7, 1, seconds(5));
+  ASSERT_TRUE(
+      WaitFor([&] { return std::lock_guard(first.mu), !first.leases.empty(); }, seconds(1)));
+  two.AcquireLease("vpic", 7, 1, seconds(5));
+  ASSERT_TRUE(
+      WaitFor([&] { return std::lock_guard(second.mu), !second.leases.empty(); }, seconds(1)));
+  {
+    std::lock_guard lock(first.mu);
+    EXPECT_EQ(first.leases[0], std::make_pair(1U, std::string("one")));
+  }
+  {
+    std::lock_guard lock(second.mu);
+    EXPECT_EQ(second.leases[0], std::make_pair(0U, std::string("one")));
+  }
+  two.ReleaseLease("vpic");
+  one.SetReceiver(nullptr);
+  two.SetReceiver(nullptr);
+}
+
+TEST_F(RedisFleetTest, MalformedMessagesAreCountedAndDropped) {
+  RedisFleetLink& link = AddLink("a");
+  Recorder recorder;
+  link.SetReceiver(&recorder);
+  link.Watch("vpic");
+  link.Start();
+  ASSERT_TRUE(AllConnected(seconds(5)));
+  redisContext* raw = redisConnect("127.0.0.1", server_.port());
+  ASSERT_NE(raw, nullptr);
+  for (const char* junk : {"hello", "fusebox1 1 HALF_OPEN 0 0 b vpic", "fusebox1 x OPEN 0 0 b"}) {
+    freeReplyObject(redisCommand(raw, "PUBLISH fusebox:fleet:transitions %s", junk));
+  }
+  freeReplyObject(redisCommand(raw, "PUBLISH fusebox:fleet:transitions %s",
+                               "fusebox1 1 OPEN 1000000000 0 b vpic"));
+  redisFree(raw);
+  ASSERT_TRUE(WaitFor([&] { return std::lock_guard(recorder.mu), !recorder.messages.empty(); },
+                      seconds(1)));
+  EXPECT_EQ(link.Stats().malformed, 3U);
+  std::lock_guard lock(recorder.mu);
+  ASSERT_EQ(recorder.messages.size(), 1U);
+  EXPECT_EQ(recorder.messages[0].sender, "b");
+  link.SetReceiver(nullptr);
+}
+
+TEST_F(RedisFleetTest, ServerKilledBreakersGoOnLocallyAndReconnectWithinFiveSeconds) {
+  CircuitBreaker& a = AddInstance("a", Config());
+  CircuitBreaker& b = AddInstance("b", Config());
+  ASSERT_TRUE(AllConnected(seconds(5)));
+
+  server_.Kill();
+  ASSERT_TRUE(
+      WaitFor([&] { return !links_[0]->connected() && !links_[1]->connected(); }, seconds(1)));
+  EXPECT_FALSE(fleets_[0]->Stats().connected);
+  // Local rules: a trips alone, b goes on, and a probes on its own after the cooldown.
+  Trip(a);
+  EXPECT_EQ(a.state(), State::kOpen);
+  std::this_thread::sleep_for(milliseconds(200));
+  EXPECT_EQ(b.state(), State::kClosed);
+  EXPECT_TRUE(b.TryAcquire().has_value());
+  std::this_thread::sleep_for(seconds(2));
+  auto local_probe = a.TryAcquire();
+  ASSERT_TRUE(local_probe.has_value());
+  EXPECT_TRUE(local_probe->is_probe());
+  local_probe->Record(Outcome::kSuccess);
+  EXPECT_EQ(a.state(), State::kClosed);
+
+  ASSERT_TRUE(server_.Start());
+  ASSERT_TRUE(AllConnected(seconds(5)));
+  // And the next trip opens every instance again.
+  Trip(b);
+  ASSERT_TRUE(WaitFor([&] { return a.state() == State::kOpen; }, seconds(1)));
+}
+
+}  // namespace
+}  // namespace fusebox

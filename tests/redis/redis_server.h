@@ -1,0 +1,103 @@
+// A real redis-server for the fleet tests: on 127.0.0.1, on a port found free by binding port 0
+// first, in its own temporary directory, with persistence off. Killed (SIGKILL) and restarted on
+// the same port by the tests that need an outage; stopped when destroyed.
+#pragma once
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <thread>
+
+namespace fusebox::testing {
+
+class RedisServer {
+ public:
+  RedisServer() {
+    char dir_template[] = "/tmp/fusebox-redis-XXXXXX";
+    dir_ = mkdtemp(dir_template);
+    port_ = FreePort();
+  }
+  ~RedisServer() {
+    Kill();
+    std::error_code ignored;
+    std::filesystem::remove_all(dir_, ignored);
+  }
+  RedisServer(const RedisServer&) = delete;
+  RedisServer& operator=(const RedisServer&) = delete;
+
+  static const char* Binary() { return FUSEBOX_REDIS_SERVER; }
+  static bool Available() { return std::filesystem::exists(Binary()); }
+
+  // Starts the server and waits (up to 5 s) until it accepts connections.
+  bool Start() {
+    pid_ = fork();
+    if (pid_ == 0) {
+      const std::string port = std::to_string(port_);
+      const std::string log = dir_ + "/redis.log";
+      execl(Binary(), Binary(), "--port", port.c_str(), "--bind", "127.0.0.1", "--save", "",
+            "--appendonly", "no", "--dir", dir_.c_str(), "--loglevel", "warning", "--logfile",
+            log.c_str(), static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (std::chrono::steady_clock::now() < deadline) {
+      if (Accepts()) {
+        return true;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return false;
+  }
+
+  void Kill() {
+    if (pid_ > 0) {
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, nullptr, 0);
+      pid_ = -1;
+    }
+  }
+
+  std::uint16_t port() const { return port_; }
+  std::string url() const { return "redis://127.0.0.1:" + std::to_string(port_); }
+
+ private:
+  static std::uint16_t FreePort() {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr.sin_port = 0;
+    socklen_t len = sizeof(addr);
+    ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));  // NOLINT
+    ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);   // NOLINT
+    ::close(fd);
+    return ntohs(addr.sin_port);
+  }
+
+  bool Accepts() const {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr.sin_port = htons(port_);
+    const bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;  // NOLINT
+    ::close(fd);
+    return ok;
+  }
+
+  std::string dir_;
+  std::uint16_t port_ = 0;
+  pid_t pid_ = -1;
+};
+
+}  // namespace fusebox::testing

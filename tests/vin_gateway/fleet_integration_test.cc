@@ -1,0 +1,310 @@
+// Fleet mode end to end (docs/fleet.md): a real redis-server (tests/redis/redis_server.h), two
+// vpic-sims and three vin-gateways as processes on loopback, every assertion over HTTP. Instance
+// A talks to a sim that fails; B and C to a healthy one, so only A sees the outage.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <boost/json.hpp>
+#include <chrono>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "process_harness.h"
+#include "redis/redis_server.h"
+
+namespace {
+
+namespace json = boost::json;
+using vin_gateway::testing::ChildProcess;
+using vin_gateway::testing::Http;
+using vin_gateway::testing::HttpResult;
+using vin_gateway::testing::WaitUntil;
+
+const std::vector<std::string> kVins = {"137ZA903X1E412677", "19XFC1F7XGE028370",
+                                        "1C4RJEAG2EC476429", "1D7RB1CP8BS798034",
+                                        "1D7RB1CT1BS488952", "1GB0C4EGXGZ280783"};
+
+json::value Json(const HttpResult& r) {
+  boost::system::error_code ec;
+  json::value v = json::parse(r.body, ec);
+  EXPECT_FALSE(ec) << "not JSON: " << r.body;
+  return ec ? json::value() : v;
+}
+
+class FleetIntegrationTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("fusebox-fleet-it-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override {
+    if (HasFailure()) {
+      for (std::size_t i = 0; i < gateways_.size(); ++i) {
+        std::cerr << "---- gateway " << i << " log ----\n" << gateways_[i]->Log();
+      }
+    }
+    gateways_.clear();
+    sims_.clear();
+    std::filesystem::remove_all(dir_);
+  }
+
+  ChildProcess& StartSim() {
+    const std::string log = (dir_ / ("sim" + std::to_string(sims_.size()) + ".log")).string();
+    sims_.push_back(std::make_unique<ChildProcess>(
+        std::vector<std::string>{VPIC_SIM_BINARY, "--listen", "127.0.0.1:0"},
+        std::vector<std::string>{}, log));
+    EXPECT_TRUE(sims_.back()->started()) << sims_.back()->Log();
+    return *sims_.back();
+  }
+
+  // A gateway in front of `sim`; `fleet_args` are the fleet flags.
+  ChildProcess& StartGateway(const ChildProcess& sim, std::vector<std::string> fleet_args) {
+    std::vector<std::string> argv = {VIN_GATEWAY_BINARY,
+                                     "--listen",
+                                     "127.0.0.1:0",
+                                     "--upstream-url",
+                                     sim.url(),
+                                     "--cache",
+                                     "memory",
+                                     "--client-rate",
+                                     "0",
+                                     "--call-timeout",
+                                     "1s",
+                                     "--cooldown",
+                                     "2s",
+                                     "--failure-threshold",
+                                     "3"};
+    argv.insert(argv.end(), fleet_args.begin(), fleet_args.end());
+    const std::string log = (dir_ / ("gw" + std::to_string(gateways_.size()) + ".log")).string();
+    gateways_.push_back(std::make_unique<ChildProcess>(argv, std::vector<std::string>{}, log));
+    return *gateways_.back();
+  }
+
+  static json::value Status(const ChildProcess& gw) {
+    return Json(Http(gw.port(), "GET", "/status"));
+  }
+  static std::string State(const ChildProcess& gw) {
+    const json::value s = Status(gw);
+    return s.is_object() ? std::string(s.at("breakers").as_array().at(0).at("state").as_string())
+                         : "";
+  }
+  static HttpResult Decode(const ChildProcess& gw, const std::string& vin) {
+    return Http(gw.port(), "GET", "/api/v1/vin/" + vin);
+  }
+
+  std::filesystem::path dir_;
+  std::vector<std::unique_ptr<ChildProcess>> sims_;
+  std::vector<std::unique_ptr<ChildProcess>> gateways_;
+};
+
+TEST_F(FleetIntegrationTest, AnOutageSeenOnlyByAOpensBAndCAndRevivalClosesAllThree) {
+  if (!fusebox::testing::RedisServer::Available()) {
+    GTEST_SKIP() << "no redis-server";
+  }
+  fusebox::testing::RedisServer redis;
+  ASSERT_TRUE(redis.Start());
+  ChildProcess& failing = StartSim();
+  ChildProcess& healthy = StartSim();
+  ChildProcess& a = StartGateway(failing, {"--fleet", redis.url(), "--instance-id", "a"});
+  ChildProcess& b = StartGateway(healthy, {"--fleet", redis.url(), "--instance-id", "b"});
+  ChildProcess& c = StartGateway(healthy, {"--fleet", redis.url(), "--instance-id", "c"});
+  for (ChildProcess* gw : {&a, &b, &c}) {
+    ASSERT_TRUE(gw->started()) << gw->Log();
+  }
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        for (ChildProcess* gw : {&a, &b, &c}) {
+          const json::value s = Status(*gw);
+          if (!s.is_object() || !s.at("fleet").is_object() ||
+              !s.at("fleet").at("connected").as_bool()) {
+            return false;
+          }
+        }
+        return true;
+      },
+      5));
+  const json::value fleet_b = Status(b).at("fleet");
+  EXPECT_EQ(fleet_b.at("url").as_string(), redis.url());
+  EXPECT_EQ(fleet_b.at("instance"), "b");
+  EXPECT_TRUE(fleet_b.at("probe_lease_holder").is_null());
+
+  ASSERT_EQ(
+      Http(failing.port(), "POST", "/__control/faults", R"({"mode":"error","status":503})").status,
+      200);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(Decode(a, kVins.at(static_cast<std::size_t>(i))).status, 502);
+  }
+  ASSERT_EQ(State(a), "OPEN");
+  const auto tripped = std::chrono::steady_clock::now();
+  ASSERT_TRUE(WaitUntil([&] { return State(b) == "OPEN" && State(c) == "OPEN"; }, 1.0));
+  EXPECT_LT(std::chrono::steady_clock::now() - tripped, std::chrono::seconds(1));
+  EXPECT_EQ(Json(Decode(c, kVins[4])).at("status"), "CIRCUIT_OPEN");
+  EXPECT_GE(Status(a).at("fleet").at("messages_sent").to_number<int>(), 1);
+  EXPECT_GE(Status(b).at("fleet").at("messages_received").to_number<int>(), 1);
+  EXPECT_EQ(Status(b).at("fleet").at("peers_seen").to_number<int>(), 1);
+
+  // Revival: A's upstream heals; after the cooldown one probe (whoever wins the lease) closes
+  // every instance.
+  ASSERT_EQ(Http(failing.port(), "POST", "/__control/faults", R"({"mode":"ok"})").status, 200);
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        for (ChildProcess* gw : {&a, &b, &c}) {
+          (void)Decode(*gw, kVins[5]);
+        }
+        return State(a) == "CLOSED" && State(b) == "CLOSED" && State(c) == "CLOSED";
+      },
+      5));
+  // Shutdown with a live fleet link is clean.
+  EXPECT_EQ(b.Terminate(), 0);
+}
+
+TEST_F(FleetIntegrationTest, OneProbePerCooldownFleetWideThroughATenSecondOutage) {
+  if (!fusebox::testing::RedisServer::Available()) {
+    GTEST_SKIP() << "no redis-server";
+  }
+  fusebox::testing::RedisServer redis;
+  ASSERT_TRUE(redis.Start());
+  ChildProcess& sim = StartSim();
+  std::vector<ChildProcess*> gws;
+  for (const char* id : {"a", "b", "c"}) {
+    gws.push_back(&StartGateway(sim, {"--fleet", redis.url(), "--instance-id", id}));
+    ASSERT_TRUE(gws.back()->started()) << gws.back()->Log();
+  }
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        for (ChildProcess* gw : gws) {
+          const json::value s = Status(*gw);
+          if (!s.is_object() || !s.at("fleet").is_object() ||
+              !s.at("fleet").at("connected").as_bool()) {
+            return false;
+          }
+        }
+        return true;
+      },
+      5));
+  const auto requests = [&] {
+    return Json(Http(sim.port(), "GET", "/__control/stats"))
+        .at("requests_total")
+        .to_number<std::int64_t>();
+  };
+  ASSERT_EQ(
+      Http(sim.port(), "POST", "/__control/faults", R"({"mode":"error","status":503})").status,
+      200);
+  // Steady traffic on all three: each thread asks for VINs nobody has cached (every decode
+  // fails during the outage, so nothing gets cached).
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> traffic;
+  for (ChildProcess* gw : gws) {
+    traffic.emplace_back([&stop, gw] {
+      for (std::size_t i = 0; !stop; ++i) {
+        (void)Decode(*gw, kVins[i % kVins.size()]);
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      }
+    });
+  }
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        return State(*gws[0]) != "CLOSED" && State(*gws[1]) != "CLOSED" &&
+               State(*gws[2]) != "CLOSED";
+      },
+      3));
+  const std::int64_t at_open = requests();
+  const auto opened = std::chrono::steady_clock::now();
+  std::this_thread::sleep_for(std::chrono::seconds(10));
+  const std::int64_t probes = requests() - at_open;
+  const double cooldowns =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - opened).count() / 2.0;
+  std::cout << "upstream calls while open: " << probes << " in " << cooldowns << " cooldowns\n";
+  // About one probe per 2 s cooldown fleet-wide (three unlinked gateways would send three).
+  EXPECT_LE(probes, static_cast<std::int64_t>(cooldowns) + 1) << probes << " probes";
+  EXPECT_GE(probes, 2) << "probes must go on during the outage";
+
+  ASSERT_EQ(Http(sim.port(), "POST", "/__control/faults", R"({"mode":"ok"})").status, 200);
+  EXPECT_TRUE(WaitUntil(
+      [&] {
+        return State(*gws[0]) == "CLOSED" && State(*gws[1]) == "CLOSED" &&
+               State(*gws[2]) == "CLOSED";
+      },
+      2.5));  // within one cooldown (plus the round trips)
+  stop = true;
+  for (std::thread& t : traffic) {
+    t.join();
+  }
+}
+
+TEST_F(FleetIntegrationTest, ADecodeOnAIsACacheHitOnBAndADeadRedisIsAnEmptyCache) {
+  if (!fusebox::testing::RedisServer::Available()) {
+    GTEST_SKIP() << "no redis-server";
+  }
+  fusebox::testing::RedisServer redis;
+  ASSERT_TRUE(redis.Start());
+  ChildProcess& sim = StartSim();
+  ChildProcess& a = StartGateway(sim, {"--cache", redis.url(), "--fleet", redis.url()});
+  ChildProcess& b = StartGateway(sim, {"--cache", redis.url(), "--fleet", redis.url()});
+  ASSERT_TRUE(a.started()) << a.Log();
+  ASSERT_TRUE(b.started()) << b.Log();
+  const auto cache_healthy = [&](const ChildProcess& gw) {
+    const json::value s = Status(gw);
+    return s.is_object() && s.at("cache").at("healthy").as_bool();
+  };
+  ASSERT_TRUE(WaitUntil([&] { return cache_healthy(a) && cache_healthy(b); }, 5));
+  const auto requests = [&] {
+    return Json(Http(sim.port(), "GET", "/__control/stats"))
+        .at("requests_total")
+        .to_number<std::int64_t>();
+  };
+  const HttpResult live = Decode(a, kVins[0]);
+  ASSERT_EQ(live.status, 200) << live.body;
+  EXPECT_EQ(Json(live).at("source"), "live");
+  const std::int64_t after_live = requests();
+  const HttpResult hit = Decode(b, kVins[0]);
+  ASSERT_EQ(hit.status, 200) << hit.body;
+  EXPECT_EQ(Json(hit).at("source"), "cache");
+  EXPECT_EQ(requests(), after_live);
+  // The redis breaker is listed with the others.
+  bool listed = false;
+  const json::value status_b = Status(b);
+  for (const json::value& breaker : status_b.at("breakers").as_array()) {
+    listed = listed || breaker.at("name") == "redis";
+  }
+  EXPECT_TRUE(listed);
+
+  // Redis killed: live decodes go on, none waits on the dead cache.
+  redis.Kill();
+  ASSERT_TRUE(WaitUntil([&] { return !cache_healthy(b); }, 2));
+  for (std::size_t i = 1; i < 4; ++i) {
+    const HttpResult r = Decode(b, kVins[i]);
+    EXPECT_EQ(r.status, 200) << r.body;
+    EXPECT_LT(r.seconds, 0.5);
+  }
+  EXPECT_EQ(Decode(b, kVins[0]).status, 200);  // its hot front still has this one
+}
+
+TEST_F(FleetIntegrationTest, FleetFlagErrorsAndAnUnreachableRedis) {
+  ChildProcess& sim = StartSim();
+  ChildProcess& alone = StartGateway(sim, {});
+  ASSERT_TRUE(alone.started()) << alone.Log();
+  EXPECT_TRUE(Status(alone).at("fleet").is_null());
+
+  ChildProcess& malformed = StartGateway(sim, {"--fleet", "redis:/127.0.0.1"});
+  EXPECT_FALSE(malformed.started());
+  EXPECT_NE(malformed.Log().find("--fleet"), std::string::npos) << malformed.Log();
+
+  ChildProcess& unreachable = StartGateway(sim, {"--fleet", "redis://127.0.0.1:1"});
+  ASSERT_TRUE(unreachable.started()) << unreachable.Log();
+  const json::value fleet = Status(unreachable).at("fleet");
+  EXPECT_EQ(fleet.at("connected"), false);
+  EXPECT_EQ(fleet.at("instance"), "127.0.0.1:0");        // the default: HOST:PORT of --listen
+  EXPECT_EQ(Decode(unreachable, kVins[0]).status, 200);  // decodes go on
+  const HttpResult metrics = Http(unreachable.port(), "GET", "/metrics");
+  EXPECT_NE(metrics.body.find("vin_gateway_fleet_connected 0"), std::string::npos);
+  EXPECT_EQ(unreachable.Terminate(), 0);
+}
+
+}  // namespace
