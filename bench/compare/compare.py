@@ -120,11 +120,13 @@ def cmd_vins(args):
 # ---- load ------------------------------------------------------------------------------------
 
 def classify(kind, api, status, headers, body, vins):
-    """(data, live, reason, retry_after) for one answer.
+    """(data, live, reason, retry_after, source) for one answer.
 
-    data: the answer carries vehicle data (live, cached or stale-labeled; for a batch, for every
-    VIN asked). live: it came from the upstream just now. reason: a typed reason code the
-    contender gave ("" when none). retry_after: a Retry-After header."""
+    data: the answer carries vehicle data (live, cached or stale-labeled, or decoded offline; for a
+    batch, for every VIN asked). live: it came from the upstream just now. reason: a typed reason
+    code the contender gave ("" when none). retry_after: a Retry-After header. source: where the
+    data came from as the contender says (the gateway's `source`, nginx's cache status; "" when it
+    does not say)."""
     retry_after = "retry-after" in headers
     try:
         doc = json.loads(body) if body else None
@@ -134,7 +136,7 @@ def classify(kind, api, status, headers, body, vins):
     if isinstance(doc, dict) and isinstance(doc.get("status"), str) and doc["status"].isupper():
         reason = doc["status"]
     if status != 200 or not isinstance(doc, dict):
-        return False, False, reason, retry_after
+        return False, False, reason, retry_after, ""
     if api == "gateway":
         if kind == "batch":
             results = doc.get("results") or []
@@ -142,16 +144,17 @@ def classify(kind, api, status, headers, body, vins):
                 isinstance(r, dict) and r.get("source") in ("live", "cache", "cache-stale", "offline")
                 for r in results)
             live = data and all(r.get("source") == "live" for r in results)
-            return data, live, reason, retry_after
+            sources = sorted({str(r.get("source")) for r in results if isinstance(r, dict)})
+            return data, live, reason, retry_after, "+".join(sources)
         source = doc.get("source")
         data = source in ("live", "cache", "cache-stale", "offline")
-        return data, source == "live", reason, retry_after
+        return data, source == "live", reason, retry_after, str(source or "")
     results = doc.get("Results")
     data = isinstance(results, list) and len(results) == len(vins) and all(
         isinstance(r, dict) and r.get("Make") for r in results)
     cache = headers.get("x-cache-status", "")
     live = data and cache not in ("HIT", "STALE", "UPDATING", "REVALIDATED")
-    return data, live, "", retry_after
+    return data, live, "", retry_after, cache
 
 
 async def one_request(session, args, api, kind, vins, started, writer):
@@ -187,10 +190,10 @@ async def one_request(session, args, api, kind, vins, started, writer):
     latency = time.monotonic() - t0
     if error == "timeout":
         latency = args.timeout
-    useful, live, reason, retry_after = classify(kind, api, status, hdrs, body, vins)
+    useful, live, reason, retry_after, source = classify(kind, api, status, hdrs, body, vins)
     writer.writerow([f"{t0 - started:.4f}", f"{latency:.4f}", kind,
                      "hot" if vins[0] in args.hot_set else "new", status, error,
-                     int(useful), int(live), reason, int(retry_after)])
+                     int(useful), int(live), reason, int(retry_after), source])
 
 
 async def poll_sim(args, started, stop, rows):
@@ -224,7 +227,7 @@ async def run_load(args):
     out = open(args.out, "w", newline="", encoding="utf-8")
     writer = csv.writer(out)
     writer.writerow(["t", "latency", "kind", "vin", "status", "error", "useful", "live",
-                     "reason", "retry_after"])
+                     "reason", "retry_after", "source"])
     connector = aiohttp.TCPConnector(limit=0, force_close=True)
     sim_rows = []
     stop = asyncio.Event()
@@ -317,6 +320,7 @@ def read_samples(path):
         r["live"] = r["live"] == "1"
         r["retry_after"] = r["retry_after"] == "1"
         r["honest"] = (not r["useful"]) and (r["reason"] != "" or r["retry_after"])
+        r["offline"] = "offline" in (r.get("source") or "")
     return rows
 
 
@@ -368,6 +372,7 @@ def analyze_contender(samples, sim, bounds, sim_other_is_load):
         phases[name] = {
             "requests": n,
             "useful": round(useful / n, 4) if n else None,
+            "offline": round(sum(1 for r in in_phase if r["offline"]) / n, 4) if n else None,
             "honest": round(honest / (n - useful), 4) if n - useful > 0 else None,
             "p50_ms": round(percentile(latencies, 50), 1) if n else None,
             "p99_ms": round(percentile(latencies, 99), 1) if n else None,
@@ -421,21 +426,28 @@ def svg_contender(name, samples, bounds, path):
         parts.append(svg_text(left - 4, y + 4, f"{ms} ms" if ms < 1000 else f"{ms // 1000} s", 10,
                               "end", "#555"))
     kinds = [("live data", "#1b7837"), ("cached or stale data", "#2166ac"),
-             ("refused, with a reason", "#e08214"), ("failed, no reason", "#b2182b")]
+             ("decoded offline", "#762a83"), ("refused, with a reason", "#e08214"),
+             ("failed, no reason", "#b2182b")]
+    drawn = set()  # one dot per pixel and colour: the file stays small, the picture the same
     for r in samples:
         if r["useful"]:
-            color = kinds[0][1] if r["live"] else kinds[1][1]
+            color = kinds[0][1] if r["live"] else kinds[2][1] if r["offline"] else kinds[1][1]
         elif r["honest"]:
-            color = kinds[2][1]
-        else:
             color = kinds[3][1]
+        else:
+            color = kinds[4][1]
         x = left + min(r["t"], total) / total * plot_w
         ms = max(r["latency"] * 1000, 1)
         y = top + plot_h - (math.log10(ms) - lo) / (hi - lo) * plot_h
-        parts.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="1.6" fill="{color}" '
-                     f'fill-opacity="0.6"/>')
+        drawn.add((color, round(x), round(y)))
+    # One path per colour, a round dot per point ("M x y h0"): a few bytes a dot.
+    for _, color in kinds:
+        dots = "".join(f"M{x} {y}h0" for c, x, y in sorted(drawn) if c == color)
+        if dots:
+            parts.append(f'<path d="{dots}" stroke="{color}" stroke-width="3.2" '
+                         f'stroke-linecap="round" stroke-opacity="0.6" fill="none"/>')
     for i, (label, color) in enumerate(kinds):
-        x = left + 10 + i * 200
+        x = left + 10 + i * 165
         parts.append(f'<circle cx="{x}" cy="{height - 10}" r="4" fill="{color}"/>')
         parts.append(svg_text(x + 8, height - 6, label, 11))
     parts.append("</svg>")
@@ -490,7 +502,10 @@ def table(results):
     for phase, _, _ in PHASES:
         for name, r in results["contenders"].items():
             p = r["phases"][phase]
-            rows.append([phase, name, str(p["requests"]), fmt_cell(p["useful"], True),
+            useful = fmt_cell(p["useful"], True)
+            if p.get("offline"):
+                useful += f" ({fmt_cell(p['offline'], True)} offline)"
+            rows.append([phase, name, str(p["requests"]), useful,
                          fmt_cell(p["honest"], True), fmt_cell(p["p50_ms"]),
                          fmt_cell(p["p99_ms"]), fmt_cell(p["max_ms"]),
                          str(p["upstream_requests"]), str(p["upstream_peak_concurrency"]),

@@ -14,7 +14,8 @@
 #   --out DIR  results (default build/bench-compare): per contender samples.csv (one row per
 #              request), sim.csv (vpic-sim's counters 4 times a second), logs; results.json,
 #              <contender>.svg, overlay.svg and table.md
-#   --only N   run only contender N (repeatable): vin-gateway, nginx, haproxy, unprotected
+#   --only N   run only contender N (repeatable): vin-gateway, nginx, haproxy, unprotected; the
+#              others' results in --out stay and are analyzed with it
 #
 # Needs nginx, haproxy, curl and python3-aiohttp (scripts/install-deps.sh installs them). Every
 # server binds 127.0.0.1 on a free port and is stopped on exit, whatever happens.
@@ -32,7 +33,7 @@ bin=${root}/build/release/bin
 out=${root}/build/bench-compare
 only=()
 
-usage() { sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; }
 
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -84,7 +85,14 @@ source "${root}/scripts/lib/await_listening.sh"
 source "${root}/bench/gateway/lib/procs.sh"
 procs_setup
 
-rm -rf "${out}"
+# --only keeps the other contenders' results, so that one can be run again and analyzed with them.
+if [[ ${#only[@]} -gt 0 ]]; then
+  for name in "${contenders[@]}"; do
+    rm -rf "${out:?}/${name}"
+  done
+else
+  rm -rf "${out}"
+fi
 mkdir -p "${out}"
 "${py}" "${here}/compare.py" schedule --scale "${scale}" >"${out}/outage.toml"
 "${py}" "${here}/compare.py" vins --hot "${hot}" --new 6000 --out "${out}/vins.txt"
@@ -102,6 +110,14 @@ wait_http() {
     sleep 0.1
   done
   return 1
+}
+
+status_text() {
+  case "$1" in
+    502) echo "Bad Gateway" ;;
+    503) echo "Service Unavailable" ;;
+    504) echo "Gateway Timeout" ;;
+  esac
 }
 
 # fill TEMPLATE DEST DIR: the template with @DIR@, @SIM@, @PORT@ and @BACKUP_PORT@ filled in.
@@ -144,7 +160,11 @@ start_contender() {
         ;;
       haproxy)
         fill "${here}/haproxy.cfg.in" "${dir}/haproxy.cfg" "${dir}"
-        cp "${here}/503.http.in" "${dir}/503.http"
+        local code
+        for code in 502 503 504; do
+          sed -e "1s/^HTTP\/1.1 503 Service Unavailable/HTTP\/1.1 ${code} $(status_text "${code}")/" \
+            "${here}/unavailable.http.in" >"${dir}/${code}.http"
+        done
         haproxy -db -f "${dir}/haproxy.cfg" >"${dir}/haproxy.log" 2>>"${dir}/stderr" &
         ;;
     esac

@@ -6,7 +6,8 @@
 #
 # Usage: bench/compare/libraries/run.sh [--bin DIR] [--out DIR]
 #   --bin DIR  where fusebox-bench is (default build/release/bin)
-# The npm packages are installed into OUT at pinned versions (npm install, no install scripts).
+# The npm packages are installed into OUT at pinned versions (npm install, no install scripts): the
+# newest releases that support Debian 12's Node.js 20 (opossum 10 and cockatiel 4 need Node 22).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -32,11 +33,11 @@ if [[ ! -f "${out}/package.json" ]]; then
   echo '{"name": "fusebox-bench-compare", "private": true}' >"${out}/package.json"
 fi
 npm install --prefix "${out}" --no-audit --no-fund --ignore-scripts --save-exact \
-  opossum@10.0.0 cockatiel@4.0.0 >/dev/null
+  opossum@8.5.0 cockatiel@3.2.1 >/dev/null
 cp "${here}/node_breakers.mjs" "${out}/"
 
 "${bin}/fusebox-bench" \
-  --benchmark_filter='^BM_AtomicFetchAdd$|^BM_ClosedAcquireRecord/threads:1$|^BM_OpenReject$' \
+  --benchmark_filter='^BM_AtomicFetchAdd$|^BM_ClosedAcquireRecord/real_time/threads:1$|^BM_OpenReject$' \
   --benchmark_repetitions=5 --benchmark_report_aggregates_only=true \
   --benchmark_format=json >"${out}/fusebox-bench.json"
 node "${out}/node_breakers.mjs" >"${out}/node.jsonl"
@@ -46,7 +47,7 @@ node "${out}/node_breakers.mjs" >"${out}/node.jsonl"
 import json, pathlib, sys
 out = pathlib.Path(sys.argv[1])
 bench = json.loads((out / "fusebox-bench.json").read_text())
-medians = {b["run_name"]: b["cpu_time"] for b in bench["benchmarks"]
+medians = {b["run_name"].replace("/real_time", ""): b["cpu_time"] for b in bench["benchmarks"]
            if b.get("aggregate_name") == "median"}
 rows = [{"library": "fusebox", "version": "this commit", "runtime": "C++20, gcc -O3",
          "path": "closed success", "ns_per_call": medians["BM_ClosedAcquireRecord/threads:1"]},
