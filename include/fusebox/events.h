@@ -56,7 +56,7 @@ enum class TransitionCause : std::uint8_t {
   kReconfigured,         // CLOSED -> CLOSED, METRICS_ONLY -> METRICS_ONLY: Reconfigure changed
                          // the trip policy or the window, which starts afresh
   kRecoveryFailed,       // CLOSED -> OPEN: a failure or slow call during the recovery ramp
-  kFleet,                // a transition adopted from a peer (CircuitBreaker::Adopt, fusebox/fleet.h)
+  kFleet,                // adopted from a peer (CircuitBreaker::Adopt, fusebox/fleet.h)
 };
 
 // "consecutive_failures", "failure_rate", "slow_call_rate", "cooldown_elapsed", "probe_failed",
