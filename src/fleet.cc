@@ -74,7 +74,12 @@ std::string EncodeFleetMessage(const FleetMessage& m) {
 
 std::optional<FleetMessage> DecodeFleetMessage(std::string_view text) {
   std::string_view rest = text;
-  std::string_view version, generation, state, remaining, by_operator, sender;
+  std::string_view version;
+  std::string_view generation;
+  std::string_view state;
+  std::string_view remaining;
+  std::string_view by_operator;
+  std::string_view sender;
   if (!NextField(rest, version) || version != kWireVersion || !NextField(rest, generation) ||
       !NextField(rest, state) || !NextField(rest, remaining) || !NextField(rest, by_operator) ||
       !NextField(rest, sender) || rest.empty() || rest.find('\n') != std::string_view::npos) {

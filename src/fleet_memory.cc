@@ -37,7 +37,7 @@ void InMemoryFleetBus::Publish(Link& from, const FleetMessage& message) {
         continue;
       }
       std::lock_guard link_lock(link->mu_);
-      if (link->receiver_ != nullptr && link->watched_.count(message.breaker) != 0) {
+      if (link->receiver_ != nullptr && link->watched_.contains(message.breaker)) {
         receivers.push_back(link->receiver_);
       }
     }
@@ -64,7 +64,7 @@ void InMemoryFleetBus::Reconcile(Link& link, const std::string& breaker) {
   }
 }
 
-void InMemoryFleetBus::TryLeases(std::vector<Pending> requests) {
+void InMemoryFleetBus::TryLeases(const std::vector<Pending>& requests) {
   struct Answer {
     Link* link;
     std::string breaker;
@@ -119,7 +119,7 @@ void InMemoryFleetBus::Poll() {
     std::lock_guard lock(mu_);
     requests = pending_;
   }
-  TryLeases(std::move(requests));
+  TryLeases(requests);
 }
 
 // ---- Link ----
@@ -199,7 +199,7 @@ void InMemoryFleetBus::Link::SetConnected(bool connected) {
       }
     }
   }
-  bus_.TryLeases(std::move(mine));
+  bus_.TryLeases(mine);
 }
 
 void InMemoryFleetBus::Link::Inject(const FleetMessage& message) {

@@ -180,7 +180,7 @@ class InMemoryFleetBus {
     Duration ttl;
   };
   void Publish(Link& from, const FleetMessage& message);
-  void TryLeases(std::vector<Pending> requests);
+  void TryLeases(const std::vector<Pending>& requests);
   void Reconcile(Link& link, const std::string& breaker);
 
   Clock& clock_;

@@ -46,7 +46,7 @@ struct RedisClientOptions {
 class RedisClient {
  public:
   using Callback = std::function<void(const RedisReply&)>;
-  RedisClient(boost::asio::any_io_executor executor, RedisClientOptions options);
+  RedisClient(const boost::asio::any_io_executor& executor, RedisClientOptions options);
   ~RedisClient();
   RedisClient(const RedisClient&) = delete;
   RedisClient& operator=(const RedisClient&) = delete;

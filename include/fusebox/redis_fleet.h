@@ -62,7 +62,7 @@ struct RedisFleetStats {
 
 class RedisFleetLink final : public FleetLink {
  public:
-  RedisFleetLink(boost::asio::any_io_executor executor, RedisFleetOptions options);
+  RedisFleetLink(const boost::asio::any_io_executor& executor, RedisFleetOptions options);
   ~RedisFleetLink() override;
   RedisFleetLink(const RedisFleetLink&) = delete;
   RedisFleetLink& operator=(const RedisFleetLink&) = delete;

@@ -168,7 +168,7 @@ struct RedisClient::Impl : std::enable_shared_from_this<Impl> {
     call->done(Convert(static_cast<redisReply*>(r)));
   }
 
-  void Send(const std::vector<std::string>& args, Callback done) {
+  void Send(const std::vector<std::string>& args, const Callback& done) {
     if (ac == nullptr || !up) {
       done(RedisReply{});
       return;
@@ -197,13 +197,18 @@ struct RedisClient::Impl : std::enable_shared_from_this<Impl> {
   }
 };
 
-RedisClient::RedisClient(boost::asio::any_io_executor executor, RedisClientOptions options)
+RedisClient::RedisClient(const boost::asio::any_io_executor& executor, RedisClientOptions options)
     : impl_(std::make_shared<Impl>(executor, std::move(options))) {}
 
 RedisClient::~RedisClient() {
   impl_->stopped = true;
   impl_->up = false;
-  boost::asio::post(impl_->strand, [impl = impl_] { impl->Stop(); });
+  try {
+    boost::asio::post(impl_->strand, [impl = impl_] { impl->Stop(); });
+  } catch (...) {
+    // No memory for the handler: the connection is closed when the io_context is destroyed
+    // (the Impl's sockets belong to it); stopped already keeps it from reconnecting.
+  }
 }
 
 void RedisClient::Start() {
@@ -221,10 +226,9 @@ void RedisClient::Command(std::vector<std::string> args, Callback done) {
     done(RedisReply{});  // down: answer at once, without a trip through the strand
     return;
   }
-  boost::asio::post(impl_->strand,
-                    [impl = impl_, args = std::move(args), done = std::move(done)]() mutable {
-                      impl->Send(args, std::move(done));
-                    });
+  boost::asio::post(impl_->strand, [impl = impl_, args = std::move(args), done = std::move(done)] {
+    impl->Send(args, done);
+  });
 }
 
 bool RedisClient::connected() const noexcept { return impl_->up.load(); }

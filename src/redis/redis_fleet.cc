@@ -354,7 +354,7 @@ struct RedisFleetLink::Impl : std::enable_shared_from_this<Impl> {
       ++malformed;
       return;
     }
-    if (watched.count(message->breaker) == 0) {
+    if (!watched.contains(message->breaker)) {
       return;
     }
     message->remaining_cooldown = std::max(Duration(0), message->remaining_cooldown - age);
@@ -479,14 +479,20 @@ struct RedisFleetLink::Impl : std::enable_shared_from_this<Impl> {
   }
 };
 
-RedisFleetLink::RedisFleetLink(boost::asio::any_io_executor executor, RedisFleetOptions options)
+RedisFleetLink::RedisFleetLink(const boost::asio::any_io_executor& executor,
+                               RedisFleetOptions options)
     : impl_(std::make_shared<Impl>(executor, std::move(options))) {}
 
 RedisFleetLink::~RedisFleetLink() {
-  SetReceiver(nullptr);
   impl_->stopped = true;
   impl_->up = false;
-  impl_->Post([](Impl& self) { self.Stop(); });
+  try {
+    SetReceiver(nullptr);
+    impl_->Post([](Impl& self) { self.Stop(); });
+  } catch (...) {
+    // No memory for the handler: the connections are closed when the io_context is destroyed
+    // (the Impl's sockets belong to it); stopped already keeps them from reconnecting.
+  }
 }
 
 void RedisFleetLink::Start() {

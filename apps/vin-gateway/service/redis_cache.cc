@@ -32,7 +32,7 @@ struct Answer {
 // first, on the awaiting coroutine's executor. A reply after the budget is dropped.
 net::awaitable<Answer> Ask(fusebox::RedisClient& client, std::vector<std::string> args,
                            fusebox::Duration budget) {
-  auto initiate = [&client, budget](auto handler, std::vector<std::string> command) {
+  auto initiate = [&client, budget](auto handler, const std::vector<std::string>& command) {
     using Handler = decltype(handler);
     struct State {
       explicit State(Handler h, const net::any_io_executor& ex)
@@ -49,7 +49,7 @@ net::awaitable<Answer> Ask(fusebox::RedisClient& client, std::vector<std::string
         std::move(state->handler)(Answer{RedisReply{}, true});
       }
     });
-    client.Command(std::move(command), [state, executor](const RedisReply& reply) {
+    client.Command(command, [state, executor](const RedisReply& reply) {
       if (state->done.exchange(true)) {
         return;  // the budget ran out first
       }
