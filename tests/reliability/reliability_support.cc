@@ -171,7 +171,9 @@ void GatewayProcessTest::StartGateway(std::vector<std::string> args, std::vector
                                              "--call-timeout",
                                              "500ms",
                                              "--cooldown",
-                                             "500ms"};
+                                             "500ms",
+                                             "--offline-db",
+                                             "none"};
   argv.insert(argv.end(), defaults.begin(), defaults.end());
   argv.insert(argv.end(), args.begin(), args.end());
   gateway_ = std::make_unique<ChildProcess>(argv, env, (dir_ / "gateway.log").string());

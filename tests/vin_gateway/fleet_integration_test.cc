@@ -79,7 +79,9 @@ class FleetIntegrationTest : public ::testing::Test {
                                      "--cooldown",
                                      "2s",
                                      "--failure-threshold",
-                                     "3"};
+                                     "3",
+                                     "--offline-db",
+                                     "none"};
     argv.insert(argv.end(), fleet_args.begin(), fleet_args.end());
     const std::string log = (dir_ / ("gw" + std::to_string(gateways_.size()) + ".log")).string();
     gateways_.push_back(std::make_unique<ChildProcess>(argv, std::vector<std::string>{}, log));

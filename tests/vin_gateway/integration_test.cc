@@ -125,7 +125,9 @@ class GatewayIntegrationTest : public ::testing::Test {
                                      "--call-timeout",
                                      "2s",
                                      "--cooldown",
-                                     "1s"};
+                                     "1s",
+                                     "--offline-db",
+                                     "none"};
     argv.insert(argv.end(), args.begin(), args.end());
     gateway_ = std::make_unique<ChildProcess>(argv, env, (dir_ / "gateway.log").string());
     ASSERT_TRUE(gateway_->started()) << gateway_->Log();

@@ -155,7 +155,8 @@ class LocalResourcesTest : public ::testing::Test {
     for (const std::string& a :
          {std::string(VIN_GATEWAY_BINARY), std::string("--listen"), std::string("127.0.0.1:0"),
           std::string("--upstream-url"), sim_->url(), std::string("--client-rate"),
-          std::string("0"), std::string("--call-timeout"), std::string("2s")}) {
+          std::string("0"), std::string("--call-timeout"), std::string("2s"),
+          std::string("--offline-db"), std::string("none")}) {
       argv.push_back(a);
     }
     argv.insert(argv.end(), args.begin(), args.end());
