@@ -205,10 +205,12 @@ TEST_F(RedisFleetTest, MalformedMessagesAreCountedAndDropped) {
   ASSERT_TRUE(WaitFor([&] { return std::lock_guard(recorder.mu), !recorder.messages.empty(); },
                       seconds(1)));
   EXPECT_EQ(link.Stats().malformed, 3U);
+  // Detach first: the link delivers under its own lock, and the recorder takes its lock inside a
+  // delivery, so holding the recorder's lock around SetReceiver could deadlock.
+  link.SetReceiver(nullptr);
   std::lock_guard lock(recorder.mu);
   ASSERT_EQ(recorder.messages.size(), 1U);
   EXPECT_EQ(recorder.messages[0].sender, "b");
-  link.SetReceiver(nullptr);
 }
 
 TEST_F(RedisFleetTest, ServerKilledBreakersGoOnLocallyAndReconnectWithinFiveSeconds) {
