@@ -67,9 +67,9 @@ class GatewayProcessTest : public ::testing::Test {
   // The gateway in front of the sim (or `upstream`) with the suite's defaults: memory cache, no
   // client rate limit, a 500 ms call budget, a 500 ms cooldown, the default breaker policy
   // (three consecutive failures open it) and no offline database (whatever the working
-  // directory holds: the suite checks the upstream's outcomes, not the fallback). `args` override them (later flags win). `wrapper` is
-  // a command put in front of the binary (e.g. /usr/bin/prlimit --fsize=...); it must exec it,
-  // so that the pid is the gateway's.
+  // directory holds: the suite checks the upstream's outcomes, not the fallback). `args`
+  // override them (later flags win). `wrapper` is a command put in front of the binary (e.g.
+  // /usr/bin/prlimit --fsize=...); it must exec it, so that the pid is the gateway's.
   void StartGateway(std::vector<std::string> args = {}, std::vector<std::string> env = {},
                     std::string upstream = "", std::vector<std::string> wrapper = {});
 
