@@ -434,9 +434,12 @@ struct CircuitBreaker::Impl {
         } else if (at - closed_since >= config.effective_cooldown_max()) {
           base_cooldown = config.cooldown;  // stayed healthy long enough: growth resets
         }
-        current_cooldown = adopted_cooldown.has_value()
-                               ? std::exchange(adopted_cooldown, std::nullopt).value()
-                               : DrawCooldownLocked(base_cooldown);
+        if (adopted_cooldown.has_value()) {  // a peer's remaining cooldown (fleet.h)
+          current_cooldown = *adopted_cooldown;
+          adopted_cooldown.reset();
+        } else {
+          current_cooldown = DrawCooldownLocked(base_cooldown);
+        }
         opened_at = at;
         open_until_ns.store((at + current_cooldown).time_since_epoch().count(),
                             std::memory_order_relaxed);
