@@ -43,7 +43,7 @@ set(sim_includes "\"scenario.h\"" "\"simulator.h\"" "\"sweep.h\"" "\"report.h\""
 set(vpic_sim_includes "\"server.h\"" "\"fault_spec.h\"" "\"fault_engine.h\"" "\"vpic_api.h\""
     "\"recordings.h\"")
 
-set(parts library redis common fusebox_sim vpic_sim vin_gateway gateway_core gateway_offline
+set(parts library redis common fusebox_sim vpic_sim vpic_sim_model vin_gateway gateway_core gateway_offline
     gateway_service gateway_http gateway_http_server gateway_config)
 set(library_globs include/fusebox/*.h src/*.h src/*.cc)
 set(library_forbidden ${third_party} "<hiredis" "\"common/" ${gateway_includes})
@@ -63,6 +63,10 @@ set(fusebox_sim_globs apps/fusebox-sim/*.h apps/fusebox-sim/*.cc)
 set(fusebox_sim_forbidden ${asio_beast} ${gateway_includes} ${vpic_sim_includes})
 set(vpic_sim_globs apps/vpic-sim/*.h apps/vpic-sim/*.cc)
 set(vpic_sim_forbidden ${gateway_includes} ${sim_includes})
+# vpic_sim_model: all of vpic-sim but the server and main, built without the HTTP stack.
+set(vpic_sim_model_globs apps/vpic-sim/*.h apps/vpic-sim/*.cc)
+set(vpic_sim_model_exempt apps/vpic-sim/server.h apps/vpic-sim/server.cc apps/vpic-sim/main.cc)
+set(vpic_sim_model_forbidden ${asio_beast} "<openssl/" "\"server.h\"")
 set(vin_gateway_globs apps/vin-gateway/*.h apps/vin-gateway/*.cc)
 set(vin_gateway_forbidden ${sim_includes} ${vpic_sim_includes})
 set(gateway_core_globs apps/vin-gateway/core/*.h apps/vin-gateway/core/*.cc)
