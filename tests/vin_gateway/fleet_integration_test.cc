@@ -289,6 +289,57 @@ TEST_F(FleetIntegrationTest, ADecodeOnAIsACacheHitOnBAndADeadRedisIsAnEmptyCache
   EXPECT_EQ(Decode(b, kVins[0]).status, 200);  // its hot front still has this one
 }
 
+TEST_F(FleetIntegrationTest, AfterRedisRestartsEmptyATripOnAStillOpensBAndCWithinOneSecond) {
+  if (!fusebox::testing::RedisServer::Available()) {
+    GTEST_SKIP() << "no redis-server";
+  }
+  fusebox::testing::RedisServer redis;
+  ASSERT_TRUE(redis.Start());
+  ChildProcess& failing = StartSim();
+  ChildProcess& healthy = StartSim();
+  ChildProcess& a = StartGateway(failing, {"--fleet", redis.url(), "--instance-id", "a"});
+  ChildProcess& b = StartGateway(healthy, {"--fleet", redis.url(), "--instance-id", "b"});
+  ChildProcess& c = StartGateway(healthy, {"--fleet", redis.url(), "--instance-id", "c"});
+  const std::vector<ChildProcess*> fleet = {&a, &b, &c};
+  for (ChildProcess* gw : fleet) {
+    ASSERT_TRUE(gw->started()) << gw->Log();
+  }
+  const auto all_connected = [&](bool connected) {
+    for (ChildProcess* gw : fleet) {
+      const json::value s = Status(*gw);
+      if (!s.is_object() || !s.at("fleet").is_object() ||
+          s.at("fleet").at("connected").as_bool() != connected) {
+        return false;
+      }
+    }
+    return true;
+  };
+  ASSERT_TRUE(WaitUntil([&] { return all_connected(true); }, 5));
+
+  // Redis dies and comes back on the same port with nothing stored (no persistence): every
+  // instance notices, and reconnects within its backoff (100 ms doubling to 2 s).
+  redis.Kill();
+  ASSERT_TRUE(WaitUntil([&] { return all_connected(false); }, 3));
+  ASSERT_TRUE(redis.Start());
+  ASSERT_TRUE(WaitUntil([&] { return all_connected(true); }, 5));
+  for (ChildProcess* gw : fleet) {
+    EXPECT_EQ(State(*gw), "CLOSED");  // an empty Redis reopens nothing
+  }
+
+  // The reconnected links carry the next trip: A's trip opens B and C within a second.
+  ASSERT_EQ(
+      Http(failing.port(), "POST", "/__control/faults", R"({"mode":"error","status":503})").status,
+      200);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(Decode(a, kVins.at(static_cast<std::size_t>(i))).status, 502);
+  }
+  ASSERT_EQ(State(a), "OPEN");
+  const auto tripped = std::chrono::steady_clock::now();
+  ASSERT_TRUE(WaitUntil([&] { return State(b) == "OPEN" && State(c) == "OPEN"; }, 1.0));
+  EXPECT_LT(std::chrono::steady_clock::now() - tripped, std::chrono::seconds(1));
+  EXPECT_EQ(Json(Decode(b, kVins[4])).at("status"), "CIRCUIT_OPEN");
+}
+
 // --trusted-proxy (docs/http-api.md, "Client address"): behind a trusted proxy each client's
 // X-Forwarded-For address has its own rate-limit budget; the same header from a peer that is not
 // trusted is ignored, so that a client cannot buy a fresh budget by writing one.
