@@ -72,7 +72,7 @@ struct HttpServerOptions {
   std::size_t descriptor_reserve = 64;
   // Proxies whose X-Forwarded-For names the client (client_address.h); empty: nobody's, the
   // client is always the TCP peer. The client is what the handler and the access log see.
-  TrustedProxies trusted_proxies;
+  TrustedProxies trusted_proxies{};
   // Where the server's own events go (accept trouble, the reserve reached and left): level
   // ("info", "warn") and a sentence. Empty: not logged.
   std::function<void(std::string_view level, std::string_view message)> event_log = nullptr;
