@@ -8,15 +8,15 @@
 #                                                                first, then runs this)
 #
 # Uses the programs of $FUSEBOX_BIN (default build/release/bin). `--smoke` stops after one decode
-# through nginx and a look at every instance's "fleet" status. The gateways run with
-# --client-rate 0: behind a proxy every client has nginx's address, and a per-client limit would
-# throttle everyone together (the issue's --trusted-proxy, which would fix that, is not built yet).
+# through nginx and a look at every instance's "fleet" status. nginx appends the client's address
+# to X-Forwarded-For and the gateways run with --trusted-proxy 127.0.0.1/32, so the per-client rate
+# limit counts each client, not nginx.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
-# shellcheck source=scripts/lib/await_listening.sh
-source scripts/lib/await_listening.sh
+# shellcheck source=scripts/lib/servers.sh
+source scripts/lib/servers.sh
 
 count="${1:-}"
 if ! [[ "$count" =~ ^[1-9][0-9]*$ ]]; then
@@ -48,41 +48,14 @@ for program in vpic-sim vin-gateway; do
 done
 
 logs="build/run-fleet"
-mkdir -p "$logs"
 work="$(mktemp -d "${TMPDIR:-/tmp}/fusebox-fleet.XXXXXX")"
 chmod 755 "$work"
-pids=()
-stop_all() {
-  for pid in "${pids[@]}"; do
-    kill -TERM "$pid" 2>/dev/null || true
-  done
-  for pid in "${pids[@]}"; do
-    wait "$pid" 2>/dev/null || true
-  done
-  rm -rf "$work"
-}
-trap stop_all EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+servers_cleanup() { rm -rf "$work"; }
+servers_begin run-fleet "$logs"
 
 # A free loopback port: bind port 0 and read what the kernel chose.
 free_port() {
   python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-
-started_url=""
-start_server() {
-  local name="$1"
-  shift
-  "$@" >"$logs/$name.out" 2>"$logs/$name.log" &
-  local pid="$!"
-  pids+=("$pid")
-  if started_url="$(await_listening "$logs/$name.out" "$pid")"; then
-    return 0
-  fi
-  echo "run-fleet: error: $name did not start; its log ($logs/$name.log):" >&2
-  cat "$logs/$name.log" >&2
-  return 1
 }
 
 redis_port="$(free_port)"
@@ -104,7 +77,8 @@ gateway_urls=()
 upstreams=""
 for i in $(seq "$count"); do
   start_server "gateway-$i" "$bin/vin-gateway" --listen 127.0.0.1:0 --upstream-url "$upstream_url" \
-    --cache memory --client-rate 0 --fleet "$redis_url" --instance-id "gw-$i" "${gateway_args[@]}"
+    --cache memory --trusted-proxy 127.0.0.1/32 --fleet "$redis_url" --instance-id "gw-$i" \
+    "${gateway_args[@]}"
   gateway_urls+=("$started_url")
   upstreams+="    server ${started_url#http://};"$'\n'
   echo "==> run-fleet: gateway gw-$i at $started_url (log: $logs/gateway-$i.log)"
@@ -132,7 +106,7 @@ $upstreams  }
       proxy_pass http://vin_gateways;
       proxy_http_version 1.1;
       proxy_set_header Connection "";
-      proxy_set_header X-Forwarded-For \$remote_addr;
+      proxy_set_header X-Forwarded-For \$proxy_add_x_forwarded_for;
     }
   }
 }

@@ -22,8 +22,8 @@ set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
-# shellcheck source=scripts/lib/await_listening.sh
-source scripts/lib/await_listening.sh
+# shellcheck source=scripts/lib/servers.sh
+source scripts/lib/servers.sh
 
 fleet=""
 if [ "${1:-}" = "--fleet" ]; then
@@ -64,36 +64,8 @@ for program in vpic-sim vin-gateway; do
 done
 
 logs="build/run"
-mkdir -p "$logs" var
-pids=()
-stop_all() {
-  for pid in "${pids[@]}"; do
-    kill -TERM "$pid" 2>/dev/null || true
-  done
-  for pid in "${pids[@]}"; do
-    wait "$pid" 2>/dev/null || true
-  done
-}
-trap stop_all EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-
-# Starts "$@" in the background (stdout in $logs/NAME.out, stderr in $logs/NAME.log), waits for
-# its first stdout line ("listening on http://HOST:PORT") and sets $started_url.
-started_url=""
-start_server() {
-  local name="$1"
-  shift
-  "$@" >"$logs/$name.out" 2>"$logs/$name.log" &
-  local pid="$!"
-  pids+=("$pid")
-  if started_url="$(await_listening "$logs/$name.out" "$pid")"; then
-    return 0
-  fi
-  echo "run: error: $name did not start; its log ($logs/$name.log):" >&2
-  cat "$logs/$name.log" >&2
-  return 1
-}
+mkdir -p var
+servers_begin run "$logs"
 
 start_server vpic-sim "$bin/vpic-sim" --listen 127.0.0.1:0
 upstream_url="$started_url"

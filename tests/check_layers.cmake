@@ -15,8 +15,9 @@
 #     core/     core/ and the fusebox core only. Not service/, http/, config/, Asio, Beast,
 #               SQLite, OpenSSL, TOML, CLI11, nor fusebox/asio.h: it is pure (the fuzzers link
 #               only it).
-#     offline/  core/, offline/, fusebox (not asio.h), SQLite: the decoder from NHTSA's vPIC
-#               database. Not service/, http/, config/, nor Asio, Beast, OpenSSL, TOML or CLI11.
+#     offline/  core/, offline/, fusebox (not asio.h), SQLite, apps/common (vPIC's error texts):
+#               the decoder from NHTSA's vPIC database. Not service/, http/, config/, nor Asio,
+#               Beast, OpenSSL, TOML or CLI11.
 #     service/  core/, offline/, service/, fusebox (asio.h too), Asio, Beast (the upstream
 #               client), OpenSSL, SQLite. Not http/ or config/, nor TOML or CLI11.
 #     http/     core/, service/, http/, Asio, Beast, OpenSSL. Not config/ (main hands it values),

@@ -154,6 +154,13 @@ int Run(const vin_gateway::GatewayConfig& config, const std::vector<std::string>
     logger->info(vin_gateway::FormatEvent(level, message, format, wall_clock.Now()));
   };
   log("info", RaiseFileLimit());
+  // --trusted-proxy: parsed here, by the HTTP layer (config has no Asio to parse networks with),
+  // before anything is started.
+  auto trusted_proxies = vin_gateway::TrustedProxies::Parse(config.trusted_proxies);
+  if (!trusted_proxies) {
+    log("error", trusted_proxies.error());
+    return 2;
+  }
 
   // One io_context per I/O thread, each run by its own thread: threads share no scheduler (no
   // lock, no futex between them), and a connection is served by the thread it was handed to.
@@ -293,6 +300,7 @@ int Run(const vin_gateway::GatewayConfig& config, const std::vector<std::string>
        // for the cache and the log: running out of descriptors must cost client connections,
        // never an upstream call (which would read as the upstream's failure).
        .descriptor_reserve = 2 * static_cast<std::size_t>(config.max_in_flight) + 32,
+       .trusted_proxies = *trusted_proxies,
        .event_log = log},
       [&router](vin_gateway::HttpRequest request) { return router.Handle(std::move(request)); },
       [&](const vin_gateway::AccessRecord& record) {

@@ -1,5 +1,6 @@
 # shellcheck shell=bash
-# Sourced by the scripts that start vin-gateway or vpic-sim (scripts/run.sh, tests/web/run.sh,
+# Sourced by the scripts that start vin-gateway or vpic-sim (scripts/lib/servers.sh, which
+# scripts/run.sh, scripts/run-fleet.sh and bench/fleet/run.sh use; tests/web/run.sh;
 # bench/gateway/run.sh). Both programs print "listening on http://HOST:PORT" as their first
 # stdout line once they accept connections; that line, not a sleep, says a server is ready.
 #

@@ -1,8 +1,10 @@
 #include "asio_hiredis.h"
 
 #include <boost/asio/posix/stream_descriptor.hpp>
+#include <cstddef>
 #include <memory>
 #include <system_error>
+#include <utility>
 
 namespace fusebox::redis_internal {
 namespace {
@@ -84,6 +86,12 @@ class AsioEvents : public std::enable_shared_from_this<AsioEvents> {
 
 AsioEvents* From(void* data) { return static_cast<AsioEvents*>(data); }
 
+// hiredis hands `privdata` back to the callback; the callback owns and frees the handler.
+void OnReply(redisAsyncContext* /*context*/, void* reply, void* privdata) {
+  const std::unique_ptr<ReplyHandler> handler(static_cast<ReplyHandler*>(privdata));
+  (*handler)(static_cast<redisReply*>(reply));
+}
+
 }  // namespace
 
 bool AttachToAsio(redisAsyncContext* context, const boost::asio::any_io_executor& executor) {
@@ -99,6 +107,29 @@ bool AttachToAsio(redisAsyncContext* context, const boost::asio::any_io_executor
   context->ev.delWrite = [](void* data) { From(data)->DelWrite(); };
   context->ev.cleanup = [](void* data) { From(data)->Cleanup(); };
   return true;
+}
+
+void SendCommand(redisAsyncContext* context, const std::vector<std::string>& args,
+                 ReplyHandler on_reply) {
+  if (context == nullptr) {
+    on_reply(nullptr);
+    return;
+  }
+  std::vector<const char*> argv;
+  std::vector<std::size_t> lengths;
+  argv.reserve(args.size());
+  lengths.reserve(args.size());
+  for (const std::string& a : args) {
+    argv.push_back(a.data());
+    lengths.push_back(a.size());
+  }
+  auto handler = std::make_unique<ReplyHandler>(std::move(on_reply));
+  if (redisAsyncCommandArgv(context, &OnReply, handler.get(), static_cast<int>(argv.size()),
+                            argv.data(), lengths.data()) == REDIS_OK) {
+    (void)handler.release();  // OnReply owns it now
+  } else {
+    (*handler)(nullptr);
+  }
 }
 
 }  // namespace fusebox::redis_internal

@@ -9,6 +9,10 @@
 
 #include <hiredis/async.h>
 
+#include <functional>
+#include <string>
+#include <vector>
+
 #include <boost/asio/any_io_executor.hpp>
 
 namespace fusebox::redis_internal {
@@ -16,5 +20,15 @@ namespace fusebox::redis_internal {
 // Installs the hooks on `context`. Returns false when they could not be installed (the context
 // already has an event library attached).
 bool AttachToAsio(redisAsyncContext* context, const boost::asio::any_io_executor& executor);
+
+// What a command's reply goes to: the reply, or null when the context went down (or was freed)
+// before it came. The reply belongs to hiredis and is freed when the handler returns.
+using ReplyHandler = std::function<void(redisReply* reply)>;
+
+// Sends `args` as one command (binary-safe: each argument with its length) on `context`, on its
+// executor. `on_reply` runs exactly once: with the reply or null as above, or at once with null
+// when `context` is null or hiredis refuses the command (the context is disconnecting).
+void SendCommand(redisAsyncContext* context, const std::vector<std::string>& args,
+                 ReplyHandler on_reply);
 
 }  // namespace fusebox::redis_internal

@@ -73,11 +73,6 @@ struct RedisClient::Impl : std::enable_shared_from_this<Impl> {
   boost::asio::steady_timer connect_timer;
   Duration backoff;
 
-  struct Call {
-    std::shared_ptr<Impl> impl;
-    Callback done;
-  };
-
   static Impl* Of(const redisAsyncContext* c) { return static_cast<Impl*>(c->data); }
 
   void Connect() {
@@ -163,29 +158,15 @@ struct RedisClient::Impl : std::enable_shared_from_this<Impl> {
     }
   }
 
-  static void OnReply(redisAsyncContext* /*c*/, void* r, void* privdata) {
-    std::unique_ptr<Call> call(static_cast<Call*>(privdata));
-    call->done(Convert(static_cast<redisReply*>(r)));
-  }
-
   void Send(const std::vector<std::string>& args, const Callback& done) {
     if (ac == nullptr || !up) {
       done(RedisReply{});
       return;
     }
-    std::vector<const char*> argv;
-    std::vector<std::size_t> lengths;
-    for (const std::string& a : args) {
-      argv.push_back(a.data());
-      lengths.push_back(a.size());
-    }
-    auto call = std::make_unique<Call>(Call{shared_from_this(), done});
-    if (redisAsyncCommandArgv(ac, &Impl::OnReply, call.get(), static_cast<int>(argv.size()),
-                              argv.data(), lengths.data()) == REDIS_OK) {
-      (void)call.release();
-    } else {
-      done(RedisReply{});
-    }
+    // The handler keeps the Impl alive until the reply (or the teardown's null) comes.
+    redis_internal::SendCommand(ac, args, [keep = shared_from_this(), done](redisReply* r) {
+      done(Convert(r));  // null (the link went down) converts to the empty reply
+    });
   }
 
   void Stop() {

@@ -363,34 +363,15 @@ struct RedisFleetLink::Impl : std::enable_shared_from_this<Impl> {
 
   // ---- commands ----
 
-  struct Call {
-    std::shared_ptr<Impl> impl;
-    std::function<void(Impl&, redisReply*)> done;
-  };
-
-  static void OnReply(redisAsyncContext* /*ac*/, void* r, void* privdata) {
-    std::unique_ptr<Call> call(static_cast<Call*>(privdata));
-    call->done(*call->impl, static_cast<redisReply*>(r));  // r is null when the link went down
-  }
-
+  // `done` gets the reply, or null when the link went down; the Impl is kept alive until then.
   void Command(const std::vector<std::string>& args, std::function<void(Impl&, redisReply*)> done) {
     if (cmd == nullptr) {
       done(*this, nullptr);
       return;
     }
-    std::vector<const char*> argv;
-    std::vector<std::size_t> lengths;
-    for (const std::string& a : args) {
-      argv.push_back(a.data());
-      lengths.push_back(a.size());
-    }
-    auto call = std::make_unique<Call>(Call{shared_from_this(), done});
-    if (redisAsyncCommandArgv(cmd, &Impl::OnReply, call.get(), static_cast<int>(argv.size()),
-                              argv.data(), lengths.data()) == REDIS_OK) {
-      (void)call.release();  // OnReply owns it now
-    } else {
-      done(*this, nullptr);
-    }
+    redis_internal::SendCommand(
+        cmd, args,
+        [keep = shared_from_this(), done = std::move(done)](redisReply* r) { done(*keep, r); });
   }
 
   void Reconcile(const std::string& breaker) {

@@ -1,6 +1,7 @@
 // What the reliability suite shares: a fixture that runs vpic-sim and vin-gateway as processes
-// (through tests/vin_gateway/process_harness.h), readings of a process from /proc (descriptors,
-// resident memory), and the fault matrix every test adds its rows to.
+// (through tests/vin_gateway/process_harness.h; vin_gateway_integration_test derives its fixture
+// from it too), readings of a process from /proc (descriptors, resident memory), and the fault
+// matrix every test adds its rows to.
 //
 // The matrix (fault x expected x observed) is written as Markdown when the run ends, if the
 // environment variable RELIABILITY_MATRIX_OUT names a file: run the binary itself (ctest runs one

@@ -128,6 +128,43 @@ TEST(ConfigTest, TheLastOfARepeatedFlagWins) {
   EXPECT_EQ(parsed->config.cooldown, 6s);
 }
 
+TEST(ConfigTest, TrustedProxyIsAListFromFlagsOrTheFile) {
+  EXPECT_TRUE(Parse({})->config.trusted_proxies.empty());
+  auto flags =
+      Parse({"--trusted-proxy", "127.0.0.1/32", "--cooldown", "5s", "--trusted-proxy", "::1/128"});
+  ASSERT_TRUE(flags) << flags.error().message;
+  EXPECT_EQ(flags->config.trusted_proxies, (std::vector<std::string>{"127.0.0.1/32", "::1/128"}));
+
+  const TomlFile file("vin_gateway_config_trusted.toml",
+                      "trusted_proxy = [\"10.0.0.0/8\", \"fd00::/8\"]\n");
+  auto from_file = Parse({"--config", file.path()});
+  ASSERT_TRUE(from_file) << from_file.error().message;
+  EXPECT_EQ(from_file->config.trusted_proxies,
+            (std::vector<std::string>{"10.0.0.0/8", "fd00::/8"}));
+  // The command line's list replaces the file's.
+  auto both = Parse({"--config", file.path(), "--trusted-proxy", "127.0.0.1/32"});
+  ASSERT_TRUE(both) << both.error().message;
+  EXPECT_EQ(both->config.trusted_proxies, (std::vector<std::string>{"127.0.0.1/32"}));
+
+  const TomlFile one("vin_gateway_config_trusted_one.toml", "trusted_proxy = \"10.0.0.0/8\"\n");
+  auto single = Parse({"--config", one.path()});
+  ASSERT_TRUE(single) << single.error().message;
+  EXPECT_EQ(single->config.trusted_proxies, (std::vector<std::string>{"10.0.0.0/8"}));
+
+  const TomlFile bad("vin_gateway_config_trusted_bad.toml", "trusted_proxy = [8]\n");
+  auto wrong_type = Parse({"--config", bad.path()});
+  ASSERT_FALSE(wrong_type);
+  EXPECT_EQ(wrong_type.error().field, "--trusted-proxy");
+  EXPECT_NE(wrong_type.error().message.find("must be a list of strings"), std::string::npos)
+      << wrong_type.error().message;
+
+  GatewayConfig reread = flags->config;
+  reread.trusted_proxies.pop_back();
+  EXPECT_EQ(vin_gateway::SettingsNeedingRestart(flags->config, reread),
+            (std::vector<std::string_view>{"--trusted-proxy"}));
+  EXPECT_NE(Parse({"--help"})->help_text.find("--trusted-proxy"), std::string::npos);
+}
+
 TEST(ConfigTest, OutOfRangeFlagIsRefusedWithItsNameAndRange) {
   auto parsed = Parse({"--call-timeout", "0s"});
   ASSERT_FALSE(parsed);

@@ -1,6 +1,7 @@
 // Fleet mode end to end (docs/fleet.md): a real redis-server (tests/redis/redis_server.h), two
 // vpic-sims and three vin-gateways as processes on loopback, every assertion over HTTP. Instance
-// A talks to a sim that fails; B and C to a healthy one, so only A sees the outage.
+// A talks to a sim that fails; B and C to a healthy one, so only A sees the outage. Also the
+// gateway behind a load balancer: --trusted-proxy and the client address it gives the rate limit.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -286,6 +287,116 @@ TEST_F(FleetIntegrationTest, ADecodeOnAIsACacheHitOnBAndADeadRedisIsAnEmptyCache
     EXPECT_LT(r.seconds, 0.5);
   }
   EXPECT_EQ(Decode(b, kVins[0]).status, 200);  // its hot front still has this one
+}
+
+TEST_F(FleetIntegrationTest, AfterRedisRestartsEmptyATripOnAStillOpensBAndCWithinOneSecond) {
+  if (!fusebox::testing::RedisServer::Available()) {
+    GTEST_SKIP() << "no redis-server";
+  }
+  fusebox::testing::RedisServer redis;
+  ASSERT_TRUE(redis.Start());
+  ChildProcess& failing = StartSim();
+  ChildProcess& healthy = StartSim();
+  ChildProcess& a = StartGateway(failing, {"--fleet", redis.url(), "--instance-id", "a"});
+  ChildProcess& b = StartGateway(healthy, {"--fleet", redis.url(), "--instance-id", "b"});
+  ChildProcess& c = StartGateway(healthy, {"--fleet", redis.url(), "--instance-id", "c"});
+  const std::vector<ChildProcess*> fleet = {&a, &b, &c};
+  for (ChildProcess* gw : fleet) {
+    ASSERT_TRUE(gw->started()) << gw->Log();
+  }
+  const auto all_connected = [&](bool connected) {
+    for (ChildProcess* gw : fleet) {
+      const json::value s = Status(*gw);
+      if (!s.is_object() || !s.at("fleet").is_object() ||
+          s.at("fleet").at("connected").as_bool() != connected) {
+        return false;
+      }
+    }
+    return true;
+  };
+  ASSERT_TRUE(WaitUntil([&] { return all_connected(true); }, 5));
+
+  // Redis dies and comes back on the same port with nothing stored (no persistence): every
+  // instance notices, and reconnects within its backoff (100 ms doubling to 2 s).
+  redis.Kill();
+  ASSERT_TRUE(WaitUntil([&] { return all_connected(false); }, 3));
+  ASSERT_TRUE(redis.Start());
+  ASSERT_TRUE(WaitUntil([&] { return all_connected(true); }, 5));
+  for (ChildProcess* gw : fleet) {
+    EXPECT_EQ(State(*gw), "CLOSED");  // an empty Redis reopens nothing
+  }
+
+  // The reconnected links carry the next trip: A's trip opens B and C within a second.
+  ASSERT_EQ(
+      Http(failing.port(), "POST", "/__control/faults", R"({"mode":"error","status":503})").status,
+      200);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(Decode(a, kVins.at(static_cast<std::size_t>(i))).status, 502);
+  }
+  ASSERT_EQ(State(a), "OPEN");
+  const auto tripped = std::chrono::steady_clock::now();
+  ASSERT_TRUE(WaitUntil([&] { return State(b) == "OPEN" && State(c) == "OPEN"; }, 1.0));
+  EXPECT_LT(std::chrono::steady_clock::now() - tripped, std::chrono::seconds(1));
+  EXPECT_EQ(Json(Decode(b, kVins[4])).at("status"), "CIRCUIT_OPEN");
+}
+
+// --trusted-proxy (docs/http-api.md, "Client address"): behind a trusted proxy each client's
+// X-Forwarded-For address has its own rate-limit budget; the same header from a peer that is not
+// trusted is ignored, so that a client cannot buy a fresh budget by writing one.
+TEST_F(FleetIntegrationTest, TwoClientsBehindATrustedProxyHaveSeparateRateLimitBudgets) {
+  ChildProcess& sim = StartSim();
+  // Two decodes per client, refilled at one per 100 s: nothing refills during the test.
+  const std::vector<std::string> limit = {"--client-rate", "0.01", "--client-burst", "2"};
+  std::vector<std::string> trusting = limit;
+  trusting.insert(trusting.end(), {"--trusted-proxy", "10.0.0.0/8", "--trusted-proxy",
+                                   "127.0.0.1/32", "--trusted-proxy", "::1/128"});
+  ChildProcess& proxied = StartGateway(sim, trusting);
+  ChildProcess& direct = StartGateway(sim, limit);
+  ASSERT_TRUE(proxied.started()) << proxied.Log();
+  ASSERT_TRUE(direct.started()) << direct.Log();
+  const auto decode_as = [](const ChildProcess& gw, const std::string& vin,
+                            const std::string& forwarded_for) {
+    return Http(gw.port(), "GET", "/api/v1/vin/" + vin, "",
+                "X-Forwarded-For: " + forwarded_for + "\r\n")
+        .status;
+  };
+  // Client 1 through two proxies (an outer one at 10.0.0.2), having written its own header
+  // first: the walk from the right skips 10.0.0.2 and stops at 198.51.100.1.
+  const std::string client1 = "6.6.6.6, 198.51.100.1, 10.0.0.2";
+  EXPECT_EQ(decode_as(proxied, kVins[0], client1), 200);
+  EXPECT_EQ(decode_as(proxied, kVins[1], client1), 200);
+  EXPECT_EQ(decode_as(proxied, kVins[2], client1), 429);
+  // Another spoofed leftmost address changes nothing: still client 1's spent budget.
+  EXPECT_EQ(decode_as(proxied, kVins[2], "7.7.7.7, 198.51.100.1"), 429);
+  // Client 2 has a budget of its own.
+  EXPECT_EQ(decode_as(proxied, kVins[3], "198.51.100.2"), 200);
+  EXPECT_EQ(decode_as(proxied, kVins[4], "198.51.100.2"), 200);
+  EXPECT_EQ(decode_as(proxied, kVins[5], "198.51.100.2"), 429);
+  // A malformed header from the trusted peer: the peer is the client (a third, fresh budget).
+  EXPECT_EQ(decode_as(proxied, kVins[5], "198.51.100.3:4711"), 200);
+  const std::string log = proxied.Log();
+  EXPECT_NE(log.find("198.51.100.1"), std::string::npos) << log;  // the access log's client
+  EXPECT_NE(log.find("198.51.100.2"), std::string::npos) << log;
+  EXPECT_EQ(log.find("6.6.6.6"), std::string::npos) << log;
+  EXPECT_NE(log.find("X-Forwarded-For from the trusted proxy 127.0.0.1 does not parse"),
+            std::string::npos)
+      << log;
+
+  // Without --trusted-proxy the header is ignored: every "client" is 127.0.0.1, one budget.
+  EXPECT_EQ(decode_as(direct, kVins[0], "198.51.100.1"), 200);
+  EXPECT_EQ(decode_as(direct, kVins[1], "198.51.100.2"), 200);
+  EXPECT_EQ(decode_as(direct, kVins[2], "198.51.100.3"), 429);
+  EXPECT_EQ(direct.Log().find("198.51.100."), std::string::npos) << direct.Log();
+}
+
+TEST_F(FleetIntegrationTest, ABadTrustedProxyIsRefusedNamingTheFlagAndTheValue) {
+  ChildProcess& sim = StartSim();
+  ChildProcess& bad = StartGateway(sim, {"--trusted-proxy", "10.0.0.0/33"});
+  EXPECT_FALSE(bad.started());
+  EXPECT_NE(bad.Log().find(
+                "--trusted-proxy: '10.0.0.0/33' is not an IPv4 or IPv6 network (prefix 33 > 32)"),
+            std::string::npos)
+      << bad.Log();
 }
 
 TEST_F(FleetIntegrationTest, FleetFlagErrorsAndAnUnreachableRedis) {

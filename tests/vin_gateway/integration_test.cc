@@ -23,6 +23,7 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/value.hpp>
 
+#include "reliability/reliability_support.h"
 #include "vin_gateway/process_harness.h"
 
 namespace {
@@ -78,73 +79,17 @@ std::vector<HttpResult> Concurrently(int n, const std::function<HttpResult(int)>
   return results;
 }
 
-class GatewayIntegrationTest : public ::testing::Test {
+// The reliability suite's process fixture (tests/reliability/reliability_support.h: each test in
+// its own directory, vpic-sim and the gateway as processes, their logs printed when a test
+// fails), with this suite's gentler budgets: a 2 s call timeout and a 1 s cooldown.
+class GatewayIntegrationTest : public reliability::GatewayProcessTest {
  protected:
-  void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("vin_gateway_it_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
-  }
-  void TearDown() override {
-    if (HasFailure()) {
-      if (gateway_) {
-        std::cerr << "---- gateway log ----\n" << gateway_->Log();
-      }
-      if (sim_) {
-        std::cerr << "---- vpic-sim log ----\n" << sim_->Log();
-      }
-    }
-    gateway_.reset();
-    sim_.reset();
-    std::filesystem::remove_all(dir_);
-  }
-
-  void StartSim(std::vector<std::string> args = {}) {
-    std::vector<std::string> argv = {VPIC_SIM_BINARY, "--listen", "127.0.0.1:0"};
-    argv.insert(argv.end(), args.begin(), args.end());
-    sim_ = std::make_unique<ChildProcess>(argv, std::vector<std::string>{},
-                                          (dir_ / "vpic-sim.log").string());
-    ASSERT_TRUE(sim_->started()) << sim_->Log();
-  }
-
-  // Starts the gateway in front of the sim (or `upstream`), with test-friendly defaults that
-  // `args` may override (later flags win in CLI11).
+  // The gateway in front of the sim (or `upstream`) with the fixture's defaults and this suite's
+  // budgets; `args` override them (later flags win in CLI11).
   void StartGateway(std::vector<std::string> args = {}, std::vector<std::string> env = {},
                     std::string upstream = "") {
-    std::vector<std::string> argv = {VIN_GATEWAY_BINARY,
-                                     "--listen",
-                                     "127.0.0.1:0",
-                                     "--upstream-url",
-                                     upstream.empty() ? sim_->url() : upstream,
-                                     "--cache",
-                                     "memory",
-                                     "--client-rate",
-                                     "0",
-                                     "--call-timeout",
-                                     "2s",
-                                     "--cooldown",
-                                     "1s",
-                                     "--offline-db",
-                                     "none"};
-    argv.insert(argv.end(), args.begin(), args.end());
-    gateway_ = std::make_unique<ChildProcess>(argv, env, (dir_ / "gateway.log").string());
-    ASSERT_TRUE(gateway_->started()) << gateway_->Log();
-  }
-
-  HttpResult Get(const std::string& target) { return Http(gateway_->port(), "GET", target); }
-  HttpResult Decode(const std::string& vin) { return Get("/api/v1/vin/" + vin); }
-
-  void Fault(const std::string& body) {
-    ASSERT_EQ(Http(sim_->port(), "POST", "/__control/faults", body).status, 200) << body;
-  }
-  json::value SimStats() { return Json(Http(sim_->port(), "GET", "/__control/stats")); }
-  std::int64_t UpstreamCalls() { return SimStats().at("requests_total").to_number<std::int64_t>(); }
-
-  json::value Breaker() {
-    const json::value status = Json(Get("/status"));
-    return status.at("breakers").as_array().at(0);
+    args.insert(args.begin(), {"--call-timeout", "2s", "--cooldown", "1s"});
+    GatewayProcessTest::StartGateway(std::move(args), std::move(env), std::move(upstream));
   }
 
   void TripBreaker(int threshold = 3) {
@@ -158,10 +103,6 @@ class GatewayIntegrationTest : public ::testing::Test {
   void WaitForCooldown() {
     ASSERT_TRUE(WaitUntil([&] { return Breaker().at("retry_after_s").to_number<int>() == 0; }));
   }
-
-  std::filesystem::path dir_;
-  std::unique_ptr<ChildProcess> sim_;
-  std::unique_ptr<ChildProcess> gateway_;
 };
 
 TEST_F(GatewayIntegrationTest, DecodesThroughTheSimulatorAndServesTheCacheAfterwards) {

@@ -133,8 +133,13 @@ using SameFn = bool (*)(const GatewayConfig&, const GatewayConfig&);
 // What a setting is for: a breaker setting is applied to the live breaker on SIGHUP, any other
 // one needs a restart.
 enum class Scope : std::uint8_t { kProcess, kBreaker };
-// How the command line takes it: `--flag VALUE`, or a switch (`--flag`, TOML true/false).
-enum class Form : std::uint8_t { kValue, kSwitch };
+// How the command line takes it: `--flag VALUE`, a switch (`--flag`, TOML true/false), or a
+// list (`--flag A --flag B`, a TOML array of strings; the command line's list replaces the
+// file's, and each value is applied in turn to an emptied list).
+enum class Form : std::uint8_t { kValue, kSwitch, kList };
+
+// Empties a list setting before its values are applied (Form::kList only).
+using ClearFn = void (*)(GatewayConfig&);
 
 struct Setting {
   std::string_view flag;  // "--call-timeout"
@@ -145,6 +150,7 @@ struct Setting {
   SameFn same;
   Scope scope = Scope::kProcess;
   Form form = Form::kValue;
+  ClearFn clear = nullptr;  // Form::kList
 };
 
 template <auto kField>
@@ -222,6 +228,20 @@ std::optional<ConfigError> ApplyText(GatewayConfig& config, std::string_view,
                                      std::string_view value) {
   config.*kField = std::string(value);
   return std::nullopt;
+}
+
+// One value of a list: appended. Its syntax is the reader's (a --trusted-proxy CIDR is parsed
+// by the HTTP layer, which config may not include: main reports a bad one with the flag).
+template <std::vector<std::string> GatewayConfig::*kField>
+std::optional<ConfigError> ApplyListItem(GatewayConfig& config, std::string_view,
+                                         std::string_view value) {
+  (config.*kField).emplace_back(value);
+  return std::nullopt;
+}
+
+template <std::vector<std::string> GatewayConfig::*kField>
+void ClearList(GatewayConfig& config) {
+  (config.*kField).clear();
 }
 
 std::optional<ConfigError> CheckUpstreamUrl(const GatewayConfig& config, std::string_view) {
@@ -595,6 +615,10 @@ constexpr Setting kSettings[] = {
     {"--instance-id", "instance_id",
      "this instance's name in the fleet (default HOST:PORT of --listen)",
      ApplyText<&G::instance_id>, CheckInstanceId, Same<&G::instance_id>},
+    {"--trusted-proxy", "trusted_proxy",
+     "CIDR of a reverse proxy whose X-Forwarded-For names the client; repeatable (default none)",
+     ApplyListItem<&G::trusted_proxies>, nullptr, Same<&G::trusted_proxies>, Scope::kProcess,
+     Form::kList, ClearList<&G::trusted_proxies>},
 };
 
 const Setting* FindByFlag(std::string_view flag) {
@@ -770,6 +794,35 @@ std::optional<ConfigError> ApplyConfigFile(GatewayConfig& config, const std::str
     if (setting == nullptr) {
       return ConfigError{"--config", fmt::format("--config: unknown key '{}' in '{}'", name, path)};
     }
+    if (setting->form == Form::kList) {
+      setting->clear(config);
+      const toml::array* array = node.as_array();
+      std::vector<std::string> items;
+      if (const auto* one = node.as_string()) {
+        items.push_back(one->get());
+      } else if (array != nullptr) {
+        for (const toml::node& item : *array) {
+          const auto* text = item.as_string();
+          if (text == nullptr) {
+            return ConfigError{std::string(setting->flag),
+                               fmt::format("{} (key '{}' in '{}') must be a list of strings",
+                                           setting->flag, name, path)};
+          }
+          items.push_back(text->get());
+        }
+      } else {
+        return ConfigError{std::string(setting->flag),
+                           fmt::format("{} (key '{}' in '{}') must be a list of strings",
+                                       setting->flag, name, path)};
+      }
+      for (const std::string& item : items) {
+        if (auto e = ApplySetting(config, setting->flag, item)) {
+          e->message += fmt::format(" (key '{}' in '{}')", name, path);
+          return e;
+        }
+      }
+      continue;
+    }
     std::string text;
     if (setting->form == Form::kSwitch) {
       if (const auto* b = node.as_boolean()) {
@@ -804,10 +857,18 @@ fusebox::Result<CommandLine, ConfigError> ParseCommandLine(const std::vector<std
   std::string config_path;
   app.add_option("--config", config_path, "TOML file; flags override it");
   std::vector<std::string> values(std::size(kSettings));
+  std::vector<std::vector<std::string>> lists(std::size(kSettings));
   std::vector<CLI::Option*> options;
   for (std::size_t i = 0; i < std::size(kSettings); ++i) {
     const std::string flag(kSettings[i].flag);
     const std::string help(kSettings[i].help);
+    if (kSettings[i].form == Form::kList) {
+      options.push_back(app.add_option(flag, lists[i], help)
+                            ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+                            ->expected(1)
+                            ->allow_extra_args(false));
+      continue;
+    }
     // A flag given twice: the last one wins (scripts append overrides). A switch may be given a
     // value (--count-in-flight-slow=false) to override the file.
     options.push_back((kSettings[i].form == Form::kSwitch ? app.add_flag(flag, values[i], help)
@@ -832,10 +893,18 @@ fusebox::Result<CommandLine, ConfigError> ParseCommandLine(const std::vector<std
     }
   }
   for (std::size_t i = 0; i < std::size(kSettings); ++i) {
-    if (options[i]->count() > 0) {
-      if (auto e = ApplySetting(out.config, kSettings[i].flag, values[i])) {
-        return *e;
+    if (options[i]->count() == 0) {
+      continue;
+    }
+    if (kSettings[i].form == Form::kList) {
+      kSettings[i].clear(out.config);
+      for (const std::string& item : lists[i]) {
+        if (auto e = ApplySetting(out.config, kSettings[i].flag, item)) {
+          return *e;
+        }
       }
+    } else if (auto e = ApplySetting(out.config, kSettings[i].flag, values[i])) {
+      return *e;
     }
   }
   if (auto e = out.config.Validate()) {

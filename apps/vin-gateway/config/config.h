@@ -6,6 +6,8 @@
 //   "--call-timeout must be in [1ms, 10m], got 0s".
 // The TOML keys are the flag names without the dashes, in snake_case (`call_timeout = "7s"`);
 // a switch such as --count-in-flight-slow is a TOML boolean (`count_in_flight_slow = true`).
+// A repeatable flag such as --trusted-proxy is a TOML array of strings; flags given on the
+// command line replace the file's list.
 // Durations are written like 500ms, 7s, 20m, 1h, 30d (a bare number is seconds).
 // One table in config.cc is the single source of every setting: its flag, TOML key, --help text,
 // parser and range check; ApplySetting, ApplyConfigFile, --help and Validate all read it.
@@ -133,6 +135,11 @@ struct GatewayConfig {
   // --cache-timeout: the budget of one Redis cache read or write (`--cache redis://...`), and the
   // call timeout of its `redis` breaker. Default 50ms, range [1ms, 10s].
   Duration cache_timeout = std::chrono::milliseconds(50);
+  // --trusted-proxy CIDR, repeatable (TOML `trusted_proxy = ["127.0.0.1/32", "10.0.0.0/8"]`):
+  // reverse proxies whose X-Forwarded-For names the client (the rate limit's and the access log's
+  // address; docs/http-api.md, "Client address"). Default none: the client is the TCP peer. Kept
+  // as text here; the HTTP layer parses the networks (main refuses a bad one naming the flag).
+  std::vector<std::string> trusted_proxies;
   // The `redis` breaker of a Redis cache: 5 failures in a row open it for 5 s.
   fusebox::CircuitBreakerConfig RedisBreakerConfig() const;
 

@@ -31,7 +31,7 @@ struct HttpRequest {
   std::string authorization;  // the Authorization header, if any
   std::string if_none_match;  // the If-None-Match header, if any (conditional GET of the page)
   std::string body;
-  std::string client;  // the peer's address (the rate limit's key)
+  std::string client;  // the client's address (client_address.h; the rate limit's key)
 };
 
 struct HttpResponse {

@@ -27,9 +27,11 @@
 #include <boost/beast/http.hpp>
 #include <boost/json/object.hpp>
 #include <boost/json/serialize.hpp>
+#include <boost/range/iterator_range.hpp>
 
 #include "core/decode.h"
 #include "http/access_log.h"
+#include "http/client_address.h"
 #include "http/http_message.h"
 #include "http/request_framing.h"
 #include "http/transport_status.h"
@@ -195,6 +197,40 @@ struct HttpServer::Impl {
   std::atomic<std::uint64_t> next_session{0};
   std::mutex mu;
   std::map<std::uint64_t, std::shared_ptr<Session>> sessions;  // Guarded by mu.
+  std::atomic<std::uint64_t> malformed_forwarded_for{0};
+  std::atomic<std::int64_t> next_malformed_log_ns{0};  // steady clock
+
+  // The request's client (client_address.h): `peer_text`, or behind a trusted proxy the address
+  // in X-Forwarded-For. A malformed header from a trusted proxy is logged when first seen, then
+  // at most once a minute with the count so far: a broken proxy must not flood the log.
+  std::string ClientOf(const std::optional<net::ip::address>& peer, const std::string& peer_text,
+                       const http::request<http::string_body>& request) {
+    if (!peer || options.trusted_proxies.empty()) {
+      return peer_text;
+    }
+    std::string forwarded_for;
+    for (const auto& field : boost::make_iterator_range(request.equal_range("X-Forwarded-For"))) {
+      forwarded_for += forwarded_for.empty() ? "" : ",";
+      forwarded_for += field.value();
+    }
+    ClientAddress client = options.trusted_proxies.Resolve(*peer, forwarded_for);
+    if (client.malformed_header) {
+      const std::uint64_t seen = malformed_forwarded_for.fetch_add(1) + 1;
+      const std::int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                   std::chrono::steady_clock::now().time_since_epoch())
+                                   .count();
+      std::int64_t due = next_malformed_log_ns.load();
+      if (now >= due && options.event_log &&
+          next_malformed_log_ns.compare_exchange_strong(due, now + 60'000'000'000)) {
+        options.event_log(
+            "warn", fmt::format("X-Forwarded-For from the trusted proxy {} does not parse ('{}'): "
+                                "its own address is taken as the client ({} such header(s) so "
+                                "far; logged at most once a minute)",
+                                peer_text, BoundedLogField(forwarded_for, 64), seen));
+      }
+    }
+    return std::move(client.address);
+  }
 };
 
 HttpServer::HttpServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -366,10 +402,14 @@ constexpr std::size_t kMaxLoggedMethod = 32;
 
 net::awaitable<void> HttpServer::Serve(Impl& impl, tcp::socket socket, Session& session) {
   std::string client;
+  std::optional<net::ip::address> peer_address;
   {
     boost::system::error_code ec;
     const tcp::endpoint peer = socket.remote_endpoint(ec);
     client = ec ? "unknown" : peer.address().to_string();
+    if (!ec) {
+      peer_address = peer.address();
+    }
   }
   beast::tcp_stream stream(std::move(socket));
   session.stream = &stream;
@@ -499,13 +539,14 @@ net::awaitable<void> HttpServer::Serve(Impl& impl, tcp::socket socket, Session& 
     const bool head = request.method() == http::verb::head;
     const unsigned version = request.version();
     const bool client_keep_alive = request.keep_alive();
-    HttpRequest in = ToHttpRequest(std::move(request), client);
+    const std::string request_client = impl.ClientOf(peer_address, client, request);
+    HttpRequest in = ToHttpRequest(std::move(request), request_client);
     {
       AccessRecord record;
       record.request_id = id;
       record.method = BoundedLogField(in.method, kMaxLoggedMethod);
       record.target = BoundedLogField(in.target, kMaxLoggedTarget);
-      record.client = client;
+      record.client = request_client;
       std::lock_guard<std::mutex> lock(session.mu);
       session.in_progress.emplace(std::move(record), started);
     }

@@ -53,6 +53,7 @@
 
 #include "fusebox/clock.h"
 #include "fusebox/status.h"
+#include "http/client_address.h"
 #include "http/http_message.h"
 
 namespace vin_gateway {
@@ -69,6 +70,9 @@ struct HttpServerOptions {
   // all): no connection is accepted while the connections open would leave fewer than this of the
   // open-file limit (counted from the descriptors open at Start()). Capped at half the limit.
   std::size_t descriptor_reserve = 64;
+  // Proxies whose X-Forwarded-For names the client (client_address.h); empty: nobody's, the
+  // client is always the TCP peer. The client is what the handler and the access log see.
+  TrustedProxies trusted_proxies{};
   // Where the server's own events go (accept trouble, the reserve reached and left): level
   // ("info", "warn") and a sentence. Empty: not logged.
   std::function<void(std::string_view level, std::string_view message)> event_log = nullptr;

@@ -22,6 +22,7 @@
 
 #include <fmt/format.h>
 
+#include "common/vpic_error_codes.h"
 #include "core/vin.h"
 #include "core/vpic_parser.h"
 
@@ -38,29 +39,6 @@ constexpr int kElementModelYear = 29;
 constexpr int kVehicleTypeTruck = 3;
 constexpr int kVehicleTypePassengerCar = 2;
 constexpr int kVehicleTypeMpv = 7;
-
-// vPIC's error codes and their texts, for the codes this decoder can give.
-std::string_view ErrorText(int code) {
-  switch (code) {
-    case 0:
-      return "0 - VIN decoded clean. Check Digit (9th position) is correct";
-    case 1:
-      return "1 - Check Digit (9th position) does not calculate properly";
-    case 6:
-      return "6 - Incomplete VIN";
-    case 7:
-      return "7 - Manufacturer is not registered with NHTSA for sale or importation in the U.S. "
-             "for use on U.S roads; Please contact the manufacturer directly for more information";
-    case 8:
-      return "8 - No detailed data available currently";
-    case 11:
-      return "11 - Incorrect Model Year, decoded data may not be accurate";
-    case 400:
-      return "400 - Invalid character(s)";
-    default:
-      return "";
-  }
-}
 
 class Database {
  public:
@@ -541,7 +519,7 @@ vin_gateway::Decode OfflineDecoder::Decode(std::string_view raw_vin,
         code_list += ',';
       }
       code_list += std::to_string(code);
-      const std::string_view line = ErrorText(code);
+      const std::string_view line = fusebox::app::VpicErrorText(code);
       if (!line.empty()) {
         if (!text.empty()) {
           text += "; ";
