@@ -2,11 +2,19 @@
 # Applied to every target of the build so that all code and tests are instrumented alike.
 if(FUSEBOX_SANITIZE)
   list(JOIN FUSEBOX_SANITIZE "," _fusebox_sanitizers)
-  # -O1 -g1: sanitizer builds exist to run the tests, and CI builds every target twice more
-  # with them. Line tables are enough for the sanitizers' stack traces, and -O1 keeps them
-  # readable; both compile much faster than RelWithDebInfo's -O2 -g (these options come after
-  # the build type's flags on the command line, so they win).
-  add_compile_options(-fsanitize=${_fusebox_sanitizers} -fno-omit-frame-pointer -O1 -g1)
+  # Sanitizer builds exist to run the tests, and CI builds every target twice more with them, so
+  # they are built for compile speed: line tables (-g1) are enough for the sanitizers' stack
+  # traces. ASan + UBSan at -O0: gcc instruments Asio and Beast's templates at -O1 at about twice
+  # the cost of -O0, and the tests (waiting on sockets and timers) barely notice the slower code.
+  # TSan stays at -O1: it slows code down much more, and its long stress runs are CPU-bound.
+  # These options come after the build type's flags on the command line, so they win.
+  if("thread" IN_LIST FUSEBOX_SANITIZE)
+    set(_fusebox_sanitizer_opt -O1)
+  else()
+    set(_fusebox_sanitizer_opt -O0)
+  endif()
+  add_compile_options(-fsanitize=${_fusebox_sanitizers} -fno-omit-frame-pointer
+                      ${_fusebox_sanitizer_opt} -g1)
   add_link_options(-fsanitize=${_fusebox_sanitizers})
   if("undefined" IN_LIST FUSEBOX_SANITIZE)
     add_compile_options(-fno-sanitize-recover=undefined)
