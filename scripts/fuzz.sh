@@ -3,7 +3,8 @@
 # bounded time on a corpus seeded from the project's own data (docs/fuzzing.md says what each
 # target checks, how fast it runs and how much it covers):
 #
-#   scripts/fuzz.sh [SECONDS_PER_TARGET]      (default 20: 7 targets, under 3 minutes in all)
+#   scripts/fuzz.sh [SECONDS_PER_TARGET]      (default 20: 7 targets, one per core at a time;
+#                                             FUZZ_JOBS=N runs N at a time, at most 4)
 #
 #   vin_fuzzer              VIN normalizer + validator; seeds: every VIN of tests/data/vin-vectors.tsv
 #   vpic_parser_fuzzer      vPIC response parser; seeds: the recorded responses in apps/vpic-sim/data
@@ -75,7 +76,19 @@ stage_seeds sim_scenario tests/fuzz/seeds/sim_scenario scenarios
 stage_seeds vpic_fault_json tests/fuzz/seeds/vpic_fault_json
 stage_seeds vpic_schedule tests/fuzz/seeds/vpic_schedule scenarios
 
-# run_target TARGET SEEDS MAX_LEN [DICTIONARY]
+# Each target is one libFuzzer process on one core: FUZZ_JOBS targets (default: the number of
+# cores, at most 4) run side by side, each writing its own log, shown when it ends.
+jobs="${FUZZ_JOBS:-$(nproc)}"
+if ! [[ "$jobs" =~ ^[1-9][0-9]*$ ]]; then
+  echo "fuzz: error: FUZZ_JOBS must be a positive whole number, got '$jobs'" >&2
+  exit 2
+fi
+if [ "$jobs" -gt 4 ]; then
+  jobs=4
+fi
+mkdir -p "$out/logs"
+
+# run_target TARGET SEEDS MAX_LEN [DICTIONARY]: one fuzzing run, its output in logs/TARGET.log.
 run_target() {
   local target="$1" seeds="$2" max_len="$3" dict="${4:-}"
   local extra=()
@@ -83,17 +96,51 @@ run_target() {
     extra+=("-dict=$dict")
   fi
   mkdir -p "$out/corpus/$seeds"
-  echo "==> fuzz: $target for ${seconds}s (corpus $out/corpus/$seeds, seeds $out/seeds/$seeds)"
   "$out/bin/$target" -max_total_time="$seconds" -max_len="$max_len" -timeout=10 \
     -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$out/artifacts/$target-" \
-    "${extra[@]}" "$out/corpus/$seeds" "$out/seeds/$seeds"
+    "${extra[@]}" "$out/corpus/$seeds" "$out/seeds/$seeds" >"$out/logs/$target.log" 2>&1
 }
 
-run_target vin_fuzzer vin 128
-run_target vpic_parser_fuzzer vpic 65536
-run_target http_request_fuzzer http_request 16384 tests/vin_gateway/fuzz/http_request.dict
-run_target gateway_config_fuzzer gateway_config 4096 tests/vin_gateway/fuzz/gateway_config.dict
-run_target sim_scenario_fuzzer sim_scenario 8192 tests/fuzz/toml.dict
-run_target vpic_fault_json_fuzzer vpic_fault_json 1024 tests/fuzz/fault_json.dict
-run_target vpic_schedule_fuzzer vpic_schedule 8192 tests/fuzz/toml.dict
+targets=(
+  "vin_fuzzer vin 128"
+  "vpic_parser_fuzzer vpic 65536"
+  "http_request_fuzzer http_request 16384 tests/vin_gateway/fuzz/http_request.dict"
+  "gateway_config_fuzzer gateway_config 4096 tests/vin_gateway/fuzz/gateway_config.dict"
+  "sim_scenario_fuzzer sim_scenario 8192 tests/fuzz/toml.dict"
+  "vpic_fault_json_fuzzer vpic_fault_json 1024 tests/fuzz/fault_json.dict"
+  "vpic_schedule_fuzzer vpic_schedule 8192 tests/fuzz/toml.dict"
+)
+echo "==> fuzz: ${#targets[@]} targets, ${seconds}s each, $jobs at a time (logs in $out/logs)"
+declare -A running=()  # pid -> target
+failed=()
+# reap_one: waits for one running target, shows its log's summary (all of it on failure).
+reap_one() {
+  local pid rc=0 target
+  wait -n -p pid "${!running[@]}" || rc=$?
+  target="${running[$pid]}"
+  unset "running[$pid]"
+  if [ "$rc" -eq 0 ]; then
+    echo "==> fuzz: $target: no crash, leak or timeout ($(grep -m1 -o 'stat::number_of_executed_units: *[0-9]*' "$out/logs/$target.log" | grep -o '[0-9]*$') runs)"
+  else
+    echo "==> fuzz: $target FAILED (exit $rc); its log:" >&2
+    cat "$out/logs/$target.log" >&2
+    failed+=("$target")
+  fi
+}
+for spec in "${targets[@]}"; do
+  read -r -a args <<<"$spec"
+  while [ "${#running[@]}" -ge "$jobs" ]; do
+    reap_one
+  done
+  echo "==> fuzz: ${args[0]} for ${seconds}s (corpus $out/corpus/${args[1]}, seeds $out/seeds/${args[1]})"
+  run_target "${args[@]}" &
+  running[$!]="${args[0]}"
+done
+while [ "${#running[@]}" -gt 0 ]; do
+  reap_one
+done
+if [ "${#failed[@]}" -gt 0 ]; then
+  echo "==> fuzz: FAILED: ${failed[*]} (inputs in $out/artifacts/)" >&2
+  exit 1
+fi
 echo "==> fuzz: no crash, leak or timeout"
