@@ -590,6 +590,7 @@ constexpr Duration kHalfOpenRetryHint = std::chrono::seconds(1);
 CircuitBreaker::CircuitBreaker(std::string name, Config config, CircuitBreakerDeps deps)
     : impl_(std::make_unique<Impl>(std::move(name), config, deps)),
       clock_(impl_->clock),
+      cached_clock_(dynamic_cast<const CachedClock*>(clock_)),
       coarse_clock_(dynamic_cast<CoarseMonotonicClock*>(clock_) != nullptr) {}
 
 CircuitBreaker::~CircuitBreaker() = default;
