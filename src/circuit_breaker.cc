@@ -144,7 +144,7 @@ std::uint64_t HashName(const std::string& name) noexcept {
 
 // ---- state ----
 
-struct CircuitBreaker::Impl {
+struct alignas(64) CircuitBreaker::Impl {
   Impl(std::string breaker_name, const Config& cfg, CircuitBreakerDeps deps)
       : name(std::move(breaker_name)),
         clock(deps.clock != nullptr ? deps.clock : &DefaultClock()),
@@ -154,12 +154,34 @@ struct CircuitBreaker::Impl {
         successes_to_close(cfg.effective_half_open_successes()),
         count_window(cfg.trip == TripPolicy::kCountWindow ? cfg.window_size : 1),
         time_window(cfg.trip == TripPolicy::kTimeWindow ? cfg.window_size : 1),
+        inflight(cfg.inflight_slow_accounting ? std::make_unique<InflightTracker>() : nullptr),
         probe_slots(cfg.half_open_max_probes),
         base_cooldown(cfg.cooldown),
         current_cooldown(cfg.cooldown) {
     PublishHotSettingsLocked();
     closed_since = clock->Now();
   }
+
+  // ---- What the lock-free paths read, first and in one cache line (Impl is line-aligned): a call
+  // on a breaker that fell out of the cache misses once here (plus its counter block). ----
+  // Published for the lock-free paths; written only under mu.
+  std::atomic<std::uint64_t> state_word{Pack(State::kClosed, 0)};
+  std::atomic<std::int64_t> open_until_ns{0};
+  // Mirrors of the settings the lock-free paths read (see the top of this file). Written under
+  // mu, read relaxed.
+  std::atomic<Duration::rep> call_timeout_ns{0};
+  std::atomic<Duration::rep> slow_after_ns{0};    // effective_slow_call_duration()
+  std::atomic<Duration::rep> cooldown_ns{0};      // the FORCED_OPEN retry hint
+  std::atomic<std::uint32_t> consecutive_run{0};  // Written only under mu.
+  std::atomic<bool> lock_free_closed{false};      // consecutive policy: a fast success in CLOSED
+                                                  // takes no lock
+  std::atomic<bool> lock_free_admit{false};       // no in-flight list: admission in CLOSED takes
+                                                  // no lock
+  // Window policy without an in-flight list: an outcome in CLOSED that does not trip the breaker
+  // only adds its sample to the window (RecordWindowSampleUnlessItTrips).
+  std::atomic<bool> window_short_path{false};
+  std::atomic<bool> has_listeners{false};
+  internal::ShardedCounters<kCounterCount> counters;
 
   // Immutable after construction.
   const std::string name;
@@ -170,32 +192,16 @@ struct CircuitBreaker::Impl {
   // The settings in force: replaced only by Reconfigure.
   Config config;                     // Guarded by mu.
   std::uint32_t successes_to_close;  // Guarded by mu. Set on entering HALF_OPEN.
-  // Mirrors of the settings the lock-free paths read (see the top of this file). Written under
-  // mu, read relaxed.
-  std::atomic<Duration::rep> call_timeout_ns{0};
-  std::atomic<Duration::rep> slow_after_ns{0};  // effective_slow_call_duration()
-  std::atomic<Duration::rep> cooldown_ns{0};    // the FORCED_OPEN retry hint
-  std::atomic<bool> lock_free_closed{false};    // consecutive policy: a fast success in CLOSED
-                                                // takes no lock
-  std::atomic<bool> lock_free_admit{false};     // no in-flight list: admission in CLOSED takes
-                                                // no lock
-  // Window policy without an in-flight list: an outcome in CLOSED that does not trip the breaker
-  // only adds its sample to the window (RecordWindowSampleUnlessItTrips).
-  std::atomic<bool> window_short_path{false};
-
-  // Published for the lock-free paths; written only under mu.
-  std::atomic<std::uint64_t> state_word{Pack(State::kClosed, 0)};
-  std::atomic<std::int64_t> open_until_ns{0};
-  std::atomic<std::uint32_t> consecutive_run{0};
   std::atomic<std::uint64_t> sequence{0};
-  internal::ShardedCounters<kCounterCount> counters;
 
   mutable SpinLock mu;
-  State state = State::kClosed;          // Guarded by mu.
-  std::uint64_t generation = 0;          // Guarded by mu.
-  CountWindow count_window;              // Guarded by mu.
-  TimeWindow time_window;                // Guarded by mu.
-  InflightTracker inflight;              // Guarded by mu.
+  State state = State::kClosed;  // Guarded by mu.
+  std::uint64_t generation = 0;  // Guarded by mu.
+  CountWindow count_window;      // Guarded by mu.
+  TimeWindow time_window;        // Guarded by mu.
+  // Guarded by mu. Only with inflight_slow_accounting (a std::deque allocates even when empty);
+  // once made, kept until the breaker dies (permits may still carry its tickets).
+  std::unique_ptr<InflightTracker> inflight;
   std::vector<ProbeSlot> probe_slots;    // Guarded by mu.
   std::uint32_t probes_in_flight = 0;    // Guarded by mu.
   std::uint32_t good_probes = 0;         // Guarded by mu.
@@ -225,7 +231,6 @@ struct CircuitBreaker::Impl {
   using ListenerList = std::vector<std::pair<ListenerId, Listener>>;
   std::shared_ptr<const ListenerList> listeners;  // Guarded by listeners_mu; copy-on-write.
   ListenerId next_listener_id = 1;                // Guarded by listeners_mu.
-  std::atomic<bool> has_listeners{false};
   // The coordinator (SetCoordination). Written under both listeners_mu and mu: Dispatch reads
   // it under listeners_mu, the probe gate under mu.
   std::shared_ptr<const Coordination> coordination;
@@ -409,7 +414,9 @@ struct CircuitBreaker::Impl {
     ++transitions;
     // A transition always starts afresh: calls of the old generation are late from now on.
     consecutive_run.store(0, std::memory_order_relaxed);
-    inflight.Clear();
+    if (inflight) {
+      inflight->Clear();
+    }
     // The probe settings apply from the next HALF_OPEN (Reconfigure reserved the capacity, so
     // this does not allocate).
     probe_slots.assign(config.half_open_max_probes, ProbeSlot{});
@@ -528,8 +535,8 @@ struct CircuitBreaker::Impl {
                                : time_window.TotalsAt(WholeSecondsSinceEpoch(now));
     std::uint64_t running_slow = 0;
     if (config.inflight_slow_accounting) {
-      inflight.Advance(now, config.effective_slow_call_duration());
-      running_slow = inflight.slow();
+      inflight->Advance(now, config.effective_slow_call_duration());
+      running_slow = inflight->slow();
     }
     if (const auto cause = WindowTripCauseLocked(t, running_slow)) {
       TransitionLocked(State::kOpen, now, *cause, events);
@@ -591,7 +598,14 @@ CircuitBreaker::CircuitBreaker(std::string name, Config config, CircuitBreakerDe
     : impl_(std::make_unique<Impl>(std::move(name), config, deps)),
       clock_(impl_->clock),
       cached_clock_(dynamic_cast<const CachedClock*>(clock_)),
-      coarse_clock_(dynamic_cast<CoarseMonotonicClock*>(clock_) != nullptr) {}
+      coarse_clock_(dynamic_cast<CoarseMonotonicClock*>(clock_) != nullptr) {
+  // The lock-free paths' group fits Impl's first cache line (offsetof on a type that is not
+  // standard-layout is conditionally supported; gcc and clang support it).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Winvalid-offsetof"
+  static_assert(offsetof(Impl, counters) + sizeof(Impl::counters) <= 64);
+#pragma GCC diagnostic pop
+}
 
 CircuitBreaker::~CircuitBreaker() = default;
 
@@ -722,7 +736,7 @@ Result<Permit> CircuitBreaker::TryAcquireLocked(Priority priority) noexcept {
           break;
         }
         if (s.config.inflight_slow_accounting) {
-          ticket = s.inflight.Add(now);
+          ticket = s.inflight->Add(now);
           flags |= Permit::kTracked;
         }
         s.Bump(kAllowed);
@@ -905,7 +919,7 @@ void CircuitBreaker::OnOutcomeLocked(const Permit& permit, Outcome outcome, Time
       s.Bump(kLate);
     } else {
       if ((permit.flags_ & Permit::kTracked) != 0) {
-        s.inflight.Done(permit.ticket_);
+        s.inflight->Done(permit.ticket_);
       }
       switch (s.state) {
         case State::kClosed:
@@ -1012,7 +1026,7 @@ MetricsSnapshot CircuitBreaker::Snapshot() const {
   m.window_calls = t.calls;
   m.window_failures = t.failures;
   m.window_slow = t.slow;
-  m.inflight_slow = s.inflight.slow();
+  m.inflight_slow = s.inflight ? s.inflight->slow() : 0;
   if (t.calls > 0) {
     m.failure_rate = static_cast<double>(t.failures) / static_cast<double>(t.calls);
     m.slow_call_rate = static_cast<double>(t.slow) / static_cast<double>(t.calls);
@@ -1123,6 +1137,11 @@ std::optional<ConfigError> CircuitBreaker::Reconfigure(const Config& config) {
   // What allocates is built before taking the spin lock.
   std::optional<CountWindow> count_window;
   std::optional<TimeWindow> time_window;
+  // Only this function replaces s.inflight, under reconfigure_mu: reading the pointer is safe.
+  std::unique_ptr<InflightTracker> inflight;
+  if (config.inflight_slow_accounting && !s.inflight) {
+    inflight = std::make_unique<InflightTracker>();
+  }
   if (new_window) {
     count_window.emplace(config.trip == TripPolicy::kCountWindow ? config.window_size : 1);
     time_window.emplace(config.trip == TripPolicy::kTimeWindow ? config.window_size : 1);
@@ -1139,6 +1158,9 @@ std::optional<ConfigError> CircuitBreaker::Reconfigure(const Config& config) {
     }
     // Rare and small (at most 10,000 slots); only when the cap grows past the capacity.
     s.probe_slots.reserve(config.half_open_max_probes);
+    if (inflight) {
+      s.inflight = std::move(inflight);  // before the config that needs it
+    }
     s.config = config;
     s.failure_boundary = {};
     s.slow_boundary = {};

@@ -34,8 +34,12 @@
 // Time: reads only the injected Clock (DefaultClock() unless given), twice per admitted call (at
 // admission and at the outcome) and once per rejection. A CachedClock (fusebox/clock.h) makes each
 // read one atomic load; the rules for using it are in docs/breaker-rules.md.
-// No exceptions on the call path; no heap allocation on the admit/record/reject paths (except
-// with `inflight_slow_accounting`, whose in-flight list grows with concurrency).
+// No exceptions on the call path; no heap allocation on the admit/record/reject paths, except
+// with `inflight_slow_accounting` (its in-flight list grows with concurrency) and on a thread's
+// first call on a breaker whose block of per-thread counters it has not yet allocated (one
+// allocation per thread per 256 breakers).
+//
+// Memory: about 1 KB a breaker (docs/benchmarks.md), plus 80 bytes per thread that calls it.
 //
 // Lifetime: the breaker must outlive its permits.
 //
