@@ -131,6 +131,16 @@ struct RateBoundary {
   std::uint64_t min_count = 0;  // the fewest failures (or slow calls) that reach the threshold
 };
 
+// The window of a window policy; null for the other policies.
+std::unique_ptr<CountWindow> MakeCountWindow(const CircuitBreakerConfig& config) {
+  return config.trip == TripPolicy::kCountWindow ? std::make_unique<CountWindow>(config.window_size)
+                                                 : nullptr;
+}
+std::unique_ptr<TimeWindow> MakeTimeWindow(const CircuitBreakerConfig& config) {
+  return config.trip == TripPolicy::kTimeWindow ? std::make_unique<TimeWindow>(config.window_size)
+                                                : nullptr;
+}
+
 std::uint64_t HashName(const std::string& name) noexcept {
   std::uint64_t h = 1469598103934665603ULL;  // FNV-1a
   for (char c : name) {
@@ -152,8 +162,8 @@ struct alignas(64) CircuitBreaker::Impl {
         random(deps.random != nullptr ? deps.random : &own_random),
         config(cfg),
         successes_to_close(cfg.effective_half_open_successes()),
-        count_window(cfg.trip == TripPolicy::kCountWindow ? cfg.window_size : 1),
-        time_window(cfg.trip == TripPolicy::kTimeWindow ? cfg.window_size : 1),
+        count_window(MakeCountWindow(cfg)),
+        time_window(MakeTimeWindow(cfg)),
         inflight(cfg.inflight_slow_accounting ? std::make_unique<InflightTracker>() : nullptr),
         probe_slots(cfg.half_open_max_probes),
         base_cooldown(cfg.cooldown),
@@ -197,8 +207,10 @@ struct alignas(64) CircuitBreaker::Impl {
   mutable SpinLock mu;
   State state = State::kClosed;  // Guarded by mu.
   std::uint64_t generation = 0;  // Guarded by mu.
-  CountWindow count_window;      // Guarded by mu.
-  TimeWindow time_window;        // Guarded by mu.
+  // Guarded by mu. Each exists only under its trip policy (the other is null), so that a breaker
+  // carries no window it does not use.
+  std::unique_ptr<CountWindow> count_window;
+  std::unique_ptr<TimeWindow> time_window;
   // Guarded by mu. Only with inflight_slow_accounting (a std::deque allocates even when empty);
   // once made, kept until the breaker dies (permits may still carry its tickets).
   std::unique_ptr<InflightTracker> inflight;
@@ -227,7 +239,7 @@ struct alignas(64) CircuitBreaker::Impl {
 
   std::mutex reconfigure_mu;  // serializes Reconfigure calls (config is also written under mu)
 
-  std::mutex listeners_mu;
+  SpinLock listeners_mu;  // held for a copy of two pointers, or of the list to change it
   using ListenerList = std::vector<std::pair<ListenerId, Listener>>;
   std::shared_ptr<const ListenerList> listeners;  // Guarded by listeners_mu; copy-on-write.
   ListenerId next_listener_id = 1;                // Guarded by listeners_mu.
@@ -425,8 +437,12 @@ struct alignas(64) CircuitBreaker::Impl {
     switch (to) {
       case State::kClosed:
       case State::kMetricsOnly:
-        count_window.Clear();
-        time_window.Clear();
+        if (count_window) {
+          count_window->Clear();
+        }
+        if (time_window) {
+          time_window->Clear();
+        }
         closed_since = at;
         break;
       case State::kOpen: {
@@ -531,8 +547,8 @@ struct alignas(64) CircuitBreaker::Impl {
 
   void TripIfWindowSaysLocked(TimePoint now, EventBatch& events) noexcept {
     const WindowTotals t = config.trip == TripPolicy::kCountWindow
-                               ? count_window.totals()
-                               : time_window.TotalsAt(WholeSecondsSinceEpoch(now));
+                               ? count_window->totals()
+                               : time_window->TotalsAt(WholeSecondsSinceEpoch(now));
     std::uint64_t running_slow = 0;
     if (config.inflight_slow_accounting) {
       inflight->Advance(now, config.effective_slow_call_duration());
@@ -556,20 +572,20 @@ struct alignas(64) CircuitBreaker::Impl {
     }
     const bool trips = state == State::kClosed;
     if (config.trip == TripPolicy::kCountWindow) {
-      if (trips && WindowTripCauseLocked(count_window.TotalsWith(sample))) {
+      if (trips && WindowTripCauseLocked(count_window->TotalsWith(sample))) {
         return false;
       }
-      count_window.Add(sample);
+      count_window->Add(sample);
     } else {
       const std::int64_t second = WholeSecondsSinceEpoch(now);
-      WindowTotals t = time_window.TotalsAt(second);
+      WindowTotals t = time_window->TotalsAt(second);
       t.calls += 1;
       t.failures += sample.failure ? 1U : 0U;
       t.slow += sample.slow ? 1U : 0U;
       if (trips && WindowTripCauseLocked(t)) {
         return false;
       }
-      time_window.Add(second, sample);
+      time_window->Add(second, sample);
     }
     return true;
   }
@@ -948,9 +964,9 @@ void CircuitBreaker::OnOutcomeLocked(const Permit& permit, Outcome outcome, Time
           } else {
             const Sample sample{failed, slow};
             if (s.config.trip == TripPolicy::kCountWindow) {
-              s.count_window.Add(sample);
+              s.count_window->Add(sample);
             } else {
-              s.time_window.Add(WholeSecondsSinceEpoch(now), sample);
+              s.time_window->Add(WholeSecondsSinceEpoch(now), sample);
             }
             if (trips) {
               s.TripIfWindowSaysLocked(now, events);
@@ -1017,10 +1033,10 @@ MetricsSnapshot CircuitBreaker::Snapshot() const {
   m.consecutive_failures = s.consecutive_run.load(std::memory_order_relaxed);
   WindowTotals t;
   if (s.config.trip == TripPolicy::kCountWindow) {
-    t = s.count_window.totals();
+    t = s.count_window->totals();
   } else if (s.config.trip == TripPolicy::kTimeWindow) {
     // Read without advancing (Snapshot is const): drop what fell out by hand.
-    TimeWindow copy = s.time_window;
+    TimeWindow copy = *s.time_window;
     t = copy.TotalsAt(WholeSecondsSinceEpoch(now));
   }
   m.window_calls = t.calls;
@@ -1135,16 +1151,16 @@ std::optional<ConfigError> CircuitBreaker::Reconfigure(const Config& config) {
       (config.trip != TripPolicy::kConsecutive && old.window_size != config.window_size) ||
       old.inflight_slow_accounting != config.inflight_slow_accounting;
   // What allocates is built before taking the spin lock.
-  std::optional<CountWindow> count_window;
-  std::optional<TimeWindow> time_window;
+  std::unique_ptr<CountWindow> count_window;
+  std::unique_ptr<TimeWindow> time_window;
   // Only this function replaces s.inflight, under reconfigure_mu: reading the pointer is safe.
   std::unique_ptr<InflightTracker> inflight;
   if (config.inflight_slow_accounting && !s.inflight) {
     inflight = std::make_unique<InflightTracker>();
   }
   if (new_window) {
-    count_window.emplace(config.trip == TripPolicy::kCountWindow ? config.window_size : 1);
-    time_window.emplace(config.trip == TripPolicy::kTimeWindow ? config.window_size : 1);
+    count_window = MakeCountWindow(config);
+    time_window = MakeTimeWindow(config);
   }
   EventBatch events;
   {
@@ -1172,9 +1188,9 @@ std::optional<ConfigError> CircuitBreaker::Reconfigure(const Config& config) {
     // Before any new state word is published below, so that a lock-free reader that sees the
     // new generation sees the new settings.
     s.PublishHotSettingsLocked();
-    if (count_window.has_value() && time_window.has_value()) {  // built above iff new_window
-      s.count_window = std::move(*count_window);
-      s.time_window = std::move(*time_window);
+    if (new_window) {
+      s.count_window = std::move(count_window);
+      s.time_window = std::move(time_window);
       if (s.state == State::kClosed || s.state == State::kMetricsOnly) {
         // A reconfiguration is not a recovery: the healthy time after which cooldown growth
         // resets keeps counting from the last real close.
