@@ -402,6 +402,13 @@ struct alignas(64) CircuitBreaker::Impl {
     Dispatch(batch);
   }
 
+  // Emit() of a rejection from scalars: the lock-free paths then build no event on their own
+  // stack, so their frame stays small (the event is built in this out-of-line frame).
+  [[gnu::noinline]] void EmitRejection(ReasonCode code, Priority priority, Duration retry,
+                                       TimePoint now) noexcept {
+    Emit(RejectionEvent{code, priority, retry, now});
+  }
+
   // ---- transitions (all Locked: mu held) ----
 
   // Not const: it draws from the (shared, stateful) random generator.
@@ -676,7 +683,7 @@ Result<Permit> CircuitBreaker::TryAcquire(Priority priority) noexcept {
                                  : until - now;
       s.Bump(kRejectedOpen);
       if (s.listening()) {
-        s.Emit(RejectionEvent{ReasonCode::kCircuitOpen, priority, retry, now});
+        s.EmitRejection(ReasonCode::kCircuitOpen, priority, retry, now);
       }
       return Error{ReasonCode::kCircuitOpen, retry};
     }
@@ -704,7 +711,7 @@ Result<Permit> CircuitBreaker::TryAcquireLocked(Priority priority) noexcept {
         const Duration retry = s.RampRetryAfter(now);
         s.Bump(kRejectedRecovering);
         if (s.listening()) {
-          s.Emit(RejectionEvent{ReasonCode::kCircuitRecovering, priority, retry, now});
+          s.EmitRejection(ReasonCode::kCircuitRecovering, priority, retry, now);
         }
         return Error{ReasonCode::kCircuitRecovering, retry};
       }
