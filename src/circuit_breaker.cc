@@ -41,6 +41,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <optional>
 #include <string>
 #include <utility>
@@ -610,16 +611,27 @@ struct alignas(64) CircuitBreaker::Impl {
 
 namespace {
 
+// Where Impl starts in the breaker's allocation (CircuitBreaker::operator new): the next cache
+// line after the CircuitBreaker object.
+constexpr std::size_t kImplOffset = 64;
+
 // A short hint for callers turned away while probes run: try again in a second.
 constexpr Duration kHalfOpenRetryHint = std::chrono::seconds(1);
 
 }  // namespace
 
+CircuitBreaker::Impl& CircuitBreaker::impl() const noexcept {
+  // The layout operator new made; Impl is the only object at that address.
+  return *std::launder(reinterpret_cast<Impl*>(
+      reinterpret_cast<std::byte*>(const_cast<CircuitBreaker*>(this)) + kImplOffset));
+}
+
 // ---- creation ----
 
 CircuitBreaker::CircuitBreaker(std::string name, Config config, CircuitBreakerDeps deps)
-    : impl_(std::make_unique<Impl>(std::move(name), config, deps)),
-      clock_(impl_->clock),
+    : clock_((new(reinterpret_cast<std::byte*>(this) + kImplOffset)
+                  Impl(std::move(name), config, deps))
+                 ->clock),
       cached_clock_(dynamic_cast<const CachedClock*>(clock_)),
       coarse_clock_(dynamic_cast<CoarseMonotonicClock*>(clock_) != nullptr) {
   // The lock-free paths' group fits Impl's first cache line (offsetof on a type that is not
@@ -630,7 +642,18 @@ CircuitBreaker::CircuitBreaker(std::string name, Config config, CircuitBreakerDe
 #pragma GCC diagnostic pop
 }
 
-CircuitBreaker::~CircuitBreaker() = default;
+CircuitBreaker::~CircuitBreaker() { impl().~Impl(); }
+
+void* CircuitBreaker::operator new(std::size_t size) {
+  // `size` is sizeof(CircuitBreaker): its constructor is private, so nothing derives from it.
+  static_assert(sizeof(CircuitBreaker) <= kImplOffset && alignof(Impl) <= kImplOffset);
+  (void)size;
+  return ::operator new(kImplOffset + sizeof(Impl), std::align_val_t{kImplOffset});
+}
+
+void CircuitBreaker::operator delete(void* block) noexcept {
+  ::operator delete(block, std::align_val_t{kImplOffset});
+}
 
 Result<std::unique_ptr<CircuitBreaker>, ConfigError> CircuitBreaker::Create(
     std::string name, Config config, CircuitBreakerDeps deps) {
@@ -640,19 +663,19 @@ Result<std::unique_ptr<CircuitBreaker>, ConfigError> CircuitBreaker::Create(
   return std::unique_ptr<CircuitBreaker>(new CircuitBreaker(std::move(name), config, deps));
 }
 
-const std::string& CircuitBreaker::name() const noexcept { return impl_->name; }
+const std::string& CircuitBreaker::name() const noexcept { return impl().name; }
 CircuitBreakerConfig CircuitBreaker::config() const {
-  Impl& s = *impl_;
+  Impl& s = impl();
   std::lock_guard lock(s.mu);
   return s.config;
 }
 
 State CircuitBreaker::state() const noexcept {
-  return StateOf(impl_->state_word.load(std::memory_order_acquire));
+  return StateOf(impl().state_word.load(std::memory_order_acquire));
 }
 
 Duration CircuitBreaker::retry_after() const noexcept {
-  Impl& s = *impl_;
+  Impl& s = impl();
   const TimePoint now = s.clock->Now();
   std::lock_guard lock(s.mu);
   return s.RetryAfterLocked(now);
@@ -661,7 +684,7 @@ Duration CircuitBreaker::retry_after() const noexcept {
 // ---- admission ----
 
 Result<Permit> CircuitBreaker::TryAcquire(Priority priority) noexcept {
-  Impl& s = *impl_;
+  Impl& s = impl();
   const std::uint32_t priority_flag = priority == Priority::kBatch ? Permit::kBatch : 0U;
   const std::uint64_t word = s.state_word.load(std::memory_order_acquire);
   const State observed = AdmissionStateOf(word);  // no State during a recovery ramp
@@ -694,7 +717,7 @@ Result<Permit> CircuitBreaker::TryAcquire(Priority priority) noexcept {
 // The recovery ramp's admission, lazy transitions, probes, in-flight tracking. Kept out of line
 // so that the lock-free paths above carry no stack frame for the event batch.
 Result<Permit> CircuitBreaker::TryAcquireLocked(Priority priority) noexcept {
-  Impl& s = *impl_;
+  Impl& s = impl();
   const std::uint32_t priority_flag = priority == Priority::kBatch ? Permit::kBatch : 0U;
   {
     // During a recovery ramp admission stays lock-free (without an in-flight list): the ramp's
@@ -838,7 +861,7 @@ void Permit::Record(Outcome outcome, Duration elapsed) noexcept {
 
 void CircuitBreaker::OnOutcome(const Permit& permit, Outcome outcome, TimePoint now,
                                Duration elapsed) noexcept {
-  Impl& s = *impl_;
+  Impl& s = impl();
   // The path of every healthy call: a fast success in CLOSED of the current generation, with no
   // run to reset and nobody listening, changes nothing but this thread's success counter.
   if (outcome == Outcome::kSuccess && s.lock_free_closed.load(std::memory_order_relaxed) &&
@@ -855,7 +878,7 @@ void CircuitBreaker::OnOutcome(const Permit& permit, Outcome outcome, TimePoint 
 
 void CircuitBreaker::OnOutcomeSlow(const Permit& permit, Outcome outcome, TimePoint now,
                                    Duration elapsed) noexcept {
-  Impl& s = *impl_;
+  Impl& s = impl();
   const bool ignored = outcome == Outcome::kIgnored;
   const bool failed = outcome == Outcome::kFailure || outcome == Outcome::kTimeout;
   const bool slow = outcome == Outcome::kTimeout || (!ignored && elapsed >= s.slow_after());
@@ -905,7 +928,7 @@ void CircuitBreaker::OnOutcomeSlow(const Permit& permit, Outcome outcome, TimePo
 
 void CircuitBreaker::OnOutcomeLocked(const Permit& permit, Outcome outcome, TimePoint now,
                                      Duration elapsed) noexcept {
-  Impl& s = *impl_;
+  Impl& s = impl();
   const bool ignored = outcome == Outcome::kIgnored;
   const bool failed = outcome == Outcome::kFailure || outcome == Outcome::kTimeout;
   const bool slow = outcome == Outcome::kTimeout || (!ignored && elapsed >= s.slow_after());
@@ -1014,7 +1037,7 @@ void CircuitBreaker::OnOutcomeLocked(const Permit& permit, Outcome outcome, Time
 // ---- observation ----
 
 MetricsSnapshot CircuitBreaker::Snapshot() const {
-  Impl& s = *impl_;
+  Impl& s = impl();
   MetricsSnapshot m;
   m.name = s.name;
   const TimePoint now = s.clock->Now();
@@ -1067,7 +1090,7 @@ MetricsSnapshot CircuitBreaker::Snapshot() const {
 }
 
 std::optional<double> CircuitBreaker::recovery_progress() const noexcept {
-  Impl& s = *impl_;
+  Impl& s = impl();
   const TimePoint now = s.clock->Now();
   std::lock_guard lock(s.mu);
   if (!s.ramping || now >= s.ramp_end()) {
@@ -1079,7 +1102,7 @@ std::optional<double> CircuitBreaker::recovery_progress() const noexcept {
 // ---- operator commands ----
 
 void CircuitBreaker::Command(State to, bool reset_growth) {
-  Impl& s = *impl_;
+  Impl& s = impl();
   EventBatch events;
   {
     std::lock_guard lock(s.mu);
@@ -1095,7 +1118,7 @@ void CircuitBreaker::Command(State to, bool reset_growth) {
 // ---- coordination with peers ----
 
 void CircuitBreaker::SetCoordination(Coordination coordination) {
-  Impl& s = *impl_;
+  Impl& s = impl();
   std::shared_ptr<const Coordination> installed;
   if (coordination.on_transition || coordination.may_probe) {
     installed = std::make_shared<const Coordination>(std::move(coordination));
@@ -1110,7 +1133,7 @@ bool CircuitBreaker::Adopt(State to, Duration remaining_cooldown) {
   if (to == State::kHalfOpen) {
     return false;
   }
-  Impl& s = *impl_;
+  Impl& s = impl();
   EventBatch events;
   {
     std::lock_guard lock(s.mu);
@@ -1149,7 +1172,7 @@ std::optional<ConfigError> CircuitBreaker::Reconfigure(const Config& config) {
   if (auto error = config.Validate()) {
     return error;
   }
-  Impl& s = *impl_;
+  Impl& s = impl();
   std::lock_guard serialize(s.reconfigure_mu);
   // Only Reconfigure writes s.config, and it holds reconfigure_mu: reading it here is safe.
   const Config& old = s.config;
@@ -1214,7 +1237,7 @@ std::optional<ConfigError> CircuitBreaker::Reconfigure(const Config& config) {
 // ---- listeners ----
 
 ListenerId CircuitBreaker::AddListener(Listener listener) {
-  Impl& s = *impl_;
+  Impl& s = impl();
   std::lock_guard lock(s.listeners_mu);
   auto list = s.listeners ? std::make_shared<Impl::ListenerList>(*s.listeners)
                           : std::make_shared<Impl::ListenerList>();
@@ -1226,7 +1249,7 @@ ListenerId CircuitBreaker::AddListener(Listener listener) {
 }
 
 void CircuitBreaker::RemoveListener(ListenerId id) {
-  Impl& s = *impl_;
+  Impl& s = impl();
   std::lock_guard lock(s.listeners_mu);
   if (!s.listeners) {
     return;

@@ -56,6 +56,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <exception>
 #include <functional>
@@ -249,6 +250,11 @@ class CircuitBreaker {
                                                                      CircuitBreakerDeps deps = {});
   ~CircuitBreaker();
   CircuitBreaker(const CircuitBreaker&) = delete;
+  // One allocation holds the breaker and, on the next cache line, its state: a call on a breaker
+  // that is not in the cache then misses on adjacent lines rather than following a pointer.
+  // (Public for the unique_ptr's delete; only Create() constructs a breaker.)
+  static void* operator new(std::size_t size);
+  static void operator delete(void* block) noexcept;
   CircuitBreaker& operator=(const CircuitBreaker&) = delete;
 
   // Asks to make one call now. Either a Permit, or an Error with kCircuitOpen (retry_after = time
@@ -348,8 +354,10 @@ class CircuitBreaker {
     return coarse_clock_ ? CoarseMonotonicClock::Read() : clock_->Now();
   }
 
-  std::unique_ptr<Impl> impl_;
-  Clock* clock_;  // == impl_->clock; here so that Permit::Record reads it without a call
+  // The state, in this object's allocation right after it (operator new): its address is
+  // computed, not loaded, so a call on a cold breaker fetches both lines at once.
+  Impl& impl() const noexcept;
+  Clock* clock_;  // == impl().clock; here so that Permit::Record reads it without a call
   // clock_ when it is a CachedClock, else null. Decided once at construction.
   const CachedClock* cached_clock_;
   bool coarse_clock_;  // clock_ is a CoarseMonotonicClock
