@@ -41,6 +41,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <optional>
 #include <string>
 #include <utility>
@@ -131,6 +132,16 @@ struct RateBoundary {
   std::uint64_t min_count = 0;  // the fewest failures (or slow calls) that reach the threshold
 };
 
+// The window of a window policy; null for the other policies.
+std::unique_ptr<CountWindow> MakeCountWindow(const CircuitBreakerConfig& config) {
+  return config.trip == TripPolicy::kCountWindow ? std::make_unique<CountWindow>(config.window_size)
+                                                 : nullptr;
+}
+std::unique_ptr<TimeWindow> MakeTimeWindow(const CircuitBreakerConfig& config) {
+  return config.trip == TripPolicy::kTimeWindow ? std::make_unique<TimeWindow>(config.window_size)
+                                                : nullptr;
+}
+
 std::uint64_t HashName(const std::string& name) noexcept {
   std::uint64_t h = 1469598103934665603ULL;  // FNV-1a
   for (char c : name) {
@@ -144,7 +155,7 @@ std::uint64_t HashName(const std::string& name) noexcept {
 
 // ---- state ----
 
-struct CircuitBreaker::Impl {
+struct alignas(64) CircuitBreaker::Impl {
   Impl(std::string breaker_name, const Config& cfg, CircuitBreakerDeps deps)
       : name(std::move(breaker_name)),
         clock(deps.clock != nullptr ? deps.clock : &DefaultClock()),
@@ -152,14 +163,36 @@ struct CircuitBreaker::Impl {
         random(deps.random != nullptr ? deps.random : &own_random),
         config(cfg),
         successes_to_close(cfg.effective_half_open_successes()),
-        count_window(cfg.trip == TripPolicy::kCountWindow ? cfg.window_size : 1),
-        time_window(cfg.trip == TripPolicy::kTimeWindow ? cfg.window_size : 1),
+        count_window(MakeCountWindow(cfg)),
+        time_window(MakeTimeWindow(cfg)),
+        inflight(cfg.inflight_slow_accounting ? std::make_unique<InflightTracker>() : nullptr),
         probe_slots(cfg.half_open_max_probes),
         base_cooldown(cfg.cooldown),
         current_cooldown(cfg.cooldown) {
     PublishHotSettingsLocked();
     closed_since = clock->Now();
   }
+
+  // ---- What the lock-free paths read, first and in one cache line (Impl is line-aligned): a call
+  // on a breaker that fell out of the cache misses once here (plus its counter block). ----
+  // Published for the lock-free paths; written only under mu.
+  std::atomic<std::uint64_t> state_word{Pack(State::kClosed, 0)};
+  std::atomic<std::int64_t> open_until_ns{0};
+  // Mirrors of the settings the lock-free paths read (see the top of this file). Written under
+  // mu, read relaxed.
+  std::atomic<Duration::rep> call_timeout_ns{0};
+  std::atomic<Duration::rep> slow_after_ns{0};    // effective_slow_call_duration()
+  std::atomic<Duration::rep> cooldown_ns{0};      // the FORCED_OPEN retry hint
+  std::atomic<std::uint32_t> consecutive_run{0};  // Written only under mu.
+  std::atomic<bool> lock_free_closed{false};      // consecutive policy: a fast success in CLOSED
+                                                  // takes no lock
+  std::atomic<bool> lock_free_admit{false};       // no in-flight list: admission in CLOSED takes
+                                                  // no lock
+  // Window policy without an in-flight list: an outcome in CLOSED that does not trip the breaker
+  // only adds its sample to the window (RecordWindowSampleUnlessItTrips).
+  std::atomic<bool> window_short_path{false};
+  std::atomic<bool> has_listeners{false};
+  internal::ShardedCounters<kCounterCount> counters;
 
   // Immutable after construction.
   const std::string name;
@@ -170,32 +203,18 @@ struct CircuitBreaker::Impl {
   // The settings in force: replaced only by Reconfigure.
   Config config;                     // Guarded by mu.
   std::uint32_t successes_to_close;  // Guarded by mu. Set on entering HALF_OPEN.
-  // Mirrors of the settings the lock-free paths read (see the top of this file). Written under
-  // mu, read relaxed.
-  std::atomic<Duration::rep> call_timeout_ns{0};
-  std::atomic<Duration::rep> slow_after_ns{0};  // effective_slow_call_duration()
-  std::atomic<Duration::rep> cooldown_ns{0};    // the FORCED_OPEN retry hint
-  std::atomic<bool> lock_free_closed{false};    // consecutive policy: a fast success in CLOSED
-                                                // takes no lock
-  std::atomic<bool> lock_free_admit{false};     // no in-flight list: admission in CLOSED takes
-                                                // no lock
-  // Window policy without an in-flight list: an outcome in CLOSED that does not trip the breaker
-  // only adds its sample to the window (RecordWindowSampleUnlessItTrips).
-  std::atomic<bool> window_short_path{false};
-
-  // Published for the lock-free paths; written only under mu.
-  std::atomic<std::uint64_t> state_word{Pack(State::kClosed, 0)};
-  std::atomic<std::int64_t> open_until_ns{0};
-  std::atomic<std::uint32_t> consecutive_run{0};
   std::atomic<std::uint64_t> sequence{0};
-  internal::ShardedCounters<kCounterCount> counters;
 
   mutable SpinLock mu;
-  State state = State::kClosed;          // Guarded by mu.
-  std::uint64_t generation = 0;          // Guarded by mu.
-  CountWindow count_window;              // Guarded by mu.
-  TimeWindow time_window;                // Guarded by mu.
-  InflightTracker inflight;              // Guarded by mu.
+  State state = State::kClosed;  // Guarded by mu.
+  std::uint64_t generation = 0;  // Guarded by mu.
+  // Guarded by mu. Each exists only under its trip policy (the other is null), so that a breaker
+  // carries no window it does not use.
+  std::unique_ptr<CountWindow> count_window;
+  std::unique_ptr<TimeWindow> time_window;
+  // Guarded by mu. Only with inflight_slow_accounting (a std::deque allocates even when empty);
+  // once made, kept until the breaker dies (permits may still carry its tickets).
+  std::unique_ptr<InflightTracker> inflight;
   std::vector<ProbeSlot> probe_slots;    // Guarded by mu.
   std::uint32_t probes_in_flight = 0;    // Guarded by mu.
   std::uint32_t good_probes = 0;         // Guarded by mu.
@@ -221,11 +240,10 @@ struct CircuitBreaker::Impl {
 
   std::mutex reconfigure_mu;  // serializes Reconfigure calls (config is also written under mu)
 
-  std::mutex listeners_mu;
+  SpinLock listeners_mu;  // held for a copy of two pointers, or of the list to change it
   using ListenerList = std::vector<std::pair<ListenerId, Listener>>;
   std::shared_ptr<const ListenerList> listeners;  // Guarded by listeners_mu; copy-on-write.
   ListenerId next_listener_id = 1;                // Guarded by listeners_mu.
-  std::atomic<bool> has_listeners{false};
   // The coordinator (SetCoordination). Written under both listeners_mu and mu: Dispatch reads
   // it under listeners_mu, the probe gate under mu.
   std::shared_ptr<const Coordination> coordination;
@@ -385,6 +403,13 @@ struct CircuitBreaker::Impl {
     Dispatch(batch);
   }
 
+  // Emit() of a rejection from scalars: the lock-free paths then build no event on their own
+  // stack, so their frame stays small (the event is built in this out-of-line frame).
+  [[gnu::noinline]] void EmitRejection(ReasonCode code, Priority priority, Duration retry,
+                                       TimePoint now) noexcept {
+    Emit(RejectionEvent{code, priority, retry, now});
+  }
+
   // ---- transitions (all Locked: mu held) ----
 
   // Not const: it draws from the (shared, stateful) random generator.
@@ -409,7 +434,9 @@ struct CircuitBreaker::Impl {
     ++transitions;
     // A transition always starts afresh: calls of the old generation are late from now on.
     consecutive_run.store(0, std::memory_order_relaxed);
-    inflight.Clear();
+    if (inflight) {
+      inflight->Clear();
+    }
     // The probe settings apply from the next HALF_OPEN (Reconfigure reserved the capacity, so
     // this does not allocate).
     probe_slots.assign(config.half_open_max_probes, ProbeSlot{});
@@ -418,8 +445,12 @@ struct CircuitBreaker::Impl {
     switch (to) {
       case State::kClosed:
       case State::kMetricsOnly:
-        count_window.Clear();
-        time_window.Clear();
+        if (count_window) {
+          count_window->Clear();
+        }
+        if (time_window) {
+          time_window->Clear();
+        }
         closed_since = at;
         break;
       case State::kOpen: {
@@ -524,12 +555,12 @@ struct CircuitBreaker::Impl {
 
   void TripIfWindowSaysLocked(TimePoint now, EventBatch& events) noexcept {
     const WindowTotals t = config.trip == TripPolicy::kCountWindow
-                               ? count_window.totals()
-                               : time_window.TotalsAt(WholeSecondsSinceEpoch(now));
+                               ? count_window->totals()
+                               : time_window->TotalsAt(WholeSecondsSinceEpoch(now));
     std::uint64_t running_slow = 0;
     if (config.inflight_slow_accounting) {
-      inflight.Advance(now, config.effective_slow_call_duration());
-      running_slow = inflight.slow();
+      inflight->Advance(now, config.effective_slow_call_duration());
+      running_slow = inflight->slow();
     }
     if (const auto cause = WindowTripCauseLocked(t, running_slow)) {
       TransitionLocked(State::kOpen, now, *cause, events);
@@ -549,20 +580,20 @@ struct CircuitBreaker::Impl {
     }
     const bool trips = state == State::kClosed;
     if (config.trip == TripPolicy::kCountWindow) {
-      if (trips && WindowTripCauseLocked(count_window.TotalsWith(sample))) {
+      if (trips && WindowTripCauseLocked(count_window->TotalsWith(sample))) {
         return false;
       }
-      count_window.Add(sample);
+      count_window->Add(sample);
     } else {
       const std::int64_t second = WholeSecondsSinceEpoch(now);
-      WindowTotals t = time_window.TotalsAt(second);
+      WindowTotals t = time_window->TotalsAt(second);
       t.calls += 1;
       t.failures += sample.failure ? 1U : 0U;
       t.slow += sample.slow ? 1U : 0U;
       if (trips && WindowTripCauseLocked(t)) {
         return false;
       }
-      time_window.Add(second, sample);
+      time_window->Add(second, sample);
     }
     return true;
   }
@@ -580,19 +611,49 @@ struct CircuitBreaker::Impl {
 
 namespace {
 
+// Where Impl starts in the breaker's allocation (CircuitBreaker::operator new): the next cache
+// line after the CircuitBreaker object.
+constexpr std::size_t kImplOffset = 64;
+
 // A short hint for callers turned away while probes run: try again in a second.
 constexpr Duration kHalfOpenRetryHint = std::chrono::seconds(1);
 
 }  // namespace
 
+CircuitBreaker::Impl& CircuitBreaker::impl() const noexcept {
+  // The layout operator new made; Impl is the only object at that address.
+  return *std::launder(reinterpret_cast<Impl*>(
+      reinterpret_cast<std::byte*>(const_cast<CircuitBreaker*>(this)) + kImplOffset));
+}
+
 // ---- creation ----
 
 CircuitBreaker::CircuitBreaker(std::string name, Config config, CircuitBreakerDeps deps)
-    : impl_(std::make_unique<Impl>(std::move(name), config, deps)),
-      clock_(impl_->clock),
-      coarse_clock_(dynamic_cast<CoarseMonotonicClock*>(clock_) != nullptr) {}
+    : clock_((new(reinterpret_cast<std::byte*>(this) + kImplOffset)
+                  Impl(std::move(name), config, deps))
+                 ->clock),
+      cached_clock_(dynamic_cast<const CachedClock*>(clock_)),
+      coarse_clock_(dynamic_cast<CoarseMonotonicClock*>(clock_) != nullptr) {
+  // The lock-free paths' group fits Impl's first cache line (offsetof on a type that is not
+  // standard-layout is conditionally supported; gcc and clang support it).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Winvalid-offsetof"
+  static_assert(offsetof(Impl, counters) + sizeof(Impl::counters) <= 64);
+#pragma GCC diagnostic pop
+}
 
-CircuitBreaker::~CircuitBreaker() = default;
+CircuitBreaker::~CircuitBreaker() { impl().~Impl(); }
+
+void* CircuitBreaker::operator new(std::size_t size) {
+  // `size` is sizeof(CircuitBreaker): its constructor is private, so nothing derives from it.
+  static_assert(sizeof(CircuitBreaker) <= kImplOffset && alignof(Impl) <= kImplOffset);
+  (void)size;
+  return ::operator new(kImplOffset + sizeof(Impl), std::align_val_t{kImplOffset});
+}
+
+void CircuitBreaker::operator delete(void* block) noexcept {
+  ::operator delete(block, std::align_val_t{kImplOffset});
+}
 
 Result<std::unique_ptr<CircuitBreaker>, ConfigError> CircuitBreaker::Create(
     std::string name, Config config, CircuitBreakerDeps deps) {
@@ -602,19 +663,19 @@ Result<std::unique_ptr<CircuitBreaker>, ConfigError> CircuitBreaker::Create(
   return std::unique_ptr<CircuitBreaker>(new CircuitBreaker(std::move(name), config, deps));
 }
 
-const std::string& CircuitBreaker::name() const noexcept { return impl_->name; }
+const std::string& CircuitBreaker::name() const noexcept { return impl().name; }
 CircuitBreakerConfig CircuitBreaker::config() const {
-  Impl& s = *impl_;
+  Impl& s = impl();
   std::lock_guard lock(s.mu);
   return s.config;
 }
 
 State CircuitBreaker::state() const noexcept {
-  return StateOf(impl_->state_word.load(std::memory_order_acquire));
+  return StateOf(impl().state_word.load(std::memory_order_acquire));
 }
 
 Duration CircuitBreaker::retry_after() const noexcept {
-  Impl& s = *impl_;
+  Impl& s = impl();
   const TimePoint now = s.clock->Now();
   std::lock_guard lock(s.mu);
   return s.RetryAfterLocked(now);
@@ -623,7 +684,7 @@ Duration CircuitBreaker::retry_after() const noexcept {
 // ---- admission ----
 
 Result<Permit> CircuitBreaker::TryAcquire(Priority priority) noexcept {
-  Impl& s = *impl_;
+  Impl& s = impl();
   const std::uint32_t priority_flag = priority == Priority::kBatch ? Permit::kBatch : 0U;
   const std::uint64_t word = s.state_word.load(std::memory_order_acquire);
   const State observed = AdmissionStateOf(word);  // no State during a recovery ramp
@@ -645,7 +706,7 @@ Result<Permit> CircuitBreaker::TryAcquire(Priority priority) noexcept {
                                  : until - now;
       s.Bump(kRejectedOpen);
       if (s.listening()) {
-        s.Emit(RejectionEvent{ReasonCode::kCircuitOpen, priority, retry, now});
+        s.EmitRejection(ReasonCode::kCircuitOpen, priority, retry, now);
       }
       return Error{ReasonCode::kCircuitOpen, retry};
     }
@@ -656,7 +717,7 @@ Result<Permit> CircuitBreaker::TryAcquire(Priority priority) noexcept {
 // The recovery ramp's admission, lazy transitions, probes, in-flight tracking. Kept out of line
 // so that the lock-free paths above carry no stack frame for the event batch.
 Result<Permit> CircuitBreaker::TryAcquireLocked(Priority priority) noexcept {
-  Impl& s = *impl_;
+  Impl& s = impl();
   const std::uint32_t priority_flag = priority == Priority::kBatch ? Permit::kBatch : 0U;
   {
     // During a recovery ramp admission stays lock-free (without an in-flight list): the ramp's
@@ -673,7 +734,7 @@ Result<Permit> CircuitBreaker::TryAcquireLocked(Priority priority) noexcept {
         const Duration retry = s.RampRetryAfter(now);
         s.Bump(kRejectedRecovering);
         if (s.listening()) {
-          s.Emit(RejectionEvent{ReasonCode::kCircuitRecovering, priority, retry, now});
+          s.EmitRejection(ReasonCode::kCircuitRecovering, priority, retry, now);
         }
         return Error{ReasonCode::kCircuitRecovering, retry};
       }
@@ -721,7 +782,7 @@ Result<Permit> CircuitBreaker::TryAcquireLocked(Priority priority) noexcept {
           break;
         }
         if (s.config.inflight_slow_accounting) {
-          ticket = s.inflight.Add(now);
+          ticket = s.inflight->Add(now);
           flags |= Permit::kTracked;
         }
         s.Bump(kAllowed);
@@ -800,7 +861,7 @@ void Permit::Record(Outcome outcome, Duration elapsed) noexcept {
 
 void CircuitBreaker::OnOutcome(const Permit& permit, Outcome outcome, TimePoint now,
                                Duration elapsed) noexcept {
-  Impl& s = *impl_;
+  Impl& s = impl();
   // The path of every healthy call: a fast success in CLOSED of the current generation, with no
   // run to reset and nobody listening, changes nothing but this thread's success counter.
   if (outcome == Outcome::kSuccess && s.lock_free_closed.load(std::memory_order_relaxed) &&
@@ -817,7 +878,7 @@ void CircuitBreaker::OnOutcome(const Permit& permit, Outcome outcome, TimePoint 
 
 void CircuitBreaker::OnOutcomeSlow(const Permit& permit, Outcome outcome, TimePoint now,
                                    Duration elapsed) noexcept {
-  Impl& s = *impl_;
+  Impl& s = impl();
   const bool ignored = outcome == Outcome::kIgnored;
   const bool failed = outcome == Outcome::kFailure || outcome == Outcome::kTimeout;
   const bool slow = outcome == Outcome::kTimeout || (!ignored && elapsed >= s.slow_after());
@@ -867,7 +928,7 @@ void CircuitBreaker::OnOutcomeSlow(const Permit& permit, Outcome outcome, TimePo
 
 void CircuitBreaker::OnOutcomeLocked(const Permit& permit, Outcome outcome, TimePoint now,
                                      Duration elapsed) noexcept {
-  Impl& s = *impl_;
+  Impl& s = impl();
   const bool ignored = outcome == Outcome::kIgnored;
   const bool failed = outcome == Outcome::kFailure || outcome == Outcome::kTimeout;
   const bool slow = outcome == Outcome::kTimeout || (!ignored && elapsed >= s.slow_after());
@@ -904,7 +965,7 @@ void CircuitBreaker::OnOutcomeLocked(const Permit& permit, Outcome outcome, Time
       s.Bump(kLate);
     } else {
       if ((permit.flags_ & Permit::kTracked) != 0) {
-        s.inflight.Done(permit.ticket_);
+        s.inflight->Done(permit.ticket_);
       }
       switch (s.state) {
         case State::kClosed:
@@ -933,9 +994,9 @@ void CircuitBreaker::OnOutcomeLocked(const Permit& permit, Outcome outcome, Time
           } else {
             const Sample sample{failed, slow};
             if (s.config.trip == TripPolicy::kCountWindow) {
-              s.count_window.Add(sample);
+              s.count_window->Add(sample);
             } else {
-              s.time_window.Add(WholeSecondsSinceEpoch(now), sample);
+              s.time_window->Add(WholeSecondsSinceEpoch(now), sample);
             }
             if (trips) {
               s.TripIfWindowSaysLocked(now, events);
@@ -976,7 +1037,7 @@ void CircuitBreaker::OnOutcomeLocked(const Permit& permit, Outcome outcome, Time
 // ---- observation ----
 
 MetricsSnapshot CircuitBreaker::Snapshot() const {
-  Impl& s = *impl_;
+  Impl& s = impl();
   MetricsSnapshot m;
   m.name = s.name;
   const TimePoint now = s.clock->Now();
@@ -1002,16 +1063,16 @@ MetricsSnapshot CircuitBreaker::Snapshot() const {
   m.consecutive_failures = s.consecutive_run.load(std::memory_order_relaxed);
   WindowTotals t;
   if (s.config.trip == TripPolicy::kCountWindow) {
-    t = s.count_window.totals();
+    t = s.count_window->totals();
   } else if (s.config.trip == TripPolicy::kTimeWindow) {
     // Read without advancing (Snapshot is const): drop what fell out by hand.
-    TimeWindow copy = s.time_window;
+    TimeWindow copy = *s.time_window;
     t = copy.TotalsAt(WholeSecondsSinceEpoch(now));
   }
   m.window_calls = t.calls;
   m.window_failures = t.failures;
   m.window_slow = t.slow;
-  m.inflight_slow = s.inflight.slow();
+  m.inflight_slow = s.inflight ? s.inflight->slow() : 0;
   if (t.calls > 0) {
     m.failure_rate = static_cast<double>(t.failures) / static_cast<double>(t.calls);
     m.slow_call_rate = static_cast<double>(t.slow) / static_cast<double>(t.calls);
@@ -1029,7 +1090,7 @@ MetricsSnapshot CircuitBreaker::Snapshot() const {
 }
 
 std::optional<double> CircuitBreaker::recovery_progress() const noexcept {
-  Impl& s = *impl_;
+  Impl& s = impl();
   const TimePoint now = s.clock->Now();
   std::lock_guard lock(s.mu);
   if (!s.ramping || now >= s.ramp_end()) {
@@ -1041,7 +1102,7 @@ std::optional<double> CircuitBreaker::recovery_progress() const noexcept {
 // ---- operator commands ----
 
 void CircuitBreaker::Command(State to, bool reset_growth) {
-  Impl& s = *impl_;
+  Impl& s = impl();
   EventBatch events;
   {
     std::lock_guard lock(s.mu);
@@ -1057,7 +1118,7 @@ void CircuitBreaker::Command(State to, bool reset_growth) {
 // ---- coordination with peers ----
 
 void CircuitBreaker::SetCoordination(Coordination coordination) {
-  Impl& s = *impl_;
+  Impl& s = impl();
   std::shared_ptr<const Coordination> installed;
   if (coordination.on_transition || coordination.may_probe) {
     installed = std::make_shared<const Coordination>(std::move(coordination));
@@ -1072,7 +1133,7 @@ bool CircuitBreaker::Adopt(State to, Duration remaining_cooldown) {
   if (to == State::kHalfOpen) {
     return false;
   }
-  Impl& s = *impl_;
+  Impl& s = impl();
   EventBatch events;
   {
     std::lock_guard lock(s.mu);
@@ -1111,7 +1172,7 @@ std::optional<ConfigError> CircuitBreaker::Reconfigure(const Config& config) {
   if (auto error = config.Validate()) {
     return error;
   }
-  Impl& s = *impl_;
+  Impl& s = impl();
   std::lock_guard serialize(s.reconfigure_mu);
   // Only Reconfigure writes s.config, and it holds reconfigure_mu: reading it here is safe.
   const Config& old = s.config;
@@ -1120,11 +1181,16 @@ std::optional<ConfigError> CircuitBreaker::Reconfigure(const Config& config) {
       (config.trip != TripPolicy::kConsecutive && old.window_size != config.window_size) ||
       old.inflight_slow_accounting != config.inflight_slow_accounting;
   // What allocates is built before taking the spin lock.
-  std::optional<CountWindow> count_window;
-  std::optional<TimeWindow> time_window;
+  std::unique_ptr<CountWindow> count_window;
+  std::unique_ptr<TimeWindow> time_window;
+  // Only this function replaces s.inflight, under reconfigure_mu: reading the pointer is safe.
+  std::unique_ptr<InflightTracker> inflight;
+  if (config.inflight_slow_accounting && !s.inflight) {
+    inflight = std::make_unique<InflightTracker>();
+  }
   if (new_window) {
-    count_window.emplace(config.trip == TripPolicy::kCountWindow ? config.window_size : 1);
-    time_window.emplace(config.trip == TripPolicy::kTimeWindow ? config.window_size : 1);
+    count_window = MakeCountWindow(config);
+    time_window = MakeTimeWindow(config);
   }
   EventBatch events;
   {
@@ -1138,6 +1204,9 @@ std::optional<ConfigError> CircuitBreaker::Reconfigure(const Config& config) {
     }
     // Rare and small (at most 10,000 slots); only when the cap grows past the capacity.
     s.probe_slots.reserve(config.half_open_max_probes);
+    if (inflight) {
+      s.inflight = std::move(inflight);  // before the config that needs it
+    }
     s.config = config;
     s.failure_boundary = {};
     s.slow_boundary = {};
@@ -1149,9 +1218,9 @@ std::optional<ConfigError> CircuitBreaker::Reconfigure(const Config& config) {
     // Before any new state word is published below, so that a lock-free reader that sees the
     // new generation sees the new settings.
     s.PublishHotSettingsLocked();
-    if (count_window.has_value() && time_window.has_value()) {  // built above iff new_window
-      s.count_window = std::move(*count_window);
-      s.time_window = std::move(*time_window);
+    if (new_window) {
+      s.count_window = std::move(count_window);
+      s.time_window = std::move(time_window);
       if (s.state == State::kClosed || s.state == State::kMetricsOnly) {
         // A reconfiguration is not a recovery: the healthy time after which cooldown growth
         // resets keeps counting from the last real close.
@@ -1168,7 +1237,7 @@ std::optional<ConfigError> CircuitBreaker::Reconfigure(const Config& config) {
 // ---- listeners ----
 
 ListenerId CircuitBreaker::AddListener(Listener listener) {
-  Impl& s = *impl_;
+  Impl& s = impl();
   std::lock_guard lock(s.listeners_mu);
   auto list = s.listeners ? std::make_shared<Impl::ListenerList>(*s.listeners)
                           : std::make_shared<Impl::ListenerList>();
@@ -1180,7 +1249,7 @@ ListenerId CircuitBreaker::AddListener(Listener listener) {
 }
 
 void CircuitBreaker::RemoveListener(ListenerId id) {
-  Impl& s = *impl_;
+  Impl& s = impl();
   std::lock_guard lock(s.listeners_mu);
   if (!s.listeners) {
     return;

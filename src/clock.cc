@@ -2,6 +2,11 @@
 
 #include <time.h>  // NOLINT(modernize-deprecated-headers): clock_gettime is POSIX, not in <ctime>
 
+#include <algorithm>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
 namespace fusebox {
 namespace {
 
@@ -12,6 +17,8 @@ TimePoint ReadClock(clockid_t id) noexcept {
                             static_cast<Duration::rep>(ts.tv_nsec)));
 }
 
+constexpr Duration kMinTickerPeriod = std::chrono::microseconds(100);
+
 }  // namespace
 
 TimePoint PreciseMonotonicClock::Now() const noexcept { return ReadClock(CLOCK_MONOTONIC); }
@@ -20,6 +27,77 @@ Clock& DefaultClock() noexcept {
   // Never destroyed: breakers may outlive static destruction order.
   static auto* clock = new CoarseMonotonicClock();
   return *clock;
+}
+
+// ---- CachedClock ----
+
+CachedClock::CachedClock(const Clock* source) noexcept
+    : now_ns_((source != nullptr ? source->Now() : ReadClock(CLOCK_MONOTONIC))
+                  .time_since_epoch()
+                  .count()),
+      source_(source),
+      has_source_(true) {}
+
+CachedClock::CachedClock(NoSource /*unused*/, TimePoint start) noexcept
+    : now_ns_(start.time_since_epoch().count()), source_(nullptr), has_source_(false) {}
+
+TimePoint CachedClock::Refresh() noexcept {
+  if (has_source_) {
+    PublishAtLeast(source_ != nullptr ? source_->Now() : ReadClock(CLOCK_MONOTONIC));
+  }
+  return Read();
+}
+
+bool CachedClock::PublishAtLeast(TimePoint t) noexcept {
+  // A compare-and-swap loop rather than a plain store: two refreshers (a ticker and an event
+  // loop) may race, and the one holding the earlier reading must not win, or Now() would go back.
+  const Duration::rep target = t.time_since_epoch().count();
+  Duration::rep current = now_ns_.load(std::memory_order_relaxed);
+  while (current <= target) {
+    if (now_ns_.compare_exchange_weak(current, target, std::memory_order_acq_rel,
+                                      std::memory_order_relaxed)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+void CachedClock::PublishAdvance(Duration d) noexcept {
+  if (d.count() > 0) {
+    now_ns_.fetch_add(d.count(), std::memory_order_acq_rel);
+  }
+}
+
+// ---- ClockTicker ----
+
+// The refreshing thread. It waits on a condition variable rather than sleeping so that the
+// destructor can wake it at once instead of waiting out a period.
+struct ClockTicker::Thread {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool stop = false;  // Guarded by mu.
+  std::thread thread;
+};
+
+ClockTicker::ClockTicker(CachedClock& clock, Duration period)
+    : period_(std::max(period, kMinTickerPeriod)), thread_(std::make_unique<Thread>()) {
+  Thread& t = *thread_;
+  clock.Refresh();
+  t.thread = std::thread([&t, &clock, period = period_] {
+    std::unique_lock lock(t.mu);
+    while (!t.cv.wait_for(lock, period, [&t] { return t.stop; })) {
+      clock.Refresh();
+    }
+  });
+}
+
+ClockTicker::~ClockTicker() {
+  {
+    std::lock_guard lock(thread_->mu);
+    thread_->stop = true;
+  }
+  thread_->cv.notify_one();
+  thread_->thread.join();
 }
 
 }  // namespace fusebox

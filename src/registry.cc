@@ -1,5 +1,6 @@
 #include "fusebox/registry.h"
 
+#include <algorithm>
 #include <memory>
 #include <mutex>
 #include <utility>
@@ -65,6 +66,8 @@ std::vector<std::shared_ptr<CircuitBreaker>> Registry::All() const {
   for (const auto& [name, breaker] : live_) {
     out.push_back(breaker);
   }
+  std::sort(out.begin(), out.end(),
+            [](const auto& a, const auto& b) { return a->name() < b->name(); });
   return out;
 }
 

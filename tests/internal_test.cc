@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -97,6 +98,47 @@ TEST(ShardedCountersTest, SumsEveryThreadsIncrements) {
   counters.Bump(0);
   EXPECT_EQ(counters.Sum(0), 1U);
   EXPECT_EQ(counters.Sum(1), static_cast<std::uint64_t>(kThreads) * kBumps);
+}
+
+// Owners live in per-slot tables by id (counter_shards.h): a destroyed owner's id is reused, and
+// the new owner must not inherit its counts.
+TEST(ShardedCountersTest, AReusedIdStartsFromZero) {
+  for (int round = 0; round < 3; ++round) {
+    ShardedCounters<3> counters;
+    EXPECT_EQ(counters.Sum(0), 0U);
+    EXPECT_EQ(counters.Sum(2), 0U);
+    counters.Bump(0);
+    counters.Bump(2);
+    counters.Bump(2);
+    EXPECT_EQ(counters.Sum(0), 1U);
+    EXPECT_EQ(counters.Sum(2), 2U);
+  }
+}
+
+// Enough owners to span several chunks of a table, each bumped a different number of times.
+TEST(ShardedCountersTest, KeepsManyOwnersApart) {
+  constexpr std::size_t kOwners = 3 * ShardedCounters<2>::kChunkBlocks + 5;
+  std::vector<std::unique_ptr<ShardedCounters<2>>> owners;
+  for (std::size_t i = 0; i < kOwners; ++i) {
+    owners.push_back(std::make_unique<ShardedCounters<2>>());
+  }
+  std::thread other([&owners] {
+    for (std::size_t i = 0; i < owners.size(); ++i) {
+      for (std::size_t n = 0; n < i % 5; ++n) {
+        owners[i]->Bump(1);
+      }
+    }
+  });
+  for (std::size_t i = 0; i < owners.size(); ++i) {
+    for (std::size_t n = 0; n < i % 7; ++n) {
+      owners[i]->Bump(1);
+    }
+  }
+  other.join();
+  for (std::size_t i = 0; i < owners.size(); ++i) {
+    EXPECT_EQ(owners[i]->Sum(0), 0U);
+    EXPECT_EQ(owners[i]->Sum(1), i % 7 + i % 5) << i;
+  }
 }
 
 TEST(SpinLockTest, ExcludesConcurrentHolders) {

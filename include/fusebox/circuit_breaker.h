@@ -31,9 +31,15 @@
 // memory owned by the calling thread; everything else takes one short internal lock.
 // Listeners run after the lock is released.
 //
-// Time: reads only the injected Clock (DefaultClock() unless given), twice per admitted call.
-// No exceptions on the call path; no heap allocation on the admit/record/reject paths (except
-// with `inflight_slow_accounting`, whose in-flight list grows with concurrency).
+// Time: reads only the injected Clock (DefaultClock() unless given), twice per admitted call (at
+// admission and at the outcome) and once per rejection. A CachedClock (fusebox/clock.h) makes each
+// read one atomic load; the rules for using it are in docs/breaker-rules.md.
+// No exceptions on the call path; no heap allocation on the admit/record/reject paths, except
+// with `inflight_slow_accounting` (its in-flight list grows with concurrency) and on a thread's
+// first call on a breaker whose block of per-thread counters it has not yet allocated (one
+// allocation per thread per 256 breakers).
+//
+// Memory: about 1 KB a breaker (docs/benchmarks.md), plus 80 bytes per thread that calls it.
 //
 // Lifetime: the breaker must outlive its permits.
 //
@@ -50,6 +56,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <exception>
 #include <functional>
@@ -243,6 +250,11 @@ class CircuitBreaker {
                                                                      CircuitBreakerDeps deps = {});
   ~CircuitBreaker();
   CircuitBreaker(const CircuitBreaker&) = delete;
+  // One allocation holds the breaker and, on the next cache line, its state: a call on a breaker
+  // that is not in the cache then misses on adjacent lines rather than following a pointer.
+  // (Public for the unique_ptr's delete; only Create() constructs a breaker.)
+  static void* operator new(std::size_t size);
+  static void operator delete(void* block) noexcept;
   CircuitBreaker& operator=(const CircuitBreaker&) = delete;
 
   // Asks to make one call now. Either a Permit, or an Error with kCircuitOpen (retry_after = time
@@ -332,14 +344,22 @@ class CircuitBreaker {
   [[gnu::noinline]] Result<Permit> TryAcquireLocked(Priority priority) noexcept;
   void Command(State to, bool reset_growth);
 
-  // The clock reading of the hot paths: a direct coarse read when the clock is the default
-  // CoarseMonotonicClock (no virtual call), otherwise the injected clock.
+  // The clock reading of the hot paths, without a virtual call for the two clocks made for them:
+  // one atomic load for a CachedClock (testing::ManualClock included), a direct coarse read for
+  // the default CoarseMonotonicClock; otherwise the injected clock's Now().
   TimePoint Now() const noexcept {
+    if (cached_clock_ != nullptr) {
+      return cached_clock_->Read();
+    }
     return coarse_clock_ ? CoarseMonotonicClock::Read() : clock_->Now();
   }
 
-  std::unique_ptr<Impl> impl_;
-  Clock* clock_;       // == impl_->clock; here so that Permit::Record reads it without a call
+  // The state, in this object's allocation right after it (operator new): its address is
+  // computed, not loaded, so a call on a cold breaker fetches both lines at once.
+  Impl& impl() const noexcept;
+  Clock* clock_;  // == impl().clock; here so that Permit::Record reads it without a call
+  // clock_ when it is a CachedClock, else null. Decided once at construction.
+  const CachedClock* cached_clock_;
   bool coarse_clock_;  // clock_ is a CoarseMonotonicClock
 };
 
@@ -374,7 +394,7 @@ auto CircuitBreaker::Call(Op&& op, Classify&& classify, CallOptions options)
     permit->Record(Outcome::kIgnored);
     return Error{ReasonCode::kCancelled};
   }
-  if (clock().Now() >= ctx.deadline) {
+  if (Now() >= ctx.deadline) {
     permit->Record(Outcome::kTimeout);
     return Error{ReasonCode::kUpstreamSlow};
   }

@@ -7,26 +7,48 @@
 // Time is a monotonic `TimePoint` in nanoseconds since the clock's own epoch. Only differences and
 // whole seconds since the epoch (for time-window buckets) carry meaning.
 //
-// Two production clocks are provided:
-//   - `CoarseMonotonicClock` (the default): CLOCK_MONOTONIC_COARSE, about 3 ns a read, with the
-//     kernel tick as resolution (1-4 ms). Cooldowns, budgets and slow thresholds are whole seconds
-//     or hundreds of milliseconds, so a few milliseconds of resolution change no decision that
-//     matters, and the breaker's hot path pays for two reads per call.
-//   - `PreciseMonotonicClock`: CLOCK_MONOTONIC, about 20 ns a read, nanosecond resolution.
+// The production clocks:
+//   - `CoarseMonotonicClock` (the default): CLOCK_MONOTONIC_COARSE through the vDSO, the kernel
+//     tick as resolution (1-4 ms). 3 to 10 ns a read depending on the host; the breaker reads it
+//     twice per admitted call, which is most of a healthy call's cost.
+//   - `PreciseMonotonicClock`: CLOCK_MONOTONIC, 20 ns or more a read, nanosecond resolution.
+//   - `CachedClock`: one atomic load a read. It returns the reading last published by
+//     `Refresh()`, which reads a source clock (CLOCK_MONOTONIC unless given one). Someone must
+//     refresh it: a `ClockTicker` (a thread refreshing it every period, default 1 ms), or an event
+//     loop calling `Refresh()` once per turn, as nginx caches its time. Its resolution is the
+//     refresh period plus however late the refresher runs.
 //
-// Thread safety: `Now()` may be called from any thread at any time.
+// When a CachedClock may be a breaker's clock (the rules: docs/breaker-rules.md, "Clock and
+// ordering"): every reading the breaker takes tolerates an error of a few milliseconds. Cooldowns,
+// call budgets and slow-call thresholds are hundreds of milliseconds or more, and time-window
+// buckets are whole seconds. A duration measured with it (end - start) is off by less than one
+// resolution either way, so a slow-call threshold is exact to within one resolution. Do not use it
+// for anything that needs precision below the resolution (latency histograms, short timers), and
+// do not use it without a refresher: a clock nobody refreshes stands still, and a breaker on it
+// would never leave OPEN and would see every call as instantaneous.
+//
+// Why not the default: a library must not start threads behind its user's back (a ticker wakes
+// the process 1000 times a second while it idles, and is gone in a forked child). A program that
+// owns its threads opts in with a CachedClock and a ClockTicker, or refreshes from its own loop.
+//
+// Thread safety: `Now()` may be called from any thread at any time, and never goes backwards on
+// any thread: readings are published in increasing order only (a Refresh() that read an earlier
+// time than the one published, on a racing thread, publishes nothing). `Refresh()` may be called
+// from any number of threads.
 //
 // Example:
-//   fusebox::CoarseMonotonicClock clock;
-//   fusebox::TimePoint start = clock.Now();
-//   ...
-//   fusebox::Duration elapsed = clock.Now() - start;
+//   fusebox::CachedClock clock;               // refreshed from CLOCK_MONOTONIC
+//   fusebox::ClockTicker ticker(clock);       // every 1 ms, until ticker is destroyed
+//   auto breaker = fusebox::CircuitBreaker::Create("shipping", config, {.clock = &clock});
+//   // (destroy the breakers before the ticker and the clock)
 #pragma once
 
 #include <time.h>  // NOLINT(modernize-deprecated-headers): clock_gettime is POSIX
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <memory>
 
 namespace fusebox {
 
@@ -58,6 +80,65 @@ class CoarseMonotonicClock final : public Clock {
 class PreciseMonotonicClock final : public Clock {
  public:
   TimePoint Now() const noexcept override;
+};
+
+// A clock read with one atomic load of the last published reading (see the top of this file).
+// Same epoch as the monotonic clocks above when refreshed from its default source.
+//
+// testing::ManualClock is a CachedClock published by hand, so tests and the simulator run the
+// breaker through this clock's path. Aligned to a cache line of its own: the refresher writes it
+// every period, and nothing else should share that line.
+class alignas(64) CachedClock : public Clock {
+ public:
+  // Refreshed from `source` (which must outlive this clock), or from CLOCK_MONOTONIC when null;
+  // starts at the source's current reading. A pointer, not a reference: a reference to another
+  // CachedClock would select the (deleted) copy constructor.
+  explicit CachedClock(const Clock* source = nullptr) noexcept;
+  CachedClock(const CachedClock&) = delete;
+  CachedClock& operator=(const CachedClock&) = delete;
+
+  TimePoint Now() const noexcept final { return Read(); }
+  // The same reading without a virtual call; the breaker uses it when this is its clock.
+  TimePoint Read() const noexcept {
+    return TimePoint(Duration(now_ns_.load(std::memory_order_acquire)));
+  }
+
+  // Reads the source and publishes the reading unless a later one was published meanwhile.
+  // Returns the time published now (never earlier than before the call).
+  TimePoint Refresh() noexcept;
+
+ protected:
+  // For clocks published by other means (testing::ManualClock): no source, Refresh() publishes
+  // nothing.
+  struct NoSource {};
+  CachedClock(NoSource /*unused*/, TimePoint start) noexcept;
+  // Publishes `t` if it is not earlier than the current reading. Returns whether it did.
+  bool PublishAtLeast(TimePoint t) noexcept;
+  // Moves the published reading forward by `d` (ignored unless positive).
+  void PublishAdvance(Duration d) noexcept;
+
+ private:
+  std::atomic<Duration::rep> now_ns_;
+  const Clock* const source_;  // null: CLOCK_MONOTONIC, or no source (see has_source_)
+  const bool has_source_;
+};
+
+// Refreshes a CachedClock every `period` on a thread of its own, from construction until it is
+// destroyed (the destructor stops the thread and joins it). The clock must outlive the ticker.
+// A period below 100 us is raised to 100 us.
+class ClockTicker {
+ public:
+  explicit ClockTicker(CachedClock& clock, Duration period = std::chrono::milliseconds(1));
+  ~ClockTicker();
+  ClockTicker(const ClockTicker&) = delete;
+  ClockTicker& operator=(const ClockTicker&) = delete;
+
+  Duration period() const noexcept { return period_; }
+
+ private:
+  struct Thread;  // the thread and what stops it (clock.cc)
+  const Duration period_;
+  std::unique_ptr<Thread> thread_;
 };
 
 // The process-wide default clock (a CoarseMonotonicClock). Lives forever.

@@ -1,31 +1,67 @@
 // Per-thread sharded counters: statistics bumped on every call without a locked instruction.
 //
 // A breaker's totals (allowed, rejected, succeeded, ...) are written on every call by every
-// thread and read only by Snapshot(). Each thread bumps its own cache-line-aligned shard, picked
-// by internal::ThisThreadSlot(), so two threads never write the same line. Why a plain load and
-// store is enough: a slot below kExclusiveSlots belongs to one live thread at a time, so its
-// shard has a single writer and no increment can be lost; threads beyond that share kSharedSlot
-// and use fetch_add there. Readers sum all shards with relaxed loads: each value is a total some
-// time between the start and the end of the read, and totals never go down.
+// thread and read only by Snapshot(). Each thread bumps its own copy, picked by
+// internal::ThisThreadSlot(), so two threads never write the same line. Why a plain load and
+// store is enough: a slot below kExclusiveSlots belongs to one live thread at a time, so its copy
+// has a single writer and no increment can be lost; threads beyond that share kSharedSlot and use
+// fetch_add there. Readers sum all slots with relaxed loads: each value is a total some time
+// between the start and the end of the read, and totals never go down.
+//
+// Where the copies live, and why: not in the owner. Giving every breaker one cache line per
+// possible thread slot (65) cost 8 KB a breaker, most of it never touched. Instead each owner
+// gets a small id, and each thread slot has a table of blocks indexed by id: a breaker costs
+// kCount * 8 bytes in the table of each slot that used it, and a thread's blocks for different
+// breakers are packed together (a thread touching one breaker touches one line of the table, as
+// before). The tables are allocated a chunk of kChunkBlocks blocks at a time, by the thread that
+// first bumps an id in that chunk: the one heap allocation a call can make, once per thread per
+// kChunkBlocks breakers. An id is zeroed in every table when its owner is destroyed and is then
+// reused. Past kCapacity live owners, the newest ones count in a block of their own with
+// fetch_add.
 #pragma once
 
 #include <array>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <mutex>
+#include <vector>
 
 #include "internal/thread_slot.h"
 
 namespace fusebox::internal {
 
-// kCount counters, indexed [0, kCount), each a sum over per-thread shards.
+// kCount counters, indexed [0, kCount), each a sum over per-thread copies.
 template <std::size_t kCount>
 class ShardedCounters {
  public:
-  // Adds one to counter `c` on the calling thread's shard.
+  ShardedCounters() : id_(Ids().Take()) {
+    if (id_ >= kCapacity) {
+      overflow_ = std::make_unique<Block>();
+    }
+  }
+  ~ShardedCounters() {
+    if (id_ < kCapacity) {
+      Zero(id_);
+      Ids().Give(id_);
+    }
+  }
+  ShardedCounters(const ShardedCounters&) = delete;
+  ShardedCounters& operator=(const ShardedCounters&) = delete;
+
+  // Adds one to counter `c` on the calling thread's copy.
   void Bump(std::size_t c) noexcept {
+    if (id_ >= kCapacity) [[unlikely]] {
+      overflow_->values[c].fetch_add(1, std::memory_order_relaxed);
+      return;
+    }
     const std::size_t slot = ThisThreadSlot();
-    std::atomic<std::uint64_t>& v = shards_[slot].values[c];
+    Chunk* chunk = ChunkOf(slot, id_ / kChunkBlocks);
+    if (chunk == nullptr) [[unlikely]] {
+      chunk = MakeChunk(slot, id_ / kChunkBlocks);
+    }
+    std::atomic<std::uint64_t>& v = chunk->blocks[id_ % kChunkBlocks].values[c];
     if (slot < kExclusiveSlots) [[likely]] {
       // Single writer (this thread owns the slot): no locked RMW needed.
       v.store(v.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
@@ -34,21 +70,111 @@ class ShardedCounters {
     }
   }
 
-  // Counter `c` summed over every shard.
+  // Counter `c` summed over every thread's copy.
   std::uint64_t Sum(std::size_t c) const noexcept {
+    if (id_ >= kCapacity) [[unlikely]] {
+      return overflow_->values[c].load(std::memory_order_relaxed);
+    }
     std::uint64_t total = 0;
-    for (const Shard& s : shards_) {
-      total += s.values[c].load(std::memory_order_relaxed);
+    for (std::size_t slot = 0; slot < kSlotCount; ++slot) {
+      if (const Chunk* chunk = ChunkOf(slot, id_ / kChunkBlocks)) {
+        total += chunk->blocks[id_ % kChunkBlocks].values[c].load(std::memory_order_relaxed);
+      }
     }
     return total;
   }
 
+  // Live owners counted in the tables; owners beyond it count in a block of their own.
+  static constexpr std::size_t kChunkBlocks = 256;
+  static constexpr std::size_t kChunks = 16384;
+  static constexpr std::size_t kCapacity = kChunkBlocks * kChunks;  // 4,194,304
+
  private:
-  // One thread's counters; cache-line aligned so two threads never share a line.
-  struct alignas(64) Shard {
+  struct Block {
     std::array<std::atomic<std::uint64_t>, kCount> values{};
   };
-  std::array<Shard, kSlotCount> shards_{};
+  struct Chunk {
+    std::array<Block, kChunkBlocks> blocks{};
+  };
+  // One slot's table: a chunk pointer per kChunkBlocks ids (128 KB, allocated on the slot's
+  // first bump).
+  struct Directory {
+    std::array<std::atomic<Chunk*>, kChunks> chunks{};
+  };
+
+  // The ids in use, and those free for reuse. Only creation and destruction touch it.
+  class IdPool {
+   public:
+    std::uint32_t Take() {
+      std::lock_guard lock(mu_);
+      if (!free_.empty()) {
+        const std::uint32_t id = free_.back();
+        free_.pop_back();
+        return id;
+      }
+      // Past kCapacity the id only says "overflow"; it is never given back.
+      return next_ < kCapacity ? next_++ : static_cast<std::uint32_t>(kCapacity);
+    }
+    void Give(std::uint32_t id) {
+      std::lock_guard lock(mu_);
+      free_.push_back(id);
+    }
+
+   private:
+    std::mutex mu_;
+    std::uint32_t next_ = 0;           // Guarded by mu_.
+    std::vector<std::uint32_t> free_;  // Guarded by mu_.
+  };
+
+  static IdPool& Ids() {
+    static auto* pool = new IdPool();  // never destroyed: owners may outlive static destruction
+    return *pool;
+  }
+
+  static Chunk* ChunkOf(std::size_t slot, std::size_t chunk) noexcept {
+    const Directory* dir = directories_[slot].load(std::memory_order_acquire);
+    return dir == nullptr ? nullptr : dir->chunks[chunk].load(std::memory_order_acquire);
+  }
+
+  // Out of line: a thread's first bump of an id in this chunk. Compare-and-swap installs, because
+  // the threads sharing kSharedSlot may race for them; the tables are never freed.
+  [[gnu::noinline]] static Chunk* MakeChunk(std::size_t slot, std::size_t chunk) {
+    Directory* dir = directories_[slot].load(std::memory_order_acquire);
+    if (dir == nullptr) {
+      auto fresh = std::make_unique<Directory>();
+      if (directories_[slot].compare_exchange_strong(dir, fresh.get(), std::memory_order_acq_rel)) {
+        dir = fresh.release();
+      }
+    }
+    Chunk* found = dir->chunks[chunk].load(std::memory_order_acquire);
+    if (found == nullptr) {
+      auto fresh = std::make_unique<Chunk>();
+      if (dir->chunks[chunk].compare_exchange_strong(found, fresh.get(),
+                                                     std::memory_order_acq_rel)) {
+        found = fresh.release();
+      }
+    }
+    return found;
+  }
+
+  // Clears an id's block in every table before the id is reused. Its owner is being destroyed,
+  // so nobody bumps it any more (the owner's users are done with it before its destructor).
+  static void Zero(std::uint32_t id) noexcept {
+    for (std::size_t slot = 0; slot < kSlotCount; ++slot) {
+      if (Chunk* chunk = ChunkOf(slot, id / kChunkBlocks)) {
+        for (auto& v : chunk->blocks[id % kChunkBlocks].values) {
+          v.store(0, std::memory_order_relaxed);
+        }
+      }
+    }
+  }
+
+  // Constant-initialized and trivially destructible: usable before and after static
+  // construction and destruction.
+  static constinit inline std::array<std::atomic<Directory*>, kSlotCount> directories_{};
+
+  const std::uint32_t id_;
+  std::unique_ptr<Block> overflow_;  // only past kCapacity
 };
 
 }  // namespace fusebox::internal

@@ -3,6 +3,9 @@
 // A Clock that only moves when told to: tests advance it instead of sleeping, and the simulator
 // sets it to each event's time. Starts at `TimePoint{}` (zero) unless given a start.
 //
+// It is a CachedClock whose reading is published by hand (Refresh() publishes nothing), so a
+// breaker on it takes the same clock path as on a CachedClock refreshed by a ClockTicker.
+//
 // Thread safety: all members may be called concurrently (the time is one atomic). Moving the
 // clock backwards is refused (it would break the Clock contract): `Set` to an earlier time is a
 // no-op that returns false.
@@ -13,42 +16,20 @@
 //   clock.Advance(std::chrono::seconds(10));   // cooldown passes, no sleep
 #pragma once
 
-#include <atomic>
-
 #include "fusebox/clock.h"
 
 namespace fusebox::testing {
 
-class ManualClock final : public Clock {
+class ManualClock final : public CachedClock {
  public:
-  ManualClock() = default;
-  explicit ManualClock(TimePoint start) : now_ns_(start.time_since_epoch().count()) {}
-
-  TimePoint Now() const noexcept override {
-    return TimePoint(Duration(now_ns_.load(std::memory_order_acquire)));
-  }
+  ManualClock() noexcept : ManualClock(TimePoint{}) {}
+  explicit ManualClock(TimePoint start) noexcept : CachedClock(NoSource{}, start) {}
 
   // Moves time forward by `d` (negative durations are ignored).
-  void Advance(Duration d) noexcept {
-    if (d.count() > 0) {
-      now_ns_.fetch_add(d.count(), std::memory_order_acq_rel);
-    }
-  }
+  void Advance(Duration d) noexcept { PublishAdvance(d); }
 
   // Sets the time to `t` if it is not earlier than now. Returns whether the time was set.
-  bool Set(TimePoint t) noexcept {
-    auto target = t.time_since_epoch().count();
-    auto cur = now_ns_.load(std::memory_order_acquire);
-    while (cur <= target) {
-      if (now_ns_.compare_exchange_weak(cur, target, std::memory_order_acq_rel)) {
-        return true;
-      }
-    }
-    return false;
-  }
-
- private:
-  std::atomic<Duration::rep> now_ns_{0};
+  bool Set(TimePoint t) noexcept { return PublishAtLeast(t); }
 };
 
 }  // namespace fusebox::testing
