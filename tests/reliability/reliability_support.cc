@@ -265,7 +265,9 @@ double EnvScale(const char* name) {
 
 }  // namespace
 
-double GatewayProcessTest::SlackS() { return 0.1 * EnvScale("FUSEBOX_TEST_TIME_SCALE"); }
+double GatewayProcessTest::SlackS() { return 0.1 * TimeScale(); }
+
+double GatewayProcessTest::TimeScale() { return EnvScale("FUSEBOX_TEST_TIME_SCALE"); }
 
 double GatewayProcessTest::MemoryScale() { return EnvScale("FUSEBOX_TEST_MEMORY_SCALE"); }
 

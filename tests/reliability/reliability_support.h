@@ -92,6 +92,8 @@ class GatewayProcessTest : public ::testing::Test {
   // Latency allowed above the budget: 100 ms, times FUSEBOX_TEST_TIME_SCALE when set (the
   // sanitizer presets set it: their builds check memory and threads, not speed).
   static double SlackS();
+  // FUSEBOX_TEST_TIME_SCALE when set, else 1.
+  static double TimeScale();
   // The resident-set bounds' factor: FUSEBOX_TEST_MEMORY_SCALE when set (the asan preset sets
   // it: the sanitizer's shadow memory is resident too), else 1.
   static double MemoryScale();
