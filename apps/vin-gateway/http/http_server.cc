@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <chrono>
 #include <exception>
@@ -23,6 +24,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/json/object.hpp>
@@ -374,6 +376,7 @@ net::awaitable<void> HttpServer::Serve(Impl& impl, tcp::socket socket, Session& 
   beast::tcp_stream stream(std::move(socket));
   session.stream = &stream;
   beast::flat_buffer buffer;
+  std::string head;         // the answer's status line and fields, rendered anew for each answer
   bool served_one = false;  // a request was answered on this connection
   std::optional<http::request_parser<http::string_body>> parser;
   const auto fresh_parser = [&] {
@@ -460,8 +463,12 @@ net::awaitable<void> HttpServer::Serve(Impl& impl, tcp::socket socket, Session& 
       if (refusal) {
         const std::string id = new_id();
         auto out = ToBeast(*refusal, 11, id, false);
+        head.clear();
+        AppendHead(out.base(), head);
         stream.expires_after(impl.options.write_timeout);
-        auto [write_ec, write_n] = co_await http::async_write(stream, out, kTuple);
+        auto [write_ec, write_n] = co_await net::async_write(
+            stream, std::array<net::const_buffer, 2>{net::buffer(head), net::buffer(out.body())},
+            kTuple);
         (void)write_ec;
         (void)write_n;
         if (impl.access_log && !quiet_idle) {
@@ -496,7 +503,7 @@ net::awaitable<void> HttpServer::Serve(Impl& impl, tcp::socket socket, Session& 
     } else {
       id = new_id();
     }
-    const bool head = request.method() == http::verb::head;
+    const bool is_head = request.method() == http::verb::head;
     const unsigned version = request.version();
     const bool client_keep_alive = request.keep_alive();
     HttpRequest in = ToHttpRequest(std::move(request), client);
@@ -523,19 +530,15 @@ net::awaitable<void> HttpServer::Serve(Impl& impl, tcp::socket socket, Session& 
     }
     const bool keep_alive = client_keep_alive && !draining_.load(std::memory_order_relaxed);
     auto out = ToBeast(response, version, id, keep_alive);
+    head.clear();
+    AppendHead(out.base(), head);
+    // One gather write (one sendmsg) of the head and the body. A HEAD answer carries the GET
+    // answer's headers (Content-Length included), never its body (RFC 9110 9.3.2).
+    const std::array<net::const_buffer, 2> answer{
+        net::buffer(head), is_head ? net::const_buffer() : net::buffer(out.body())};
     stream.expires_after(impl.options.write_timeout);
-    boost::system::error_code write_ec;
-    if (head) {
-      // The GET answer's headers (Content-Length included), never its body (RFC 9110 9.3.2).
-      http::response_serializer<http::string_body> serializer(out);
-      auto [ec, n] = co_await http::async_write_header(stream, serializer, kTuple);
-      (void)n;
-      write_ec = ec;
-    } else {
-      auto [ec, n] = co_await http::async_write(stream, out, kTuple);
-      (void)n;
-      write_ec = ec;
-    }
+    auto [write_ec, write_n] = co_await net::async_write(stream, answer, kTuple);
+    (void)write_n;
     std::optional<AccessRecord> record;
     {
       std::lock_guard<std::mutex> lock(session.mu);
