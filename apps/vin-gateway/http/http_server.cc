@@ -248,6 +248,8 @@ void HttpServer::Start() {
         Episode full(impl->options, "checks");
         Episode shortage(impl->options, "failed accepts");
         net::steady_timer pause(impl->acceptor.get_executor());
+        boost::system::error_code ignored;
+        impl->acceptor.non_blocking(true, ignored);  // the backlog is drained without waiting
         for (;;) {
           if (connections_.load(std::memory_order_relaxed) >= cap) {
             full.Begin(fmt::format(
@@ -278,29 +280,46 @@ void HttpServer::Start() {
             continue;
           }
           shortage.End("accept: working again");
-          if (draining_.load(std::memory_order_relaxed)) {
-            continue;  // the socket closes as it goes out of scope
+          // Every connection already waiting in the backlog is taken now (non-blocking accepts),
+          // not one per turn of the event loop: a burst of 256 connects would otherwise wait
+          // 256 turns, each as long as the requests of every connection taken so far, for the
+          // last one (a second and more under load).
+          for (;;) {
+            if (draining_.load(std::memory_order_relaxed)) {
+              break;  // the socket closes as it goes out of scope
+            }
+            auto session = std::make_shared<Session>();
+            session->executor = socket.get_executor();
+            const std::uint64_t id = impl->next_session.fetch_add(1, std::memory_order_relaxed);
+            {
+              std::lock_guard<std::mutex> lock(impl->mu);
+              impl->sessions.emplace(id, session);
+            }
+            connections_.fetch_add(1, std::memory_order_relaxed);
+            auto executor = socket.get_executor();
+            net::co_spawn(
+                executor,
+                [this, impl, session, id, s = std::move(socket)]() mutable -> net::awaitable<void> {
+                  co_await Serve(*impl, std::move(s), *session);
+                  {
+                    std::lock_guard<std::mutex> lock(impl->mu);
+                    impl->sessions.erase(id);
+                  }
+                  connections_.fetch_sub(1, std::memory_order_relaxed);
+                },
+                net::detached);
+            if (connections_.load(std::memory_order_relaxed) >= cap) {
+              break;
+            }
+            net::io_context& next = *impl->session_contexts[impl->next_context];
+            boost::system::error_code more_ec;
+            auto more = impl->acceptor.accept(net::make_strand(next), more_ec);
+            if (more_ec) {
+              break;  // none waiting (or trouble, which the next async accept reports)
+            }
+            impl->next_context = (impl->next_context + 1) % impl->session_contexts.size();
+            socket = std::move(more);
           }
-          auto session = std::make_shared<Session>();
-          session->executor = socket.get_executor();
-          const std::uint64_t id = impl->next_session.fetch_add(1, std::memory_order_relaxed);
-          {
-            std::lock_guard<std::mutex> lock(impl->mu);
-            impl->sessions.emplace(id, session);
-          }
-          connections_.fetch_add(1, std::memory_order_relaxed);
-          auto executor = socket.get_executor();
-          net::co_spawn(
-              executor,
-              [this, impl, session, id, s = std::move(socket)]() mutable -> net::awaitable<void> {
-                co_await Serve(*impl, std::move(s), *session);
-                {
-                  std::lock_guard<std::mutex> lock(impl->mu);
-                  impl->sessions.erase(id);
-                }
-                connections_.fetch_sub(1, std::memory_order_relaxed);
-              },
-              net::detached);
         }
       },
       net::detached);
