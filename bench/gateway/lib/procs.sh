@@ -86,6 +86,9 @@ start_vpic_sim() {
 }
 
 # start_gateway NAME FLAGS...: a gateway in front of vpic-sim; sets gateway_pid and gateway_addr.
+# --offline-db none: where scripts/install-deps.sh has put the vPIC snapshot in var/vpic/, the
+# gateway would otherwise answer an open breaker's VINs from it (200, not the 503 refusal that
+# scenario 2 measures).
 # The gateway writes one access-log line per request to stderr; the benchmark throws it away
 # (nginx runs with access_log off). Its cost, a formatted line and a write(2) per request, stays.
 start_gateway() {
@@ -93,7 +96,7 @@ start_gateway() {
   shift
   start_server "${name}" env FUSEBOX_ADMIN_TOKEN="${admin_token}" "${gateway_bin}" \
     --listen 127.0.0.1:0 --upstream-url "http://${sim_addr}" --client-rate 0 \
-    --shutdown-grace 1s "$@"
+    --offline-db none --shutdown-grace 1s "$@"
   gateway_pid=${started_pid}
   # shellcheck disable=SC2034  # read by lib/control.sh and the scenarios
   gateway_addr=${started_addr}
