@@ -548,7 +548,12 @@ net::awaitable<void> HttpServer::Serve(Impl& impl, tcp::socket socket, Session& 
       response.log_status = "INTERNAL_ERROR";
     }
     const bool keep_alive = client_keep_alive && !draining_.load(std::memory_order_relaxed);
+    // The body moves into the message instead of being copied (ToBeast copies it; the log below
+    // needs none of it), and the payload headers are computed again with it.
+    std::string body = std::move(response.body);
     auto out = ToBeast(response, version, id, keep_alive);
+    out.body() = std::move(body);
+    out.prepare_payload();
     head.clear();
     AppendHead(out.base(), head);
     // One gather write (one sendmsg) of the head and the body. A HEAD answer carries the GET
