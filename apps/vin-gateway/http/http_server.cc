@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <chrono>
 #include <exception>
+#include <functional>
 #include <iterator>
 #include <limits>
 #include <optional>
@@ -407,32 +408,63 @@ net::awaitable<void> HttpServer::Serve(Impl& impl, tcp::socket socket, Session& 
     return fmt::format("{}-{:x}", impl.id_prefix,
                        impl.next_id.fetch_add(1, std::memory_order_relaxed));
   };
-  // The client timeout: not the stream's own expiry, which closes the socket (then no 408 could
-  // be written), but a timer that cancels the read. Its handler runs on the session's strand;
-  // `generation` tells it whether the read it was set for is still the current one.
-  struct ReadDeadline {
-    bool live = true;
-    std::uint64_t generation = 0;
+  // The client and write timeouts: not the stream's own expiry, which closes the socket (then no
+  // 408 could be written), but one timer per connection that cancels the read or write in
+  // progress when its deadline passes. The timer is not re-armed per request: a deadline that
+  // moved later since the timer was armed only re-arms it when it fires (so a busy connection
+  // costs no timer operation per request). Its handler runs on the session's strand;
+  // `generation` tells it whether the wait it was armed for is still the current one.
+  struct Deadline {
+    bool live = true;     // the session runs (the handler may touch the stream)
+    bool active = false;  // a read or a write is under the deadline
     bool expired = false;
+    bool armed = false;
+    std::uint64_t generation = 0;
+    std::chrono::steady_clock::time_point at{};
+    std::chrono::steady_clock::time_point armed_at{};
   };
-  const auto read_deadline = std::make_shared<ReadDeadline>();
+  const auto deadline_state = std::make_shared<Deadline>();
   net::steady_timer deadline(stream.get_executor());
+  std::function<void()> arm_deadline = [&] {
+    Deadline& d = *deadline_state;
+    d.armed = true;
+    d.armed_at = d.at;
+    const std::uint64_t generation = ++d.generation;
+    deadline.expires_at(d.at);
+    deadline.async_wait([state = deadline_state, generation, &stream,
+                         &arm_deadline](const boost::system::error_code& ec) {
+      if (!state->live || state->generation != generation || ec) {
+        return;  // the session ended, or the timer was armed again since
+      }
+      state->armed = false;
+      if (!state->active) {
+        return;  // nothing under a deadline now; the next one arms the timer
+      }
+      if (std::chrono::steady_clock::now() < state->at) {
+        arm_deadline();  // the deadline moved later since this wait was armed
+        return;
+      }
+      state->expired = true;
+      boost::system::error_code ignored;
+      stream.socket().cancel(ignored);
+    });
+  };
+  const auto start_deadline = [&](fusebox::Duration timeout) {
+    Deadline& d = *deadline_state;
+    d.active = true;
+    d.expired = false;
+    d.at = std::chrono::steady_clock::now() +
+           std::chrono::duration_cast<std::chrono::steady_clock::duration>(timeout);
+    if (!d.armed || d.at < d.armed_at) {
+      arm_deadline();
+    }
+  };
   for (;;) {
     if (draining_.load(std::memory_order_relaxed)) {
       break;
     }
     fresh_parser();
-    stream.expires_never();
-    read_deadline->expired = false;
-    deadline.expires_after(impl.options.client_timeout);
-    deadline.async_wait([state = read_deadline, generation = read_deadline->generation,
-                         &stream](const boost::system::error_code& ec) {
-      if (!ec && state->live && state->generation == generation) {
-        state->expired = true;
-        boost::system::error_code ignored;
-        stream.socket().cancel(ignored);
-      }
-    });
+    start_deadline(impl.options.client_timeout);
     session.idle = true;
     boost::system::error_code read_ec;
     for (bool downgraded = false;;) {
@@ -465,9 +497,8 @@ net::awaitable<void> HttpServer::Serve(Impl& impl, tcp::socket socket, Session& 
       }
     }
     session.idle = false;
-    deadline.cancel();
-    ++read_deadline->generation;
-    if (read_deadline->expired) {
+    deadline_state->active = false;
+    if (deadline_state->expired) {
       read_ec = beast::error::timeout;
     }
     const auto started = std::chrono::steady_clock::now();
@@ -484,7 +515,7 @@ net::awaitable<void> HttpServer::Serve(Impl& impl, tcp::socket socket, Session& 
         auto out = ToBeast(*refusal, 11, id, false);
         head.clear();
         AppendHead(out.base(), head);
-        stream.expires_after(impl.options.write_timeout);
+        start_deadline(impl.options.write_timeout);
         auto [write_ec, write_n] = co_await net::async_write(
             stream, std::array<net::const_buffer, 2>{net::buffer(head), net::buffer(out.body())},
             kTuple);
@@ -512,7 +543,6 @@ net::awaitable<void> HttpServer::Serve(Impl& impl, tcp::socket socket, Session& 
       }
       break;
     }
-    stream.expires_never();
     http::request<http::string_body> request = parser->release();
     std::string id;
     if (auto it = request.find("X-Request-Id");
@@ -560,9 +590,13 @@ net::awaitable<void> HttpServer::Serve(Impl& impl, tcp::socket socket, Session& 
     // answer's headers (Content-Length included), never its body (RFC 9110 9.3.2).
     const std::array<net::const_buffer, 2> answer{
         net::buffer(head), is_head ? net::const_buffer() : net::buffer(out.body())};
-    stream.expires_after(impl.options.write_timeout);
+    start_deadline(impl.options.write_timeout);
     auto [write_ec, write_n] = co_await net::async_write(stream, answer, kTuple);
     (void)write_n;
+    deadline_state->active = false;
+    if (write_ec && deadline_state->expired) {
+      write_ec = beast::error::timeout;  // cut off at the write timeout
+    }
     std::optional<AccessRecord> record;
     {
       std::lock_guard<std::mutex> lock(session.mu);
@@ -593,7 +627,7 @@ net::awaitable<void> HttpServer::Serve(Impl& impl, tcp::socket socket, Session& 
       break;
     }
   }
-  read_deadline->live = false;
+  deadline_state->live = false;
   deadline.cancel();
   session.stream = nullptr;
   boost::system::error_code ignored;
