@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <array>
 #include <chrono>
 #include <csignal>
 #include <cstdint>
@@ -20,8 +21,8 @@ namespace {
 
 struct Pipe {
   Pipe() {
-    int fds[2];
-    EXPECT_EQ(::pipe(fds), 0);
+    std::array<int, 2> fds{};
+    EXPECT_EQ(::pipe(fds.data()), 0);
     read_end = fds[0];
     write_end = fds[1];
   }
@@ -42,13 +43,13 @@ struct Pipe {
     const int flags = ::fcntl(read_end, F_GETFL);
     ::fcntl(read_end, F_SETFL, flags | O_NONBLOCK);
     std::string out;
-    char buffer[65536];
+    std::array<char, 65536> buffer{};
     for (;;) {
-      const ssize_t n = ::read(read_end, buffer, sizeof buffer);
+      const ssize_t n = ::read(read_end, buffer.data(), buffer.size());
       if (n <= 0) {
         break;
       }
-      out.append(buffer, static_cast<std::size_t>(n));
+      out.append(buffer.data(), static_cast<std::size_t>(n));
     }
     ::fcntl(read_end, F_SETFL, flags);
     return out;
@@ -100,10 +101,10 @@ TEST(LogWriterTest, OnALoopThreadTheLaterLinesOfATurnAreWrittenAtItsEnd) {
 TEST(LogWriterTest, AnOutputThatTakesNothingNeverBlocksWriteAndDropsAreReported) {
   Pipe pipe;  // nobody reads until the end: the pipe (64 KiB) fills, then the writer waits
   const std::string line(100, 'x');
-  LogWriter writer(pipe.write_end,
-                   {.max_pending_bytes = 16 * 1024, .dropped_line = [](std::uint64_t count) {
-                      return "dropped " + std::to_string(count);
-                    }});
+  LogWriter writer(pipe.write_end, {.max_pending_bytes = std::size_t{16} * 1024,
+                                    .dropped_line = [](std::uint64_t count) {
+                                      return "dropped " + std::to_string(count);
+                                    }});
   const auto start = std::chrono::steady_clock::now();
   constexpr int kLines = 20000;  // 2 MB: far more than the pipe and the buffer hold
   for (int i = 0; i < kLines; ++i) {
