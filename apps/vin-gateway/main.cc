@@ -11,6 +11,7 @@
 // ignored (a closed peer, a cache file at the size limit: errors to handle, not reasons to die).
 #include <pthread.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -26,8 +27,6 @@
 #include <vector>
 
 #include <fmt/format.h>
-#include <spdlog/sinks/stdout_sinks.h>
-#include <spdlog/spdlog.h>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/executor_work_guard.hpp>
@@ -46,6 +45,7 @@
 #include "http/access_log.h"
 #include "http/admin_route.h"
 #include "http/http_server.h"
+#include "http/log_writer.h"
 #include "http/router.h"
 #include "offline/offline_decoder.h"
 #include "service/cache.h"
@@ -146,12 +146,20 @@ void Reload(const std::vector<std::string>& args, const std::string& config_path
 
 int Run(const vin_gateway::GatewayConfig& config, const std::vector<std::string>& args,
         const std::string& config_path) {
-  auto logger = spdlog::stderr_logger_mt("vin-gateway");
-  logger->set_pattern("%v");
   const LogFormat format = config.log_format;
   vin_gateway::SystemWallClock wall_clock;
+  // Every log line (events and the access log) goes through one writer, in order: on the event
+  // loops one write(2) per loop turn, and a request never waits for a slow stderr
+  // (log_writer.h). Declared first: destroyed (flushed) last.
+  vin_gateway::LogWriter log_writer(
+      STDERR_FILENO, {.dropped_line = [&](std::uint64_t count) {
+        return vin_gateway::FormatEvent(
+            "warn",
+            fmt::format("log: {} lines dropped; the output (stderr) did not take them", count),
+            format, wall_clock.Now());
+      }});
   const auto log = [&](std::string_view level, std::string_view message) {
-    logger->info(vin_gateway::FormatEvent(level, message, format, wall_clock.Now()));
+    log_writer.Write(vin_gateway::FormatEvent(level, message, format, wall_clock.Now()));
   };
   log("info", RaiseFileLimit());
   // --trusted-proxy: parsed here, by the HTTP layer (config has no Asio to parse networks with),
@@ -304,7 +312,7 @@ int Run(const vin_gateway::GatewayConfig& config, const std::vector<std::string>
        .event_log = log},
       [&router](vin_gateway::HttpRequest request) { return router.Handle(std::move(request)); },
       [&](const vin_gateway::AccessRecord& record) {
-        logger->info(vin_gateway::FormatAccessRecord(record, format, wall_clock.Now()));
+        log_writer.Write(vin_gateway::FormatAccessRecord(record, format, wall_clock.Now()));
       },
       session_contexts);
   if (!created) {
@@ -384,13 +392,17 @@ int Run(const vin_gateway::GatewayConfig& config, const std::vector<std::string>
 
   std::vector<std::thread> threads;
   for (std::size_t i = 1; i < contexts.size(); ++i) {
-    threads.emplace_back([context = contexts[i].get()] {
+    threads.emplace_back([context = contexts[i].get(), &log_writer] {
       // Idle between connections: kept running until stop_all().
       auto keep_running = net::make_work_guard(*context);
+      log_writer.GatherPerTurn(*context);
       context->run();
+      log_writer.FlushThisThread();
     });
   }
+  log_writer.GatherPerTurn(io);
   io.run();
+  log_writer.FlushThisThread();
   stop_all();  // io.run() returns only after stop_all() (the signal wait keeps it busy); harmless
   for (std::thread& t : threads) {
     t.join();
@@ -423,7 +435,7 @@ int Run(const vin_gateway::GatewayConfig& config, const std::vector<std::string>
     // refer to the objects of this function: destroying them now would touch freed memory. Close
     // the cache cleanly and leave without running destructors.
     cache.reset();
-    logger->flush();
+    log_writer.Flush();
     std::fflush(stdout);
     std::_Exit(0);
   }

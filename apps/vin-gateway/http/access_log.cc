@@ -1,6 +1,7 @@
 #include "http/access_log.h"
 
 #include <chrono>
+#include <iterator>
 
 #include <fmt/format.h>
 #include <boost/json/object.hpp>
@@ -11,15 +12,44 @@
 namespace vin_gateway {
 namespace {
 
+// "2024-05-01T12:34:56.789Z". The part up to the second is formatted once a second per thread
+// (a busy gateway writes thousands of lines a second).
 std::string Timestamp(WallTime now) {
-  const auto ms =
-      std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
-  std::string base = FormatRfc3339(now);  // ...Z
-  base.pop_back();
-  return fmt::format("{}.{:03}Z", base, ms);
+  struct Second {
+    std::chrono::seconds::rep at = -1;
+    std::string text;  // "2024-05-01T12:34:56"
+  };
+  thread_local Second second;
+  const auto since_epoch = now.time_since_epoch();
+  const auto ms_total = std::chrono::duration_cast<std::chrono::milliseconds>(since_epoch).count();
+  // Whole seconds, rounded down (also before 1970), as FormatRfc3339 prints them.
+  const auto at = std::chrono::floor<std::chrono::seconds>(since_epoch).count();
+  if (at != second.at) {
+    second.text = FormatRfc3339(now);  // ...Z
+    second.text.pop_back();
+    second.at = at;
+  }
+  const auto ms = ms_total % 1000;
+  if (ms < 0) {
+    return fmt::format("{}.{:03}Z", second.text, ms);  // before 1970: as it always was
+  }
+  std::string out;
+  out.reserve(second.text.size() + 5);
+  out += second.text;
+  out += '.';
+  out += static_cast<char>('0' + (ms / 100) % 10);
+  out += static_cast<char>('0' + (ms / 10) % 10);
+  out += static_cast<char>('0' + ms % 10);
+  out += 'Z';
+  return out;
 }
 
 double Millis(fusebox::Duration d) { return fusebox::ToSeconds(d) * 1000.0; }
+
+// Appends the logfmt value of `v`, bounded to `max_bytes` and sanitized (BoundedLogField, then
+// SanitizeUtf8), to `out`: bare when plain, else quoted with \" and \\ escaped. A short ASCII
+// value, the usual case, costs no allocation.
+void AppendValue(std::string& out, std::string_view v, std::size_t max_bytes);
 
 // logfmt value: bare when plain, else quoted with \" and \\ escaped.
 std::string Value(std::string_view v) {
@@ -48,6 +78,28 @@ std::string Value(std::string_view v) {
   return out;
 }
 
+void AppendValue(std::string& out, std::string_view v, std::size_t max_bytes) {
+  bool ascii = v.size() <= max_bytes;
+  bool plain = !v.empty();
+  for (char c : v) {
+    const auto b = static_cast<unsigned char>(c);
+    if (b >= 0x80) {
+      ascii = false;
+      break;
+    }
+    if (c == ' ' || c == '"' || c == '=' || c == '\\' || b < 0x20) {
+      plain = false;
+    }
+  }
+  if (!ascii) {
+    out += Value(SanitizeUtf8(BoundedLogField(v, max_bytes)));
+  } else if (plain) {
+    out += v;
+  } else {
+    out += Value(v);
+  }
+}
+
 }  // namespace
 
 std::string BoundedLogField(std::string_view value, std::size_t max_bytes) {
@@ -60,7 +112,44 @@ std::string BoundedLogField(std::string_view value, std::size_t max_bytes) {
 }
 
 std::string FormatAccessRecord(const AccessRecord& record, LogFormat format, WallTime now) {
-  // Each field bounded, whoever filled the record (SanitizeUtf8 mends a cut UTF-8 sequence).
+  if (format != LogFormat::kJson) {
+    // The same line as the JSON path's fields would give, each bounded and sanitized, appended in
+    // place (one allocation for the line in the usual case).
+    std::string line;
+    line.reserve(256);
+    line += Timestamp(now);
+    line += " info request id=";
+    AppendValue(line, record.request_id, 64);
+    line += " method=";
+    AppendValue(line, record.method, 32);
+    line += " target=";
+    AppendValue(line, record.target, kMaxLoggedTarget);
+    line += " client=";
+    AppendValue(line, record.client, 64);
+    fmt::format_to(std::back_inserter(line), " http={} status=", record.http_status);
+    AppendValue(line, record.status, 32);
+    line += " vin=";
+    AppendValue(line, record.vin, 64);
+    line += " source=";
+    AppendValue(line, record.source, 32);
+    if (record.upstream_latency) {
+      fmt::format_to(std::back_inserter(line), " upstream_ms={:.1f}",
+                     Millis(*record.upstream_latency));
+    } else {
+      line += " upstream_ms=-";
+    }
+    fmt::format_to(std::back_inserter(line), " elapsed_ms={:.2f}", Millis(record.elapsed));
+    if (!record.detail.empty()) {
+      line += " upstream_error=";
+      AppendValue(line, record.detail, 512);
+    }
+    if (!record.note.empty()) {
+      line += " note=";
+      AppendValue(line, record.note, 128);
+    }
+    return line;
+  }
+  // JSON: each field bounded, whoever filled the record (SanitizeUtf8 mends a cut UTF-8 sequence).
   AccessRecord r;
   r.request_id = BoundedLogField(record.request_id, 64);
   r.method = BoundedLogField(record.method, 32);
@@ -74,7 +163,7 @@ std::string FormatAccessRecord(const AccessRecord& record, LogFormat format, Wal
   r.detail = BoundedLogField(record.detail, 512);
   r.note = BoundedLogField(record.note, 128);
   r.elapsed = record.elapsed;
-  if (format == LogFormat::kJson) {
+  {
     boost::json::object o;
     o["ts"] = Timestamp(now);
     o["level"] = "info";
@@ -101,24 +190,6 @@ std::string FormatAccessRecord(const AccessRecord& record, LogFormat format, Wal
     }
     return boost::json::serialize(o);
   }
-  std::string line = fmt::format(
-      "{} info request id={} method={} target={} client={} http={} status={} vin={} source={}",
-      Timestamp(now), Value(SanitizeUtf8(r.request_id)), Value(SanitizeUtf8(r.method)),
-      Value(SanitizeUtf8(r.target)), Value(SanitizeUtf8(r.client)), r.http_status,
-      Value(SanitizeUtf8(r.status)), Value(SanitizeUtf8(r.vin)), Value(SanitizeUtf8(r.source)));
-  if (r.upstream_latency) {
-    line += fmt::format(" upstream_ms={:.1f}", Millis(*r.upstream_latency));
-  } else {
-    line += " upstream_ms=-";
-  }
-  line += fmt::format(" elapsed_ms={:.2f}", Millis(r.elapsed));
-  if (!r.detail.empty()) {
-    line += fmt::format(" upstream_error={}", Value(SanitizeUtf8(r.detail)));
-  }
-  if (!r.note.empty()) {
-    line += fmt::format(" note={}", Value(SanitizeUtf8(r.note)));
-  }
-  return line;
 }
 
 std::string FormatEvent(std::string_view level, std::string_view message, LogFormat format,

@@ -5,9 +5,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <chrono>
 #include <exception>
+#include <functional>
 #include <iterator>
 #include <limits>
 #include <optional>
@@ -23,6 +25,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/json/object.hpp>
@@ -282,6 +285,8 @@ void HttpServer::Start() {
         Episode full(impl->options, "checks");
         Episode shortage(impl->options, "failed accepts");
         net::steady_timer pause(impl->acceptor.get_executor());
+        boost::system::error_code ignored;
+        impl->acceptor.non_blocking(true, ignored);  // the backlog is drained without waiting
         for (;;) {
           if (connections_.load(std::memory_order_relaxed) >= cap) {
             full.Begin(fmt::format(
@@ -312,29 +317,46 @@ void HttpServer::Start() {
             continue;
           }
           shortage.End("accept: working again");
-          if (draining_.load(std::memory_order_relaxed)) {
-            continue;  // the socket closes as it goes out of scope
+          // Every connection already waiting in the backlog is taken now (non-blocking accepts),
+          // not one per turn of the event loop: a burst of 256 connects would otherwise wait
+          // 256 turns, each as long as the requests of every connection taken so far, for the
+          // last one (a second and more under load).
+          for (;;) {
+            if (draining_.load(std::memory_order_relaxed)) {
+              break;  // the socket closes as it goes out of scope
+            }
+            auto session = std::make_shared<Session>();
+            session->executor = socket.get_executor();
+            const std::uint64_t id = impl->next_session.fetch_add(1, std::memory_order_relaxed);
+            {
+              std::lock_guard<std::mutex> lock(impl->mu);
+              impl->sessions.emplace(id, session);
+            }
+            connections_.fetch_add(1, std::memory_order_relaxed);
+            auto executor = socket.get_executor();
+            net::co_spawn(
+                executor,
+                [this, impl, session, id, s = std::move(socket)]() mutable -> net::awaitable<void> {
+                  co_await Serve(*impl, std::move(s), *session);
+                  {
+                    std::lock_guard<std::mutex> lock(impl->mu);
+                    impl->sessions.erase(id);
+                  }
+                  connections_.fetch_sub(1, std::memory_order_relaxed);
+                },
+                net::detached);
+            if (connections_.load(std::memory_order_relaxed) >= cap) {
+              break;
+            }
+            net::io_context& next = *impl->session_contexts[impl->next_context];
+            boost::system::error_code more_ec;
+            auto more = impl->acceptor.accept(net::make_strand(next), more_ec);
+            if (more_ec) {
+              break;  // none waiting (or trouble, which the next async accept reports)
+            }
+            impl->next_context = (impl->next_context + 1) % impl->session_contexts.size();
+            socket = std::move(more);
           }
-          auto session = std::make_shared<Session>();
-          session->executor = socket.get_executor();
-          const std::uint64_t id = impl->next_session.fetch_add(1, std::memory_order_relaxed);
-          {
-            std::lock_guard<std::mutex> lock(impl->mu);
-            impl->sessions.emplace(id, session);
-          }
-          connections_.fetch_add(1, std::memory_order_relaxed);
-          auto executor = socket.get_executor();
-          net::co_spawn(
-              executor,
-              [this, impl, session, id, s = std::move(socket)]() mutable -> net::awaitable<void> {
-                co_await Serve(*impl, std::move(s), *session);
-                {
-                  std::lock_guard<std::mutex> lock(impl->mu);
-                  impl->sessions.erase(id);
-                }
-                connections_.fetch_sub(1, std::memory_order_relaxed);
-              },
-              net::detached);
         }
       },
       net::detached);
@@ -414,6 +436,7 @@ net::awaitable<void> HttpServer::Serve(Impl& impl, tcp::socket socket, Session& 
   beast::tcp_stream stream(std::move(socket));
   session.stream = &stream;
   beast::flat_buffer buffer;
+  std::string head;         // the answer's status line and fields, rendered anew for each answer
   bool served_one = false;  // a request was answered on this connection
   std::optional<http::request_parser<http::string_body>> parser;
   const auto fresh_parser = [&] {
@@ -425,32 +448,63 @@ net::awaitable<void> HttpServer::Serve(Impl& impl, tcp::socket socket, Session& 
     return fmt::format("{}-{:x}", impl.id_prefix,
                        impl.next_id.fetch_add(1, std::memory_order_relaxed));
   };
-  // The client timeout: not the stream's own expiry, which closes the socket (then no 408 could
-  // be written), but a timer that cancels the read. Its handler runs on the session's strand;
-  // `generation` tells it whether the read it was set for is still the current one.
-  struct ReadDeadline {
-    bool live = true;
-    std::uint64_t generation = 0;
+  // The client and write timeouts: not the stream's own expiry, which closes the socket (then no
+  // 408 could be written), but one timer per connection that cancels the read or write in
+  // progress when its deadline passes. The timer is not re-armed per request: a deadline that
+  // moved later since the timer was armed only re-arms it when it fires (so a busy connection
+  // costs no timer operation per request). Its handler runs on the session's strand;
+  // `generation` tells it whether the wait it was armed for is still the current one.
+  struct Deadline {
+    bool live = true;     // the session runs (the handler may touch the stream)
+    bool active = false;  // a read or a write is under the deadline
     bool expired = false;
+    bool armed = false;
+    std::uint64_t generation = 0;
+    std::chrono::steady_clock::time_point at{};
+    std::chrono::steady_clock::time_point armed_at{};
   };
-  const auto read_deadline = std::make_shared<ReadDeadline>();
+  const auto deadline_state = std::make_shared<Deadline>();
   net::steady_timer deadline(stream.get_executor());
+  std::function<void()> arm_deadline = [&] {
+    Deadline& d = *deadline_state;
+    d.armed = true;
+    d.armed_at = d.at;
+    const std::uint64_t generation = ++d.generation;
+    deadline.expires_at(d.at);
+    deadline.async_wait([state = deadline_state, generation, &stream,
+                         &arm_deadline](const boost::system::error_code& ec) {
+      if (!state->live || state->generation != generation || ec) {
+        return;  // the session ended, or the timer was armed again since
+      }
+      state->armed = false;
+      if (!state->active) {
+        return;  // nothing under a deadline now; the next one arms the timer
+      }
+      if (std::chrono::steady_clock::now() < state->at) {
+        arm_deadline();  // the deadline moved later since this wait was armed
+        return;
+      }
+      state->expired = true;
+      boost::system::error_code ignored;
+      stream.socket().cancel(ignored);
+    });
+  };
+  const auto start_deadline = [&](fusebox::Duration timeout) {
+    Deadline& d = *deadline_state;
+    d.active = true;
+    d.expired = false;
+    d.at = std::chrono::steady_clock::now() +
+           std::chrono::duration_cast<std::chrono::steady_clock::duration>(timeout);
+    if (!d.armed || d.at < d.armed_at) {
+      arm_deadline();
+    }
+  };
   for (;;) {
     if (draining_.load(std::memory_order_relaxed)) {
       break;
     }
     fresh_parser();
-    stream.expires_never();
-    read_deadline->expired = false;
-    deadline.expires_after(impl.options.client_timeout);
-    deadline.async_wait([state = read_deadline, generation = read_deadline->generation,
-                         &stream](const boost::system::error_code& ec) {
-      if (!ec && state->live && state->generation == generation) {
-        state->expired = true;
-        boost::system::error_code ignored;
-        stream.socket().cancel(ignored);
-      }
-    });
+    start_deadline(impl.options.client_timeout);
     session.idle = true;
     boost::system::error_code read_ec;
     for (bool downgraded = false;;) {
@@ -483,9 +537,8 @@ net::awaitable<void> HttpServer::Serve(Impl& impl, tcp::socket socket, Session& 
       }
     }
     session.idle = false;
-    deadline.cancel();
-    ++read_deadline->generation;
-    if (read_deadline->expired) {
+    deadline_state->active = false;
+    if (deadline_state->expired) {
       read_ec = beast::error::timeout;
     }
     const auto started = std::chrono::steady_clock::now();
@@ -500,8 +553,12 @@ net::awaitable<void> HttpServer::Serve(Impl& impl, tcp::socket socket, Session& 
       if (refusal) {
         const std::string id = new_id();
         auto out = ToBeast(*refusal, 11, id, false);
-        stream.expires_after(impl.options.write_timeout);
-        auto [write_ec, write_n] = co_await http::async_write(stream, out, kTuple);
+        head.clear();
+        AppendHead(out.base(), head);
+        start_deadline(impl.options.write_timeout);
+        auto [write_ec, write_n] = co_await net::async_write(
+            stream, std::array<net::const_buffer, 2>{net::buffer(head), net::buffer(out.body())},
+            kTuple);
         (void)write_ec;
         (void)write_n;
         if (impl.access_log && !quiet_idle) {
@@ -526,7 +583,6 @@ net::awaitable<void> HttpServer::Serve(Impl& impl, tcp::socket socket, Session& 
       }
       break;
     }
-    stream.expires_never();
     http::request<http::string_body> request = parser->release();
     std::string id;
     if (auto it = request.find("X-Request-Id");
@@ -536,7 +592,7 @@ net::awaitable<void> HttpServer::Serve(Impl& impl, tcp::socket socket, Session& 
     } else {
       id = new_id();
     }
-    const bool head = request.method() == http::verb::head;
+    const bool is_head = request.method() == http::verb::head;
     const unsigned version = request.version();
     const bool client_keep_alive = request.keep_alive();
     const std::string request_client = impl.ClientOf(peer_address, client, request);
@@ -563,19 +619,24 @@ net::awaitable<void> HttpServer::Serve(Impl& impl, tcp::socket socket, Session& 
       response.log_status = "INTERNAL_ERROR";
     }
     const bool keep_alive = client_keep_alive && !draining_.load(std::memory_order_relaxed);
+    // The body moves into the message instead of being copied (ToBeast copies it; the log below
+    // needs none of it), and the payload headers are computed again with it.
+    std::string body = std::move(response.body);
     auto out = ToBeast(response, version, id, keep_alive);
-    stream.expires_after(impl.options.write_timeout);
-    boost::system::error_code write_ec;
-    if (head) {
-      // The GET answer's headers (Content-Length included), never its body (RFC 9110 9.3.2).
-      http::response_serializer<http::string_body> serializer(out);
-      auto [ec, n] = co_await http::async_write_header(stream, serializer, kTuple);
-      (void)n;
-      write_ec = ec;
-    } else {
-      auto [ec, n] = co_await http::async_write(stream, out, kTuple);
-      (void)n;
-      write_ec = ec;
+    out.body() = std::move(body);
+    out.prepare_payload();
+    head.clear();
+    AppendHead(out.base(), head);
+    // One gather write (one sendmsg) of the head and the body. A HEAD answer carries the GET
+    // answer's headers (Content-Length included), never its body (RFC 9110 9.3.2).
+    const std::array<net::const_buffer, 2> answer{
+        net::buffer(head), is_head ? net::const_buffer() : net::buffer(out.body())};
+    start_deadline(impl.options.write_timeout);
+    auto [write_ec, write_n] = co_await net::async_write(stream, answer, kTuple);
+    (void)write_n;
+    deadline_state->active = false;
+    if (write_ec && deadline_state->expired) {
+      write_ec = beast::error::timeout;  // cut off at the write timeout
     }
     std::optional<AccessRecord> record;
     {
@@ -607,7 +668,7 @@ net::awaitable<void> HttpServer::Serve(Impl& impl, tcp::socket socket, Session& 
       break;
     }
   }
-  read_deadline->live = false;
+  deadline_state->live = false;
   deadline.cancel();
   session.stream = nullptr;
   boost::system::error_code ignored;

@@ -137,6 +137,30 @@ http::response<http::string_body> ToBeast(const HttpResponse& response, unsigned
   return out;
 }
 
+void AppendHead(const http::response_header<>& response, std::string& out) {
+  const unsigned version = response.version();
+  const unsigned code = response.result_int();
+  const std::string_view reason(response.reason().data(), response.reason().size());
+  out += "HTTP/";
+  out += static_cast<char>('0' + (version / 10) % 10);
+  out += '.';
+  out += static_cast<char>('0' + version % 10);
+  out += ' ';
+  out += static_cast<char>('0' + (code / 100) % 10);
+  out += static_cast<char>('0' + (code / 10) % 10);
+  out += static_cast<char>('0' + code % 10);
+  out += ' ';
+  out += reason;
+  out += "\r\n";
+  for (const auto& field : response) {
+    out.append(field.name_string().data(), field.name_string().size());
+    out += ": ";
+    out.append(field.value().data(), field.value().size());
+    out += "\r\n";
+  }
+  out += "\r\n";
+}
+
 HttpRequest ToHttpRequest(http::request<http::string_body>&& request, std::string client) {
   HttpRequest in;
   in.method = std::string(request.method_string());

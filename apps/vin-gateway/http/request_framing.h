@@ -7,12 +7,15 @@
 //   - ExpectsContinue: whether `100 Continue` is owed before the body is read;
 //   - ReadFailureResponse: the answer to a read that failed (431, 413, 408, 400; or none);
 //   - ToHttpRequest: the parsed request as the router sees it;
-//   - ToBeast: an answer as it goes on the wire.
+//   - ToBeast: an answer as it goes on the wire;
+//   - AppendHead: that answer's status line and header fields, the bytes Beast's serializer
+//     writes before the body (the server sends them and the body in one gather write).
 // Pure functions of their arguments, no I/O.
 #pragma once
 
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http/message.hpp>
@@ -55,5 +58,9 @@ boost::beast::http::response<boost::beast::http::string_body> ToBeast(const Http
                                                                       unsigned version,
                                                                       const std::string& request_id,
                                                                       bool keep_alive);
+
+// Appends `response`'s head to `out`, byte for byte what Beast's serializer writes before the
+// body: "HTTP/1.1 200 OK\r\n", each field "Name: value\r\n" in order, then "\r\n".
+void AppendHead(const boost::beast::http::response_header<>& response, std::string& out);
 
 }  // namespace vin_gateway

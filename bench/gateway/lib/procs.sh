@@ -86,6 +86,9 @@ start_vpic_sim() {
 }
 
 # start_gateway NAME FLAGS...: a gateway in front of vpic-sim; sets gateway_pid and gateway_addr.
+# --offline-db none: where scripts/install-deps.sh has put the vPIC snapshot in var/vpic/, the
+# gateway would otherwise answer an open breaker's VINs from it (200, not the 503 refusal that
+# scenario 2 measures).
 # The gateway writes one access-log line per request to stderr; the benchmark throws it away
 # (nginx runs with access_log off). Its cost, a formatted line and a write(2) per request, stays.
 start_gateway() {
@@ -93,7 +96,7 @@ start_gateway() {
   shift
   start_server "${name}" env FUSEBOX_ADMIN_TOKEN="${admin_token}" "${gateway_bin}" \
     --listen 127.0.0.1:0 --upstream-url "http://${sim_addr}" --client-rate 0 \
-    --shutdown-grace 1s "$@"
+    --offline-db none --shutdown-grace 1s "$@"
   gateway_pid=${started_pid}
   # shellcheck disable=SC2034  # read by lib/control.sh and the scenarios
   gateway_addr=${started_addr}
@@ -127,13 +130,35 @@ free_port() {
   done
 }
 
-# start_nginx WORKERS: nginx serving $tmp/answer.json at the gateway's path for $vin, from its own
-# config (nginx.conf.in) on a free port; sets nginx_pid and nginx_addr.
+# start_nginx WORKERS [MODE [BODY_FILE]]: nginx on a free port from its own config
+# (nginx.conf.in); sets nginx_pid and nginx_addr. MODE static (the default): $tmp/answer.json as
+# a file at the gateway's path for $vin. MODE 200 or 503: `return 200` / `return 503` of
+# BODY_FILE's bytes (default $tmp/answer.json) at every path, from memory, the way a server
+# answers that does no work; 503 with the gateway's Retry-After as well.
 start_nginx() {
-  local workers=$1
-  local dir=${tmp}/nginx-${workers}
+  local workers=$1 mode=${2:-static} body_file=${3:-${tmp}/answer.json}
+  local dir=${tmp}/nginx-${workers}-${mode}
   mkdir -p "${dir}/tmp" "${dir}/www/api/v1/vin"
   cp "${tmp}/answer.json" "${dir}/www/api/v1/vin/${vin}"
+  if [[ "${mode}" == static ]]; then
+    echo 'location / { }' >"${dir}/location.conf"
+  else
+    # The body as an nginx string: backslashes and single quotes escaped. A '$' would start a
+    # variable, and no gateway answer holds one; refuse rather than serve other bytes.
+    if grep -q '\$' "${body_file}"; then
+      echo "run.sh: ${body_file} holds a '\$', which nginx's return cannot serve verbatim" >&2
+      exit 1
+    fi
+    {
+      echo 'location / {'
+      if [[ "${mode}" == 503 ]]; then
+        echo '  add_header Retry-After 20 always;'
+      fi
+      printf "  return %s '%s';\n" "${mode}" "$(sed -e 's/\\/\\\\/g' -e "s/'/\\\\'/g" \
+        "${body_file}")"
+      echo '}'
+    } >"${dir}/location.conf"
+  fi
   chmod -R a+rX "${dir}"
   local attempt port
   for ((attempt = 0; attempt < 5; attempt++)); do
@@ -145,8 +170,13 @@ start_nginx() {
     pids+=("${nginx_pid}")
     local i
     for ((i = 0; i < 50; i++)); do
-      if curl -fsS -o /dev/null --max-time 1 "http://127.0.0.1:${port}/api/v1/vin/${vin}" \
+      # Any HTTP answer (a 503 too) means it serves; a return mode must serve the exact bytes.
+      if curl -sS -o "${dir}/probe" --max-time 1 "http://127.0.0.1:${port}/api/v1/vin/${vin}" \
         2>/dev/null; then
+        if [[ "${mode}" != static ]] && ! cmp -s "${dir}/probe" "${body_file}"; then
+          echo "run.sh: nginx's return ${mode} does not serve ${body_file} verbatim" >&2
+          exit 1
+        fi
         # shellcheck disable=SC2034  # read by the scenarios
         nginx_addr=127.0.0.1:${port}
         return 0
