@@ -241,8 +241,8 @@ TEST_F(RedisFleetTest, ServerKilledBreakersGoOnLocallyAndReconnectWithinFiveSeco
   // On reconnect a republishes the state it reached alone (its generation is now the fleet's
   // newest); b must have read it before tripping, or b's trip would carry an older generation and
   // a would rightly drop it as stale. Under load that read can lag the reconnect.
-  ASSERT_TRUE(WaitFor([&] { return fleets_[1]->Stats().messages_received > b_received; },
-                      seconds(5)));
+  ASSERT_TRUE(
+      WaitFor([&] { return fleets_[1]->Stats().messages_received > b_received; }, seconds(5)));
   // And the next trip opens every instance again.
   Trip(b);
   ASSERT_TRUE(WaitFor([&] { return a.state() == State::kOpen; }, seconds(1)));
