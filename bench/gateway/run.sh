@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# vin-gateway under load: wrk against the gateway, with nginx serving the same bytes as the
-# yardstick. One run measures every performance target of docs/benchmarks.md ("vin-gateway under
-# load (wrk)", which explains them) and prints a table with PASS/FAIL per target.
+# vin-gateway under load: wrk against the gateway, with nginx answering the same bytes from memory
+# as the yardstick. One run measures every performance target of docs/benchmarks.md (its
+# "vin-gateway under load" sections explain them) and prints a table with PASS/FAIL per target.
 #
 #   bench/gateway/run.sh [BIN_DIR] [--quick] [--scenario N[,N...]]
 #
