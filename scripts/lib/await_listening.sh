@@ -8,6 +8,8 @@
 #
 # Waits (default 10 s) until STDOUT_FILE's first line is that line and prints the URL
 # ("http://HOST:PORT"). Returns 1 without printing if PID exits first or the time runs out.
+# Remove STDOUT_FILE before starting the server: the shell truncates it only once the child runs,
+# so a file left by an earlier server of the same name could be read first.
 await_listening() {
   local file="$1" pid="$2" seconds="${3:-10}"
   local tries=$((seconds * 20)) line=""

@@ -44,6 +44,7 @@ servers_begin() {
 start_server() {
   local name="$1"
   shift
+  rm -f "$servers_logs/$name.out"  # never read a predecessor's "listening on" line
   "$@" >"$servers_logs/$name.out" 2>"$servers_logs/$name.log" &
   local pid="$!"
   pids+=("$pid")

@@ -94,6 +94,7 @@ trap 'exit 143' TERM
 start_server() {
   local name="$1"
   shift
+  rm -f "$work/$name.out"  # never read a predecessor's "listening on" line
   "$@" >"$work/$name.out" 2>"$work/$name.log" &
   local pid=$!
   pids+=("$pid")

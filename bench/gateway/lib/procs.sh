@@ -67,6 +67,9 @@ start_server() {
   local name=$1
   shift
   local stdout_file=${tmp}/${name}.stdout
+  # A server started again under the same name must not be found by its predecessor's line:
+  # the redirect below truncates the file only once the child runs, after the wait has begun.
+  rm -f "${stdout_file}"
   "$@" >"${stdout_file}" 2>"${started_stderr}" &
   started_pid=$!
   pids+=("${started_pid}")
