@@ -357,8 +357,10 @@ TEST_F(GatewayIntegrationTest, VerifiesTheUpstreamCertificate) {
   EXPECT_EQ(Field(wrong_ca, "status"), "UPSTREAM_ERROR");
   // The handshake failed, so no request was written (vpic-sim's control API speaks TLS here, so
   // the proof is the gateway's own log line).
-  EXPECT_NE(gateway_->Log().find("upstream_error=\"tls: TLS handshake"), std::string::npos)
-      << gateway_->Log();
+  // The access line follows the answer within a loop turn (the log is written per turn).
+  EXPECT_TRUE(WaitUntil([&] {
+    return gateway_->Log().find("upstream_error=\"tls: TLS handshake") != std::string::npos;
+  })) << gateway_->Log();
 }
 
 TEST_F(GatewayIntegrationTest, RefusesAValidChainForTheWrongHostName) {
@@ -367,8 +369,10 @@ TEST_F(GatewayIntegrationTest, RefusesAValidChainForTheWrongHostName) {
   const HttpResult r = Decode(kVin);
   EXPECT_EQ(r.status, 502);
   EXPECT_EQ(Field(r, "status"), "UPSTREAM_ERROR");
-  EXPECT_NE(gateway_->Log().find("upstream_error=\"tls: TLS handshake"), std::string::npos)
-      << gateway_->Log();
+  // The access line follows the answer within a loop turn (the log is written per turn).
+  EXPECT_TRUE(WaitUntil([&] {
+    return gateway_->Log().find("upstream_error=\"tls: TLS handshake") != std::string::npos;
+  })) << gateway_->Log();
 }
 
 TEST_F(GatewayIntegrationTest, AdminRoutesNeedTheBearerToken) {
@@ -546,7 +550,9 @@ TEST_F(GatewayIntegrationTest, StatusAndMetricsDescribeTheBreaker) {
   EXPECT_NE(metrics.body.find("fusebox_state{breaker=\"vpic\",state=\"CLOSED\"} 1"),
             std::string::npos);
   EXPECT_NE(metrics.body.find("vin_gateway_upstream_latency_seconds_count 1"), std::string::npos);
-  EXPECT_NE(gateway_->Log().find("status=OK vin=1FTMW1T88MFA00001 source=live"), std::string::npos);
+  EXPECT_TRUE(WaitUntil([&] {
+    return gateway_->Log().find("status=OK vin=1FTMW1T88MFA00001 source=live") != std::string::npos;
+  })) << gateway_->Log();
 }
 
 TEST_F(GatewayIntegrationTest, HungUpstreamOpensATimeWindowBreakerBeforeTheFirstBudgetRunsOut) {
