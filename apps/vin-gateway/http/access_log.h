@@ -10,7 +10,7 @@
 // Thread safety: pure functions. Time: `now` is the caller's (the line's timestamp).
 //
 // Example:
-//   spdlog::info(FormatAccessRecord(record, LogFormat::kJson, wall_clock.Now()));
+//   log_writer.Write(FormatAccessRecord(record, LogFormat::kJson, wall_clock.Now()));
 #pragma once
 
 #include <cstddef>
