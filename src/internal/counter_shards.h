@@ -132,17 +132,18 @@ class ShardedCounters {
   }
 
   static Chunk* ChunkOf(std::size_t slot, std::size_t chunk) noexcept {
-    const Directory* dir = directories_[slot].load(std::memory_order_acquire);
+    const Directory* dir = slot_directories[slot].load(std::memory_order_acquire);
     return dir == nullptr ? nullptr : dir->chunks[chunk].load(std::memory_order_acquire);
   }
 
   // Out of line: a thread's first bump of an id in this chunk. Compare-and-swap installs, because
   // the threads sharing kSharedSlot may race for them; the tables are never freed.
   [[gnu::noinline]] static Chunk* MakeChunk(std::size_t slot, std::size_t chunk) {
-    Directory* dir = directories_[slot].load(std::memory_order_acquire);
+    Directory* dir = slot_directories[slot].load(std::memory_order_acquire);
     if (dir == nullptr) {
       auto fresh = std::make_unique<Directory>();
-      if (directories_[slot].compare_exchange_strong(dir, fresh.get(), std::memory_order_acq_rel)) {
+      if (slot_directories[slot].compare_exchange_strong(dir, fresh.get(),
+                                                         std::memory_order_acq_rel)) {
         dir = fresh.release();
       }
     }
@@ -171,7 +172,7 @@ class ShardedCounters {
 
   // Constant-initialized and trivially destructible: usable before and after static
   // construction and destruction.
-  static constinit inline std::array<std::atomic<Directory*>, kSlotCount> directories_{};
+  static constinit inline std::array<std::atomic<Directory*>, kSlotCount> slot_directories{};
 
   const std::uint32_t id_;
   std::unique_ptr<Block> overflow_;  // only past kCapacity
