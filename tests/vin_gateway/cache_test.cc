@@ -4,6 +4,7 @@
 #include "service/cache.h"
 
 #include <sqlite3.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -21,8 +22,11 @@ namespace {
 using vin_gateway::CacheEntry;
 using vin_gateway::WallTime;
 
+// ctest runs each case as its own process, several at once: the process id keeps two cases of
+// the same fixture from sharing (and deleting) one directory.
 std::filesystem::path TempDir(const std::string& name) {
-  const auto dir = std::filesystem::temp_directory_path() / ("vin_gateway_" + name);
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("vin_gateway_" + name + "_" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
   return dir;
 }
