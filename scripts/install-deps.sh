@@ -18,7 +18,9 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev librapidcheck-dev
   # libraries
   libboost1.81-dev libboost-json1.81-dev libboost-url1.81-dev
-  libsqlite3-dev libssl-dev libcli11-dev libtomlplusplus-dev libfmt-dev libspdlog-dev
+  libsqlite3-dev libssl-dev libcli11-dev libtomlplusplus-dev libfmt-dev
+  # vin-gateway's allocator
+  libjemalloc-dev
   # the main command's demo decode, and the web form's browser tests (tests/web, Playwright)
   curl chromium
   # the soak's traffic (scripts/soak.sh)
