@@ -1,5 +1,6 @@
 #include "core/vin.h"
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <string>
@@ -176,6 +177,16 @@ std::optional<char> ComputeCheckDigit(std::string_view vin) {
   return remainder == 10 ? 'X' : static_cast<char>('0' + remainder);
 }
 
+namespace {
+
+// Position 9 against the digit the other sixteen give (a 17-character VIN of VIN characters).
+CheckDigit CheckDigitOf(std::string_view vin) {
+  const std::optional<char> expected = ComputeCheckDigit(vin);
+  return (expected && *expected == vin[8]) ? CheckDigit::kValid : CheckDigit::kMismatch;
+}
+
+}  // namespace
+
 VinCheck ValidateVin(std::string_view raw) {
   VinCheck check;
   if (raw.size() > kMaxVinSegment) {
@@ -185,6 +196,13 @@ VinCheck ValidateVin(std::string_view raw) {
     return check;
   }
   check.vin = NormalizeVin(raw);
+  // The usual input, 17 VIN characters, needs no split into UTF-8 sequences (a vector per
+  // request on the hot path); anything else takes the general path and its precise problems.
+  if (check.vin.size() == kVinLength &&
+      std::all_of(check.vin.begin(), check.vin.end(), IsVinChar)) {
+    check.check_digit = CheckDigitOf(check.vin);
+    return check;
+  }
   const std::vector<std::string_view> chars = Characters(check.vin);
   if (chars.empty()) {
     check.problems.push_back({0, "length", "The VIN is empty; a VIN has 17 characters."});
@@ -215,9 +233,7 @@ VinCheck ValidateVin(std::string_view raw) {
     }
   }
   if (check.ok()) {
-    const std::optional<char> expected = ComputeCheckDigit(check.vin);
-    check.check_digit =
-        (expected && *expected == check.vin[8]) ? CheckDigit::kValid : CheckDigit::kMismatch;
+    check.check_digit = CheckDigitOf(check.vin);
   }
   return check;
 }
