@@ -1,23 +1,29 @@
 #include "core/answer_json.h"
 
+#include <array>
+
 #include <boost/json/array.hpp>
+#include <boost/json/monotonic_resource.hpp>
 #include <boost/json/serialize.hpp>
 
 namespace vin_gateway {
 
 namespace json = boost::json;
 
-json::object Envelope(std::string_view status, std::string_view message) {
-  json::object body;
+json::object Envelope(std::string_view status, std::string_view message,
+                      json::storage_ptr storage) {
+  // Room for every member an answer has (no rehash as they are added).
+  json::object body(12, std::move(storage));
   body["status"] = status;
   body["message"] = message;
   return body;
 }
 
-json::object AnswerJson(const DecodeAnswer& answer) {
-  json::object body =
-      Envelope(ToString(answer.status), answer.message.empty() ? DefaultMessage(answer.status)
-                                                               : std::string_view(answer.message));
+json::object AnswerJson(const DecodeAnswer& answer, json::storage_ptr storage) {
+  json::object body = Envelope(
+      ToString(answer.status),
+      answer.message.empty() ? DefaultMessage(answer.status) : std::string_view(answer.message),
+      storage);
   if (answer.vin_readable) {
     body["vin"] = SanitizeUtf8(answer.vin);
   }
@@ -25,9 +31,9 @@ json::object AnswerJson(const DecodeAnswer& answer) {
     body["check_digit"] = ToString(*answer.check_digit);
   }
   if (!answer.problems.empty()) {
-    json::array problems;
+    json::array problems(storage);
     for (const VinProblem& p : answer.problems) {
-      json::object problem;
+      json::object problem(storage);
       problem["position"] = p.position;
       problem["rule"] = p.rule;
       problem["message"] = SanitizeUtf8(p.message);
@@ -36,11 +42,11 @@ json::object AnswerJson(const DecodeAnswer& answer) {
     body["problems"] = std::move(problems);
   }
   if (answer.decode) {
-    json::object vehicle;
+    json::object vehicle(storage);
     for (const auto& [key, value] : answer.decode->vehicle) {
       vehicle[key] = SanitizeUtf8(value);
     }
-    json::array codes;
+    json::array codes(storage);
     for (int code : answer.decode->upstream_codes) {
       codes.emplace_back(code);
     }
@@ -64,6 +70,12 @@ json::object AnswerJson(const DecodeAnswer& answer) {
   return body;
 }
 
-std::string AnswerBody(const DecodeAnswer& answer) { return json::serialize(AnswerJson(answer)); }
+std::string AnswerBody(const DecodeAnswer& answer) {
+  // The object lives only to be serialized: its keys, strings and tables come from one buffer on
+  // the stack (and the heap past it, for a large vehicle) rather than a malloc each.
+  std::array<unsigned char, 4096> buffer;
+  json::monotonic_resource resource(buffer.data(), buffer.size());
+  return json::serialize(AnswerJson(answer, &resource));
+}
 
 }  // namespace vin_gateway

@@ -21,17 +21,19 @@
 #include <string_view>
 
 #include <boost/json/object.hpp>
+#include <boost/json/storage_ptr.hpp>
 
 #include "core/decode_answer.h"
 
 namespace vin_gateway {
 
-// The answer as a JSON object.
-boost::json::object AnswerJson(const DecodeAnswer& answer);
+// The answer as a JSON object, its memory from `storage` (the default heap when null).
+boost::json::object AnswerJson(const DecodeAnswer& answer, boost::json::storage_ptr storage = {});
 // The same, serialized: the body of a single decode.
 std::string AnswerBody(const DecodeAnswer& answer);
 
 // {"status": status, "message": message}: the envelope every body of the gateway starts with.
-boost::json::object Envelope(std::string_view status, std::string_view message);
+boost::json::object Envelope(std::string_view status, std::string_view message,
+                             boost::json::storage_ptr storage = {});
 
 }  // namespace vin_gateway
