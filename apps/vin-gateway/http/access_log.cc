@@ -3,6 +3,7 @@
 #include <chrono>
 #include <iterator>
 
+#include <fmt/compile.h>
 #include <fmt/format.h>
 #include <boost/json/object.hpp>
 #include <boost/json/serialize.hpp>
@@ -111,6 +112,8 @@ std::string BoundedLogField(std::string_view value, std::size_t max_bytes) {
   return out;
 }
 
+// FMT_COMPILE: the three number fields of the text line are formatted without parsing their
+// format strings at run time (under callgrind, parsing them was a quarter of the line's cost).
 std::string FormatAccessRecord(const AccessRecord& record, LogFormat format, WallTime now) {
   if (format != LogFormat::kJson) {
     // The same line as the JSON path's fields would give, each bounded and sanitized, appended in
@@ -126,19 +129,20 @@ std::string FormatAccessRecord(const AccessRecord& record, LogFormat format, Wal
     AppendValue(line, record.target, kMaxLoggedTarget);
     line += " client=";
     AppendValue(line, record.client, 64);
-    fmt::format_to(std::back_inserter(line), " http={} status=", record.http_status);
+    fmt::format_to(std::back_inserter(line), FMT_COMPILE(" http={} status="), record.http_status);
     AppendValue(line, record.status, 32);
     line += " vin=";
     AppendValue(line, record.vin, 64);
     line += " source=";
     AppendValue(line, record.source, 32);
     if (record.upstream_latency) {
-      fmt::format_to(std::back_inserter(line), " upstream_ms={:.1f}",
+      fmt::format_to(std::back_inserter(line), FMT_COMPILE(" upstream_ms={:.1f}"),
                      Millis(*record.upstream_latency));
     } else {
       line += " upstream_ms=-";
     }
-    fmt::format_to(std::back_inserter(line), " elapsed_ms={:.2f}", Millis(record.elapsed));
+    fmt::format_to(std::back_inserter(line), FMT_COMPILE(" elapsed_ms={:.2f}"),
+                   Millis(record.elapsed));
     if (!record.detail.empty()) {
       line += " upstream_error=";
       AppendValue(line, record.detail, 512);
