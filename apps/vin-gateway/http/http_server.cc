@@ -156,8 +156,8 @@ class Episode {
 
 }  // namespace
 
-// The part of a connection that shutdown needs to reach (only touched on the session's strand,
-// except what `mu` guards).
+// The part of a connection that shutdown needs to reach (only touched on the session's
+// io_context, by its one thread, except what `mu` guards).
 struct HttpServer::Session {
   net::any_io_executor executor;
   beast::tcp_stream* stream = nullptr;  // valid while the session coroutine runs
@@ -303,8 +303,7 @@ void HttpServer::Start() {
           full.End("accept: below the descriptor reserve again");
           net::io_context& target = *impl->session_contexts[impl->next_context];
           impl->next_context = (impl->next_context + 1) % impl->session_contexts.size();
-          auto [ec, socket] =
-              co_await impl->acceptor.async_accept(net::make_strand(target), kTuple);
+          auto [ec, socket] = co_await impl->acceptor.async_accept(target.get_executor(), kTuple);
           if (ec == net::error::operation_aborted || !impl->acceptor.is_open()) {
             co_return;
           }
@@ -350,7 +349,7 @@ void HttpServer::Start() {
             }
             net::io_context& next = *impl->session_contexts[impl->next_context];
             boost::system::error_code more_ec;
-            auto more = impl->acceptor.accept(net::make_strand(next), more_ec);
+            auto more = impl->acceptor.accept(next.get_executor(), more_ec);
             if (more_ec) {
               break;  // none waiting (or trouble, which the next async accept reports)
             }
@@ -452,7 +451,7 @@ net::awaitable<void> HttpServer::Serve(Impl& impl, tcp::socket socket, Session& 
   // 408 could be written), but one timer per connection that cancels the read or write in
   // progress when its deadline passes. The timer is not re-armed per request: a deadline that
   // moved later since the timer was armed only re-arms it when it fires (so a busy connection
-  // costs no timer operation per request). Its handler runs on the session's strand;
+  // costs no timer operation per request). Its handler runs on the session's io_context;
   // `generation` tells it whether the wait it was armed for is still the current one.
   struct Deadline {
     bool live = true;     // the session runs (the handler may touch the stream)

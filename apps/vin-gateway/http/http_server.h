@@ -1,7 +1,7 @@
 // vin-gateway/http/http_server.h
 //
-// The HTTP/1.1 server (Boost.Beast, C++20 coroutines): one coroutine per connection, each on its
-// own strand, keep-alive, and the request hygiene of docs/http-api.md ("Limits", "HTTP"):
+// The HTTP/1.1 server (Boost.Beast, C++20 coroutines): one coroutine per connection, keep-alive,
+// and the request hygiene of docs/http-api.md ("Limits", "HTTP"):
 //   - request line and headers at most 8 KiB (else 431), bodies at most 64 KiB (else 413),
 //     malformed requests 400, all with JSON bodies, and the connection is closed;
 //   - framing per RFC 9112: a Transfer-Encoding other than exactly `chunked` (the smuggling
@@ -100,9 +100,11 @@ using AccessLog = std::function<void(const AccessRecord&)>;
 class HttpServer {
  public:
   // Binds and listens (SO_REUSEADDR) on `io`; fails with a sentence when it cannot. Connections
-  // are served on `session_contexts` in turn (round robin; default: `io` alone), each connection
-  // on a strand of its io_context. With one io_context per I/O thread (vin-gateway's
-  // --threads), threads share no scheduler: a connection stays on the thread that accepted it.
+  // are served on `session_contexts` in turn (round robin; default: `io` alone), each one on its
+  // io_context's own executor, without a strand, so each of these io_contexts must be run by one
+  // thread (vin-gateway's --threads makes one io_context per I/O thread). Threads then share no
+  // scheduler, a connection stays on the thread it was handed to, and no completion pays for a
+  // strand's queue and lock (6% of an open-breaker refusal's instructions).
   static fusebox::Result<std::unique_ptr<HttpServer>, std::string> Create(
       boost::asio::io_context& io, HttpServerOptions options, Handler handler, AccessLog access_log,
       std::vector<boost::asio::io_context*> session_contexts = {});
