@@ -551,12 +551,11 @@ net::awaitable<void> HttpServer::Serve(Impl& impl, tcp::socket socket, Session& 
                               buffer.size() == 0 && !parser->got_some();
       if (refusal) {
         const std::string id = new_id();
-        auto out = ToBeast(*refusal, 11, id, false);
         head.clear();
-        AppendHead(out.base(), head);
+        AppendResponseHead(*refusal, 11, id, false, head);
         start_deadline(impl.options.write_timeout);
         auto [write_ec, write_n] = co_await net::async_write(
-            stream, std::array<net::const_buffer, 2>{net::buffer(head), net::buffer(out.body())},
+            stream, std::array<net::const_buffer, 2>{net::buffer(head), net::buffer(refusal->body)},
             kTuple);
         (void)write_ec;
         (void)write_n;
@@ -618,18 +617,12 @@ net::awaitable<void> HttpServer::Serve(Impl& impl, tcp::socket socket, Session& 
       response.log_status = "INTERNAL_ERROR";
     }
     const bool keep_alive = client_keep_alive && !draining_.load(std::memory_order_relaxed);
-    // The body moves into the message instead of being copied (ToBeast copies it; the log below
-    // needs none of it), and the payload headers are computed again with it.
-    std::string body = std::move(response.body);
-    auto out = ToBeast(response, version, id, keep_alive);
-    out.body() = std::move(body);
-    out.prepare_payload();
     head.clear();
-    AppendHead(out.base(), head);
+    AppendResponseHead(response, version, id, keep_alive, head);
     // One gather write (one sendmsg) of the head and the body. A HEAD answer carries the GET
     // answer's headers (Content-Length included), never its body (RFC 9110 9.3.2).
     const std::array<net::const_buffer, 2> answer{
-        net::buffer(head), is_head ? net::const_buffer() : net::buffer(out.body())};
+        net::buffer(head), is_head ? net::const_buffer() : net::buffer(response.body)};
     start_deadline(impl.options.write_timeout);
     auto [write_ec, write_n] = co_await net::async_write(stream, answer, kTuple);
     (void)write_n;

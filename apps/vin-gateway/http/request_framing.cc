@@ -4,9 +4,12 @@
 #include <string_view>
 #include <utility>
 
+#include <fmt/format.h>
 #include <boost/beast/core/error.hpp>
 #include <boost/beast/http/error.hpp>
 #include <boost/beast/http/field.hpp>
+#include <boost/beast/http/status.hpp>
+#include <boost/container/small_vector.hpp>
 
 #include "http/transport_status.h"
 
@@ -121,26 +124,39 @@ std::optional<HttpResponse> ReadFailureResponse(const boost::system::error_code&
   return std::nullopt;  // the client left or the server is draining: just close
 }
 
-http::response<http::string_body> ToBeast(const HttpResponse& response, unsigned version,
-                                          const std::string& request_id, bool keep_alive) {
-  http::response<http::string_body> out{static_cast<http::status>(response.status), version};
-  out.set(http::field::server, "vin-gateway");
-  out.set(http::field::content_type, response.content_type);
-  out.set(http::field::cache_control, "no-store");
-  out.set("X-Request-Id", request_id);
+void AppendResponseHead(const HttpResponse& response, unsigned version, std::string_view request_id,
+                        bool keep_alive, std::string& out) {
+  // The header fields in the order Beast's message would hold them: setting a name that is
+  // already there removes it and appends the new field at the end.
+  using Field = std::pair<std::string_view, std::string_view>;
+  boost::container::small_vector<Field, 12> fields;
+  const auto drop = [&fields](std::string_view name) {
+    fields.erase(std::remove_if(fields.begin(), fields.end(),
+                                [name](const Field& field) { return IEquals(field.first, name); }),
+                 fields.end());
+  };
+  const auto set = [&fields, &drop](std::string_view name, std::string_view value) {
+    drop(name);
+    fields.emplace_back(name, value);
+  };
+  set("Server", "vin-gateway");
+  set("Content-Type", response.content_type);
+  set("Cache-Control", "no-store");
+  set("X-Request-Id", request_id);
   for (const auto& [name, value] : response.headers) {
-    out.set(name, value);
+    set(name, value);
   }
-  out.keep_alive(keep_alive);
-  out.body() = response.body;
-  out.prepare_payload();
-  return out;
-}
+  if (version >= 11 && !keep_alive) {
+    set("Connection", "close");
+  } else if (version < 11 && keep_alive) {
+    set("Connection", "keep-alive");
+  }
+  // Content-Length even on a 304 (its 0 is what Beast 1.81 writes there too; clients ignore it).
+  const fmt::format_int length(response.body.size());
+  set("Content-Length", std::string_view(length.data(), length.size()));
 
-void AppendHead(const http::response_header<>& response, std::string& out) {
-  const unsigned version = response.version();
-  const unsigned code = response.result_int();
-  const std::string_view reason(response.reason().data(), response.reason().size());
+  const unsigned code = response.status;
+  const beast::string_view reason = http::obsolete_reason(static_cast<http::status>(code));
   out += "HTTP/";
   out += static_cast<char>('0' + (version / 10) % 10);
   out += '.';
@@ -150,12 +166,12 @@ void AppendHead(const http::response_header<>& response, std::string& out) {
   out += static_cast<char>('0' + (code / 10) % 10);
   out += static_cast<char>('0' + code % 10);
   out += ' ';
-  out += reason;
+  out.append(reason.data(), reason.size());
   out += "\r\n";
-  for (const auto& field : response) {
-    out.append(field.name_string().data(), field.name_string().size());
+  for (const auto& [name, value] : fields) {
+    out += name;
     out += ": ";
-    out.append(field.value().data(), field.value().size());
+    out += value;
     out += "\r\n";
   }
   out += "\r\n";

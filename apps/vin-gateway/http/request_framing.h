@@ -7,9 +7,8 @@
 //   - ExpectsContinue: whether `100 Continue` is owed before the body is read;
 //   - ReadFailureResponse: the answer to a read that failed (431, 413, 408, 400; or none);
 //   - ToHttpRequest: the parsed request as the router sees it;
-//   - ToBeast: an answer as it goes on the wire;
-//   - AppendHead: that answer's status line and header fields, the bytes Beast's serializer
-//     writes before the body (the server sends them and the body in one gather write).
+//   - AppendResponseHead: an answer's status line and header fields as they go on the wire
+//     before its body (the server sends the two in one gather write).
 // Pure functions of their arguments, no I/O.
 #pragma once
 
@@ -51,16 +50,14 @@ std::optional<HttpResponse> ReadFailureResponse(const boost::system::error_code&
 HttpRequest ToHttpRequest(boost::beast::http::request<boost::beast::http::string_body>&& request,
                           std::string client);
 
-// `response` as written: HTTP/1.`version` minor digit from the request, Server, Content-Type,
-// Cache-Control no-store, X-Request-Id, the response's own headers, Connection and
-// Content-Length.
-boost::beast::http::response<boost::beast::http::string_body> ToBeast(const HttpResponse& response,
-                                                                      unsigned version,
-                                                                      const std::string& request_id,
-                                                                      bool keep_alive);
-
-// Appends `response`'s head to `out`, byte for byte what Beast's serializer writes before the
-// body: "HTTP/1.1 200 OK\r\n", each field "Name: value\r\n" in order, then "\r\n".
-void AppendHead(const boost::beast::http::response_header<>& response, std::string& out);
+// Appends `response`'s head as the server writes it before the body: the status line
+// "HTTP/1.`version % 10` CODE REASON", then Server, Content-Type, Cache-Control no-store,
+// X-Request-Id, the response's own headers (one of the same name, case-insensitive, replaces the
+// earlier field and goes last), Connection (close for HTTP/1.1 without keep-alive, keep-alive for
+// HTTP/1.0 with it) and Content-Length, each "Name: value\r\n",
+// then "\r\n". Byte for byte what Beast's serializer writes for the same message (a test holds
+// the two together), without building Beast's field list first.
+void AppendResponseHead(const HttpResponse& response, unsigned version, std::string_view request_id,
+                        bool keep_alive, std::string& out);
 
 }  // namespace vin_gateway
