@@ -16,6 +16,7 @@
 #include <string_view>
 #include <utility>
 
+#include <fmt/compile.h>
 #include <fmt/format.h>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -444,7 +445,7 @@ net::awaitable<void> HttpServer::Serve(Impl& impl, tcp::socket socket, Session& 
     parser->body_limit(impl.options.body_limit);
   };
   const auto new_id = [&] {
-    return fmt::format("{}-{:x}", impl.id_prefix,
+    return fmt::format(FMT_COMPILE("{}-{:x}"), impl.id_prefix,
                        impl.next_id.fetch_add(1, std::memory_order_relaxed));
   };
   // The client and write timeouts: not the stream's own expiry, which closes the socket (then no

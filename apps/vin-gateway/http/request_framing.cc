@@ -139,10 +139,11 @@ void AppendResponseHead(const HttpResponse& response, unsigned version, std::str
     drop(name);
     fields.emplace_back(name, value);
   };
-  set("Server", "vin-gateway");
-  set("Content-Type", response.content_type);
-  set("Cache-Control", "no-store");
-  set("X-Request-Id", request_id);
+  // The server's own four names are distinct: only what comes after them can replace a field.
+  fields.emplace_back("Server", "vin-gateway");
+  fields.emplace_back("Content-Type", response.content_type);
+  fields.emplace_back("Cache-Control", "no-store");
+  fields.emplace_back("X-Request-Id", request_id);
   for (const auto& [name, value] : response.headers) {
     set(name, value);
   }
