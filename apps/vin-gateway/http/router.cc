@@ -1,19 +1,21 @@
 #include "http/router.h"
 
 #include <charconv>
+#include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
-#include <boost/url/parse.hpp>
 
 #include "core/answer_json.h"
 #include "http/admin_route.h"
 #include "http/metrics_route.h"
+#include "http/request_target.h"
 #include "http/static_assets.h"
 #include "http/status_route.h"
 #include "http/transport_status.h"
@@ -58,25 +60,22 @@ HttpResponse AnswerResponse(const DecodeAnswer& answer) {
 }
 
 net::awaitable<HttpResponse> Router::Handle(HttpRequest request) {
-  auto parsed = boost::urls::parse_origin_form(request.target);
-  if (!parsed) {
+  std::optional<RequestTarget> target = ParseRequestTarget(request.target, 8);
+  if (!target) {
     co_return ErrorResponse(TransportStatus::kBadRequest,
                             "The request target is not a valid URL path.");
   }
-  std::vector<std::string> segments;
-  for (auto segment : parsed->segments()) {
-    segments.push_back(segment);
-    if (segments.size() > 8) {
-      co_return ErrorResponse(TransportStatus::kNotFound);
-    }
+  if (target->too_many_segments) {
+    co_return ErrorResponse(TransportStatus::kNotFound);
   }
+  const std::vector<std::string>& segments = target->segments;
   std::optional<std::string> modelyear;
   std::optional<std::string> source;  // "offline": from NHTSA's snapshot only
-  for (auto param : parsed->params()) {
-    if (param.key == "modelyear") {
-      modelyear = std::string(param.value);
-    } else if (param.key == "source") {
-      source = std::string(param.value);
+  for (auto& [key, value] : target->params) {
+    if (key == "modelyear") {
+      modelyear = std::move(value);
+    } else if (key == "source") {
+      source = std::move(value);
     }
   }
   // HEAD is GET without the body (the server leaves the body out): allowed wherever GET is.
