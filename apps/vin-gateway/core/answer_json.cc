@@ -19,7 +19,7 @@ json::object Envelope(std::string_view status, std::string_view message,
   return body;
 }
 
-json::object AnswerJson(const DecodeAnswer& answer, json::storage_ptr storage) {
+json::object AnswerJson(const DecodeAnswer& answer, const json::storage_ptr& storage) {
   json::object body = Envelope(
       ToString(answer.status),
       answer.message.empty() ? DefaultMessage(answer.status) : std::string_view(answer.message),

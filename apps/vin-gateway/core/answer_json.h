@@ -28,7 +28,8 @@
 namespace vin_gateway {
 
 // The answer as a JSON object, its memory from `storage` (the default heap when null).
-boost::json::object AnswerJson(const DecodeAnswer& answer, boost::json::storage_ptr storage = {});
+boost::json::object AnswerJson(const DecodeAnswer& answer,
+                               const boost::json::storage_ptr& storage = {});
 // The same, serialized: the body of a single decode.
 std::string AnswerBody(const DecodeAnswer& answer);
 
