@@ -120,10 +120,20 @@ status_text() {
   esac
 }
 
-# fill TEMPLATE DEST DIR: the template with @DIR@, @SIM@, @PORT@ and @BACKUP_PORT@ filled in.
+# nginx's workers, when its master runs as root, run as the same user: the default (nobody) could
+# not reach its cache and temp dirs under --out when a parent directory is private (a clone in a
+# mktemp -d directory is 0700). Not root: nginx keeps the user it was started as, and the line is
+# left out (nginx would warn that it ignores it).
+nginx_user=""
+if [[ $(id -u) == 0 ]]; then
+  nginx_user="user $(id -un) $(id -gn);"
+fi
+
+# fill TEMPLATE DEST DIR: the template with @DIR@, @SIM@, @PORT@, @BACKUP_PORT@ and @USER@ filled
+# in.
 fill() {
   sed -e "s|@DIR@|$3|g" -e "s|@SIM@|${sim_addr}|g" -e "s|@PORT@|${port}|g" \
-    -e "s|@BACKUP_PORT@|${backup_port}|g" "$1" >"$2"
+    -e "s|@BACKUP_PORT@|${backup_port}|g" -e "s|@USER@|${nginx_user}|g" "$1" >"$2"
 }
 
 # start_contender NAME DIR: sets base (its URL), api (gateway or vpic) and contender_pid.
@@ -214,7 +224,6 @@ run_contender() {
   local name=$1
   local dir=${out}/${name}
   mkdir -p "${dir}"
-  chmod 755 "${dir}"  # nginx's workers run as nobody
   echo "== ${name}" >&2
   start_server vpic-sim "${sim_bin}" --listen 127.0.0.1:0 --latency 0.1 \
     --schedule "${out}/outage.toml"
