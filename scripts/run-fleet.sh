@@ -85,7 +85,15 @@ for i in $(seq "$count"); do
 done
 
 mkdir -p "$work/tmp"
+# Started as root, nginx's workers would run as nobody, who cannot write its temp dir inside the
+# private (0700) work dir: a large answer (a batch) buffered to disk would fail. They run as the
+# same user instead; not root, nginx keeps its user and the line is left out.
+nginx_user=""
+if [[ $(id -u) == 0 ]]; then
+  nginx_user="user $(id -un) $(id -gn);"
+fi
 cat >"$work/nginx.conf" <<CONF
+$nginx_user
 daemon off;
 worker_processes 1;
 pid $work/nginx.pid;
