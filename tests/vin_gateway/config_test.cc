@@ -526,4 +526,20 @@ TEST(DurationTest, ParsesAndFormatsUnits) {
   EXPECT_EQ(vin_gateway::FormatDuration(1500ms), "1500ms");
 }
 
+// Every duration the grammar returns is written so that it reads back the same: a value with
+// microseconds ("1.184467s" is 1184467us) once came out as "1184467000ns", which the grammar
+// refuses (found by the config fuzzer).
+TEST(DurationTest, FormatReadsBackForEveryParsedDuration) {
+  for (const char* text : {"1.184467440737095516165s", "1.5ms", "0.000001s", "7us", "90s", "1.25m",
+                           "36h", "2.000001s", "1000000000"}) {
+    const auto parsed = vin_gateway::ParseDuration(text);
+    ASSERT_TRUE(parsed.has_value()) << text;
+    const std::string formatted = vin_gateway::FormatDuration(*parsed);
+    EXPECT_EQ(vin_gateway::ParseDuration(formatted), parsed) << text << " -> " << formatted;
+  }
+  EXPECT_EQ(vin_gateway::FormatDuration(1184467us), "1184467us");
+  EXPECT_EQ(vin_gateway::FormatDuration(std::chrono::nanoseconds(1'500)), "0.000001500s");
+  EXPECT_EQ(vin_gateway::ParseDuration("0.000001500s"), 2us);
+}
+
 }  // namespace

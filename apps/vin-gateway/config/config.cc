@@ -656,11 +656,9 @@ std::string FormatDuration(Duration d) {
     Duration::rep ns;
     std::string_view suffix;
   };
-  constexpr Unit kUnits[] = {{86'400'000'000'000, "d"},
-                             {3'600'000'000'000, "h"},
-                             {60'000'000'000, "m"},
-                             {1'000'000'000, "s"},
-                             {1'000'000, "ms"}};
+  constexpr Unit kUnits[] = {{86'400'000'000'000, "d"}, {3'600'000'000'000, "h"},
+                             {60'000'000'000, "m"},     {1'000'000'000, "s"},
+                             {1'000'000, "ms"},         {1'000, "us"}};
   if (ns == 0) {
     return "0s";
   }
@@ -669,7 +667,10 @@ std::string FormatDuration(Duration d) {
       return fmt::format("{}{}", ns / u.ns, u.suffix);
     }
   }
-  return fmt::format("{}ns", ns);
+  // Below the grammar's microsecond (never from ParseDuration): seconds with nine decimals, which
+  // parse back rounded to the microsecond. The grammar has no "ns": "1184467000ns" would not
+  // parse at all (what the config fuzzer found).
+  return fmt::format("{}.{:09}s", ns / 1'000'000'000, ns % 1'000'000'000);
 }
 
 fusebox::CircuitBreakerConfig GatewayConfig::RedisBreakerConfig() const {
