@@ -35,6 +35,7 @@
 #include "fusebox/circuit_breaker.h"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cmath>
 #include <cstddef>
@@ -106,6 +107,46 @@ struct ProbeSlot {
   TimePoint deadline{};  // start + the call_timeout in force when it was admitted
 };
 
+// A breaker's probe slots, contiguous: a cap of one (the default) lives inline, a larger cap on
+// the heap, so that the common breaker allocates no block for them. assign() within the
+// reserved capacity does not allocate (it runs under the spin lock); reserve() keeps the slots.
+class ProbeSlots {
+ public:
+  explicit ProbeSlots(std::uint32_t n) {
+    reserve(n);
+    assign(n);
+  }
+
+  void reserve(std::uint32_t n) {
+    if (n <= capacity_) {
+      return;
+    }
+    auto grown = std::make_unique<ProbeSlot[]>(n);
+    std::copy(begin(), end(), grown.get());
+    heap_ = std::move(grown);
+    capacity_ = n;
+  }
+  // n free slots (n <= the reserved capacity).
+  void assign(std::uint32_t n) noexcept {
+    size_ = n;
+    std::fill(begin(), end(), ProbeSlot{});
+  }
+
+  std::size_t size() const noexcept { return size_; }
+  ProbeSlot* begin() noexcept { return heap_ ? heap_.get() : &inline_; }
+  ProbeSlot* end() noexcept { return begin() + size_; }
+  const ProbeSlot* begin() const noexcept { return heap_ ? heap_.get() : &inline_; }
+  const ProbeSlot* end() const noexcept { return begin() + size_; }
+  ProbeSlot& operator[](std::size_t i) noexcept { return begin()[i]; }
+  const ProbeSlot& operator[](std::size_t i) const noexcept { return begin()[i]; }
+
+ private:
+  ProbeSlot inline_;
+  std::unique_ptr<ProbeSlot[]> heap_;  // once the capacity exceeds one
+  std::uint32_t size_ = 0;
+  std::uint32_t capacity_ = 1;
+};
+
 // The smallest count c in [0, calls] with c / calls >= threshold, decided exactly as the
 // division decides it (3/10 rounds to the same double as the literal 0.3, where 0.3 * 10 does
 // not); calls + 1 when no count reaches it.
@@ -131,6 +172,14 @@ struct RateBoundary {
   std::uint64_t calls = 0;      // 0: not computed yet
   std::uint64_t min_count = 0;  // the fewest failures (or slow calls) that reach the threshold
 };
+// The window policies' cache of both boundaries (made with their window).
+struct RateBoundaries {
+  RateBoundary failure;
+  RateBoundary slow;
+};
+std::unique_ptr<RateBoundaries> MakeRateBoundaries(const CircuitBreakerConfig& config) {
+  return config.trip != TripPolicy::kConsecutive ? std::make_unique<RateBoundaries>() : nullptr;
+}
 
 // The window of a window policy; null for the other policies.
 std::unique_ptr<CountWindow> MakeCountWindow(const CircuitBreakerConfig& config) {
@@ -140,6 +189,37 @@ std::unique_ptr<CountWindow> MakeCountWindow(const CircuitBreakerConfig& config)
 std::unique_ptr<TimeWindow> MakeTimeWindow(const CircuitBreakerConfig& config) {
   return config.trip == TripPolicy::kTimeWindow ? std::make_unique<TimeWindow>(config.window_size)
                                                 : nullptr;
+}
+
+// One immutable copy of a config for all the breakers configured alike: a registry's breakers,
+// created from one default, then hold a pointer each instead of a 120-byte copy each (the largest
+// part of a small breaker). The table holds weak references, so a config lives only while some
+// breaker uses it, and it is small: with more distinct configs alive than it holds, the newest
+// ones are simply not shared.
+std::shared_ptr<const CircuitBreakerConfig> SharedConfig(const CircuitBreakerConfig& config) {
+  constexpr std::size_t kTableSize = 16;
+  struct Table {
+    std::mutex mu;
+    std::array<std::weak_ptr<const CircuitBreakerConfig>, kTableSize> entries;  // Guarded by mu.
+    std::size_t next = 0;                                                       // Guarded by mu.
+  };
+  static auto* table = new Table();  // never destroyed: breakers may outlive static destruction
+  std::lock_guard lock(table->mu);
+  for (const auto& entry : table->entries) {
+    if (auto shared = entry.lock(); shared && *shared == config) {
+      return shared;
+    }
+  }
+  auto made = std::make_shared<const CircuitBreakerConfig>(config);
+  // An expired entry if there is one, else the oldest (round robin).
+  auto free_entry = std::find_if(table->entries.begin(), table->entries.end(),
+                                 [](const auto& entry) { return entry.expired(); });
+  if (free_entry == table->entries.end()) {
+    free_entry = table->entries.begin() + static_cast<std::ptrdiff_t>(table->next);
+    table->next = (table->next + 1) % kTableSize;
+  }
+  *free_entry = made;
+  return made;
 }
 
 std::uint64_t HashName(const std::string& name) noexcept {
@@ -156,22 +236,31 @@ std::uint64_t HashName(const std::string& name) noexcept {
 // ---- state ----
 
 struct alignas(64) CircuitBreaker::Impl {
+  using ListenerList = std::vector<std::pair<ListenerId, Listener>>;
+  struct Extras;
+
   Impl(std::string breaker_name, const Config& cfg, CircuitBreakerDeps deps)
       : name(std::move(breaker_name)),
         clock(deps.clock != nullptr ? deps.clock : &DefaultClock()),
-        own_random(HashName(name)),
-        random(deps.random != nullptr ? deps.random : &own_random),
-        config(cfg),
+        injected_random(deps.random),
+        config(SharedConfig(cfg)),
         successes_to_close(cfg.effective_half_open_successes()),
         count_window(MakeCountWindow(cfg)),
         time_window(MakeTimeWindow(cfg)),
+        boundaries(MakeRateBoundaries(cfg)),
         inflight(cfg.inflight_slow_accounting ? std::make_unique<InflightTracker>() : nullptr),
         probe_slots(cfg.half_open_max_probes),
         base_cooldown(cfg.cooldown),
         current_cooldown(cfg.cooldown) {
+    if (cfg.recovery_ramp > Duration::zero() || cfg.cooldown_jitter > 0.0) {
+      extras();  // the ramp's state, the jitter's own generator
+    }
     PublishHotSettingsLocked();
     closed_since = clock->Now();
   }
+  ~Impl() { delete extras_block.load(std::memory_order_acquire); }
+  Impl(const Impl&) = delete;
+  Impl& operator=(const Impl&) = delete;
 
   // ---- What the lock-free paths read, first and in one cache line (Impl is line-aligned): a call
   // on a breaker that fell out of the cache misses once here (plus its counter block). ----
@@ -197,27 +286,32 @@ struct alignas(64) CircuitBreaker::Impl {
   // Immutable after construction.
   const std::string name;
   Clock* const clock;
-  SplitMix64Random own_random;
-  Random* const random;
+  // The cooldown jitter's generator when one is injected; else Extras::own_random.
+  Random* const injected_random;
 
   // The settings in force: replaced only by Reconfigure.
-  Config config;                     // Guarded by mu.
-  std::uint32_t successes_to_close;  // Guarded by mu. Set on entering HALF_OPEN.
-  std::atomic<std::uint64_t> sequence{0};
+  // Guarded by mu (the pointer; the config itself is immutable and shared by the breakers
+  // configured alike, see SharedConfig).
+  std::shared_ptr<const Config> config;
 
   mutable SpinLock mu;
-  State state = State::kClosed;  // Guarded by mu.
+  // The small fields together (Guarded by mu, except `coordinated`).
+  State state = State::kClosed;
+  bool ramping = false;                  // CLOSED with a recovery ramp (kRampBit in the word).
+  std::atomic<bool> coordinated{false};  // Whether a coordinator is set (SetCoordination).
+  std::uint32_t successes_to_close;      // Set on entering HALF_OPEN.
+  std::uint32_t probes_in_flight = 0;
+  std::uint32_t good_probes = 0;
   std::uint64_t generation = 0;  // Guarded by mu.
   // Guarded by mu. Each exists only under its trip policy (the other is null), so that a breaker
-  // carries no window it does not use.
+  // carries no window it does not use; the boundaries with either window.
   std::unique_ptr<CountWindow> count_window;
   std::unique_ptr<TimeWindow> time_window;
+  std::unique_ptr<RateBoundaries> boundaries;  // Cache of the last window size's boundaries.
   // Guarded by mu. Only with inflight_slow_accounting (a std::deque allocates even when empty);
   // once made, kept until the breaker dies (permits may still carry its tickets).
   std::unique_ptr<InflightTracker> inflight;
-  std::vector<ProbeSlot> probe_slots;    // Guarded by mu.
-  std::uint32_t probes_in_flight = 0;    // Guarded by mu.
-  std::uint32_t good_probes = 0;         // Guarded by mu.
+  ProbeSlots probe_slots;                // Guarded by mu.
   TimePoint opened_at{};                 // Guarded by mu.
   TimePoint closed_since{};              // Guarded by mu.
   Duration base_cooldown;                // Guarded by mu. Before jitter; grows per bad probe.
@@ -226,29 +320,63 @@ struct alignas(64) CircuitBreaker::Impl {
   std::uint64_t wasted_probes = 0;       // Guarded by mu.
   std::uint64_t transitions = 0;         // Guarded by mu.
   std::uint64_t opened = 0;              // Guarded by mu.
-  RateBoundary failure_boundary;         // Guarded by mu. Cache of the last window size.
-  RateBoundary slow_boundary;            // Guarded by mu. Cache of the last window size.
   std::uint64_t half_open_calls = 0;     // Guarded by mu. Calls seen in this HALF_OPEN.
   std::uint64_t half_open_admitted = 0;  // Guarded by mu. Probes admitted in this HALF_OPEN.
-  bool ramping = false;  // Guarded by mu. CLOSED with a recovery ramp (kRampBit in the word).
-  // The ramp under way, for its lock-free admission: written under mu before a word with kRampBit
-  // is published (release), read relaxed after reading such a word (acquire).
-  std::atomic<Duration::rep> ramp_start_ns{0};
-  std::atomic<Duration::rep> ramp_end_ns{0};
-  std::atomic<double> ramp_start_share{1.0};
-  std::atomic<std::uint64_t> ramp_credit{0};
 
-  std::mutex reconfigure_mu;  // serializes Reconfigure calls (config is also written under mu)
+  // What most breakers never use, in a block allocated on first use and kept until the breaker
+  // dies, so that a plain breaker does not carry it: listeners, a fleet coordinator, the lock of
+  // live reconfiguration, the recovery ramp's state, the jitter's generator.
+  struct Extras {
+    explicit Extras(std::uint64_t seed) : own_random(seed) {}
 
-  SpinLock listeners_mu;  // held for a copy of two pointers, or of the list to change it
-  using ListenerList = std::vector<std::pair<ListenerId, Listener>>;
-  std::shared_ptr<const ListenerList> listeners;  // Guarded by listeners_mu; copy-on-write.
-  ListenerId next_listener_id = 1;                // Guarded by listeners_mu.
-  // The coordinator (SetCoordination). Written under both listeners_mu and mu: Dispatch reads
-  // it under listeners_mu, the probe gate under mu.
-  std::shared_ptr<const Coordination> coordination;
-  std::atomic<bool> coordinated{false};
-  std::optional<Duration> adopted_cooldown;  // Guarded by mu. Set by Adopt for its transition.
+    std::mutex reconfigure_mu;  // serializes Reconfigure calls (config is also written under mu)
+
+    SpinLock listeners_mu;  // held for a copy of two pointers, or of the list to change it
+    std::shared_ptr<const ListenerList> listeners;  // Guarded by listeners_mu; copy-on-write.
+    ListenerId next_listener_id = 1;                // Guarded by listeners_mu.
+    // The coordinator (SetCoordination). Written under both listeners_mu and mu: Dispatch reads
+    // it under listeners_mu, the probe gate under mu.
+    std::shared_ptr<const Coordination> coordination;
+    std::optional<Duration> adopted_cooldown;  // Guarded by mu. Set by Adopt for its transition.
+    // Events are numbered only where somebody receives them (a listener or a coordinator).
+    std::atomic<std::uint64_t> sequence{0};
+    SplitMix64Random own_random;  // the jitter's generator unless one is injected; seeded by name
+
+    // The ramp under way, for its lock-free admission: written under mu before a word with
+    // kRampBit is published (release), read relaxed after reading such a word (acquire).
+    std::atomic<Duration::rep> ramp_start_ns{0};
+    std::atomic<Duration::rep> ramp_end_ns{0};
+    std::atomic<double> ramp_start_share{1.0};
+    std::atomic<std::uint64_t> ramp_credit{0};
+  };
+  // Made by the constructor when the config has a recovery ramp or a cooldown jitter, else by the
+  // first AddListener, SetCoordination, Adopt or Reconfigure (which may install either: so the
+  // block exists whenever `ramping` is set, a word carries kRampBit, or a cooldown is drawn with
+  // jitter). Installed by compare-and-swap.
+  std::atomic<Extras*> extras_block{nullptr};
+
+  // The block, made if it is not yet.
+  Extras& extras() {
+    Extras* made = extras_block.load(std::memory_order_acquire);
+    if (made == nullptr) {
+      auto fresh = std::make_unique<Extras>(HashName(name));
+      if (extras_block.compare_exchange_strong(made, fresh.get(), std::memory_order_acq_rel)) {
+        made = fresh.release();
+      }
+    }
+    return *made;
+  }
+  // The block, or null when nothing needed it yet.
+  Extras* extras_if_made() const noexcept { return extras_block.load(std::memory_order_acquire); }
+  // Whether the fleet coordinator, if any, lets one more probe start (the probe gate).
+  bool CoordinatorAllowsProbeLocked() const {
+    const Extras* x = extras_if_made();
+    return x == nullptr || !x->coordination || !x->coordination->may_probe ||
+           x->coordination->may_probe(generation, probes_in_flight);
+  }
+  // The block where it is known to exist: while ramping, or drawing a jittered cooldown (see
+  // extras_block).
+  Extras& made_extras() const noexcept { return *extras_block.load(std::memory_order_acquire); }
 
   Duration call_timeout() const noexcept {
     return Duration(call_timeout_ns.load(std::memory_order_relaxed));
@@ -260,26 +388,26 @@ struct alignas(64) CircuitBreaker::Impl {
   // Copies what the lock-free paths read from `config` into their atomics.
   void PublishHotSettingsLocked() noexcept {
     constexpr auto kRelaxed = std::memory_order_relaxed;
-    call_timeout_ns.store(config.call_timeout.count(), kRelaxed);
-    slow_after_ns.store(config.effective_slow_call_duration().count(), kRelaxed);
-    cooldown_ns.store(config.cooldown.count(), kRelaxed);
-    lock_free_closed.store(config.trip == TripPolicy::kConsecutive, kRelaxed);
-    lock_free_admit.store(!config.inflight_slow_accounting, kRelaxed);
+    call_timeout_ns.store(config->call_timeout.count(), kRelaxed);
+    slow_after_ns.store(config->effective_slow_call_duration().count(), kRelaxed);
+    cooldown_ns.store(config->cooldown.count(), kRelaxed);
+    lock_free_closed.store(config->trip == TripPolicy::kConsecutive, kRelaxed);
+    lock_free_admit.store(!config->inflight_slow_accounting, kRelaxed);
     window_short_path.store(
-        config.trip != TripPolicy::kConsecutive && !config.inflight_slow_accounting, kRelaxed);
+        config->trip != TripPolicy::kConsecutive && !config->inflight_slow_accounting, kRelaxed);
   }
 
   // ---- recovery ramp ----
 
   TimePoint ramp_end() const noexcept {
-    return TimePoint(Duration(ramp_end_ns.load(std::memory_order_relaxed)));
+    return TimePoint(Duration(made_extras().ramp_end_ns.load(std::memory_order_relaxed)));
   }
 
   // The share of calls the ramp admits at `now`: linear from its start share to 1.
   double RampShareAt(TimePoint now) const noexcept {
-    const auto start = ramp_start_ns.load(std::memory_order_relaxed);
-    const auto end = ramp_end_ns.load(std::memory_order_relaxed);
-    const double s0 = ramp_start_share.load(std::memory_order_relaxed);
+    const auto start = made_extras().ramp_start_ns.load(std::memory_order_relaxed);
+    const auto end = made_extras().ramp_end_ns.load(std::memory_order_relaxed);
+    const double s0 = made_extras().ramp_start_share.load(std::memory_order_relaxed);
     if (end <= start) {
       return 1.0;
     }
@@ -290,8 +418,8 @@ struct alignas(64) CircuitBreaker::Impl {
 
   // The share of the ramp's length elapsed at `now`, 0 to 1.
   double RampProgressAt(TimePoint now) const noexcept {
-    const auto start = ramp_start_ns.load(std::memory_order_relaxed);
-    const auto end = ramp_end_ns.load(std::memory_order_relaxed);
+    const auto start = made_extras().ramp_start_ns.load(std::memory_order_relaxed);
+    const auto end = made_extras().ramp_end_ns.load(std::memory_order_relaxed);
     if (end <= start) {
       return 1.0;
     }
@@ -307,7 +435,8 @@ struct alignas(64) CircuitBreaker::Impl {
   bool RampAdmits(TimePoint now) noexcept {
     const auto step =
         static_cast<std::uint64_t>(RampShareAt(now) * static_cast<double>(kCreditOne));
-    const std::uint64_t before = ramp_credit.fetch_add(step, std::memory_order_relaxed);
+    const std::uint64_t before =
+        made_extras().ramp_credit.fetch_add(step, std::memory_order_relaxed);
     return ((before + step) >> kCreditBits) != (before >> kCreditBits);
   }
 
@@ -323,13 +452,15 @@ struct alignas(64) CircuitBreaker::Impl {
                           : std::min(1.0, static_cast<double>(half_open_admitted) /
                                               static_cast<double>(half_open_calls));
     constexpr auto kRelaxed = std::memory_order_relaxed;
-    ramp_start_ns.store(at.time_since_epoch().count(), kRelaxed);
-    ramp_end_ns.store((at + config.recovery_ramp).time_since_epoch().count(), kRelaxed);
-    ramp_start_share.store(s0, kRelaxed);
-    ramp_credit.store(kCreditOne - 1, kRelaxed);  // the first call of the ramp is admitted
+    made_extras().ramp_start_ns.store(at.time_since_epoch().count(), kRelaxed);
+    made_extras().ramp_end_ns.store((at + config->recovery_ramp).time_since_epoch().count(),
+                                    kRelaxed);
+    made_extras().ramp_start_share.store(s0, kRelaxed);
+    made_extras().ramp_credit.store(kCreditOne - 1,
+                                    kRelaxed);  // the first call of the ramp is admitted
     ramping = true;
     if (listening()) {
-      events.Push(MakeEvent(RecoveryEvent{RecoveryPhase::kStarted, s0, config.recovery_ramp, at}));
+      events.Push(MakeEvent(RecoveryEvent{RecoveryPhase::kStarted, s0, config->recovery_ramp, at}));
     }
   }
 
@@ -342,10 +473,10 @@ struct alignas(64) CircuitBreaker::Impl {
     ramping = false;
     state_word.store(Pack(state, generation), std::memory_order_release);
     if (listening()) {
-      const TimePoint start(Duration(ramp_start_ns.load(std::memory_order_relaxed)));
-      events.Push(MakeEvent(RecoveryEvent{RecoveryPhase::kCompleted,
-                                          ramp_start_share.load(std::memory_order_relaxed),
-                                          ramp_end() - start, ramp_end()}));
+      const TimePoint start(Duration(made_extras().ramp_start_ns.load(std::memory_order_relaxed)));
+      events.Push(MakeEvent(RecoveryEvent{
+          RecoveryPhase::kCompleted, made_extras().ramp_start_share.load(std::memory_order_relaxed),
+          ramp_end() - start, ramp_end()}));
     }
   }
 
@@ -359,19 +490,27 @@ struct alignas(64) CircuitBreaker::Impl {
   bool listening() const noexcept { return has_listeners.load(std::memory_order_relaxed); }
 
   Event MakeEvent(decltype(Event::detail) detail) noexcept {
-    return Event{sequence.fetch_add(1, std::memory_order_relaxed) + 1, name, detail};
+    // Only called where somebody receives events, so the block exists; 0 if it ever did not.
+    Extras* x = extras_if_made();
+    const std::uint64_t number =
+        x == nullptr ? 0 : x->sequence.fetch_add(1, std::memory_order_relaxed) + 1;
+    return Event{number, name, detail};
   }
 
   void Dispatch(const EventBatch& batch) noexcept {
     if (batch.size == 0) {
       return;
     }
+    Extras* x = extras_if_made();
+    if (x == nullptr) {
+      return;  // nobody listens, nobody coordinates
+    }
     std::shared_ptr<const ListenerList> list;
     std::shared_ptr<const Coordination> coordinator;
     {
-      std::lock_guard lock(listeners_mu);
-      list = listeners;
-      coordinator = coordination;
+      std::lock_guard lock(x->listeners_mu);
+      list = x->listeners;
+      coordinator = x->coordination;
     }
     if (coordinator && coordinator->on_transition) {
       for (std::size_t i = 0; i < batch.size; ++i) {
@@ -415,11 +554,12 @@ struct alignas(64) CircuitBreaker::Impl {
   // Not const: it draws from the (shared, stateful) random generator.
   // NOLINTNEXTLINE(readability-make-member-function-const)
   Duration DrawCooldownLocked(Duration base) noexcept {
-    if (config.cooldown_jitter <= 0.0) {
+    if (config->cooldown_jitter <= 0.0) {
       return base;
     }
-    const double u = random->Uniform01();
-    const double factor = 1.0 - config.cooldown_jitter + 2.0 * config.cooldown_jitter * u;
+    Random& random = injected_random != nullptr ? *injected_random : made_extras().own_random;
+    const double u = random.Uniform01();
+    const double factor = 1.0 - config->cooldown_jitter + 2.0 * config->cooldown_jitter * u;
     return std::max(Duration(1), Duration(static_cast<Duration::rep>(
                                      std::llround(static_cast<double>(base.count()) * factor))));
   }
@@ -439,7 +579,7 @@ struct alignas(64) CircuitBreaker::Impl {
     }
     // The probe settings apply from the next HALF_OPEN (Reconfigure reserved the capacity, so
     // this does not allocate).
-    probe_slots.assign(config.half_open_max_probes, ProbeSlot{});
+    probe_slots.assign(config->half_open_max_probes);
     probes_in_flight = 0;
     good_probes = 0;
     switch (to) {
@@ -459,15 +599,15 @@ struct alignas(64) CircuitBreaker::Impl {
           // A failed probe, or a relapse during the recovery ramp (which is judged as strictly):
           // the next cooldown grows (multiplier 1 keeps it fixed).
           const double grown =
-              static_cast<double>(base_cooldown.count()) * config.cooldown_multiplier;
-          const double cap = static_cast<double>(config.effective_cooldown_max().count());
+              static_cast<double>(base_cooldown.count()) * config->cooldown_multiplier;
+          const double cap = static_cast<double>(config->effective_cooldown_max().count());
           base_cooldown = Duration(static_cast<Duration::rep>(std::min(grown, cap)));
-        } else if (at - closed_since >= config.effective_cooldown_max()) {
-          base_cooldown = config.cooldown;  // stayed healthy long enough: growth resets
+        } else if (at - closed_since >= config->effective_cooldown_max()) {
+          base_cooldown = config->cooldown;  // stayed healthy long enough: growth resets
         }
-        if (adopted_cooldown.has_value()) {  // a peer's remaining cooldown (fleet.h)
-          current_cooldown = *adopted_cooldown;
-          adopted_cooldown.reset();
+        if (Extras* x = extras_if_made(); x != nullptr && x->adopted_cooldown.has_value()) {
+          current_cooldown = *x->adopted_cooldown;  // a peer's remaining cooldown (fleet.h)
+          x->adopted_cooldown.reset();
         } else {
           current_cooldown = DrawCooldownLocked(base_cooldown);
         }
@@ -477,7 +617,7 @@ struct alignas(64) CircuitBreaker::Impl {
         break;
       }
       case State::kHalfOpen:
-        successes_to_close = config.effective_half_open_successes();
+        successes_to_close = config->effective_half_open_successes();
         half_open_calls = 0;
         half_open_admitted = 0;
         break;
@@ -490,16 +630,17 @@ struct alignas(64) CircuitBreaker::Impl {
     if (listening() || coordinated.load(std::memory_order_relaxed)) {
       events.Push(MakeEvent(TransitionEvent{from, to, cause, generation, at}));
       if (was_ramping && !keeps_ramp) {
-        const TimePoint start(Duration(ramp_start_ns.load(std::memory_order_relaxed)));
-        events.Push(MakeEvent(RecoveryEvent{RecoveryPhase::kAborted,
-                                            ramp_start_share.load(std::memory_order_relaxed),
-                                            ramp_end() - start, at}));
+        const TimePoint start(
+            Duration(made_extras().ramp_start_ns.load(std::memory_order_relaxed)));
+        events.Push(MakeEvent(RecoveryEvent{
+            RecoveryPhase::kAborted, made_extras().ramp_start_share.load(std::memory_order_relaxed),
+            ramp_end() - start, at}));
       }
     }
     if (keeps_ramp) {
       ramping = true;
     } else if (to == State::kClosed && cause == TransitionCause::kProbesSucceeded &&
-               config.recovery_ramp > Duration::zero()) {
+               config->recovery_ramp > Duration::zero()) {
       StartRampLocked(at, events);
     }
     // Publish last: lock-free readers that see the new word see everything above.
@@ -533,18 +674,20 @@ struct alignas(64) CircuitBreaker::Impl {
   // not finished has not failed.
   std::optional<TransitionCause> WindowTripCauseLocked(const WindowTotals& t,
                                                        std::uint64_t running_slow = 0) noexcept {
-    if (t.calls != 0 && t.calls >= config.minimum_calls) {
+    if (t.calls != 0 && t.calls >= config->minimum_calls) {
+      RateBoundary& failure_boundary = boundaries->failure;
       if (failure_boundary.calls != t.calls) {
-        failure_boundary = {t.calls, MinCountReaching(t.calls, config.failure_rate_threshold)};
+        failure_boundary = {t.calls, MinCountReaching(t.calls, config->failure_rate_threshold)};
       }
       if (t.failures >= failure_boundary.min_count) {
         return TransitionCause::kFailureRate;
       }
     }
     const std::uint64_t calls = t.calls + running_slow;
-    if (calls != 0 && calls >= config.minimum_calls) {
+    if (calls != 0 && calls >= config->minimum_calls) {
+      RateBoundary& slow_boundary = boundaries->slow;
       if (slow_boundary.calls != calls) {
-        slow_boundary = {calls, MinCountReaching(calls, config.slow_call_rate_threshold)};
+        slow_boundary = {calls, MinCountReaching(calls, config->slow_call_rate_threshold)};
       }
       if (t.slow + running_slow >= slow_boundary.min_count) {
         return TransitionCause::kSlowCallRate;
@@ -554,12 +697,12 @@ struct alignas(64) CircuitBreaker::Impl {
   }
 
   void TripIfWindowSaysLocked(TimePoint now, EventBatch& events) noexcept {
-    const WindowTotals t = config.trip == TripPolicy::kCountWindow
+    const WindowTotals t = config->trip == TripPolicy::kCountWindow
                                ? count_window->totals()
                                : time_window->TotalsAt(WholeSecondsSinceEpoch(now));
     std::uint64_t running_slow = 0;
-    if (config.inflight_slow_accounting) {
-      inflight->Advance(now, config.effective_slow_call_duration());
+    if (config->inflight_slow_accounting) {
+      inflight->Advance(now, config->effective_slow_call_duration());
       running_slow = inflight->slow();
     }
     if (const auto cause = WindowTripCauseLocked(t, running_slow)) {
@@ -579,7 +722,7 @@ struct alignas(64) CircuitBreaker::Impl {
       return false;  // the full path (a bad outcome during the ramp is judged strictly there)
     }
     const bool trips = state == State::kClosed;
-    if (config.trip == TripPolicy::kCountWindow) {
+    if (config->trip == TripPolicy::kCountWindow) {
       if (trips && WindowTripCauseLocked(count_window->TotalsWith(sample))) {
         return false;
       }
@@ -600,7 +743,7 @@ struct alignas(64) CircuitBreaker::Impl {
 
   Duration RetryAfterLocked(TimePoint now) const noexcept {
     if (state == State::kForcedOpen) {
-      return config.cooldown;
+      return config->cooldown;
     }
     if (state != State::kOpen) {
       return Duration::zero();
@@ -667,7 +810,7 @@ const std::string& CircuitBreaker::name() const noexcept { return impl().name; }
 CircuitBreakerConfig CircuitBreaker::config() const {
   Impl& s = impl();
   std::lock_guard lock(s.mu);
-  return s.config;
+  return *s.config;
 }
 
 State CircuitBreaker::state() const noexcept {
@@ -750,13 +893,13 @@ Result<Permit> CircuitBreaker::TryAcquireLocked(Priority priority) noexcept {
     if (s.state == State::kOpen && now - s.opened_at >= s.current_cooldown) {
       s.TransitionLocked(State::kHalfOpen, now, TransitionCause::kCooldownElapsed, events);
     }
-    const Duration deadline_in = s.config.call_timeout;
+    const Duration deadline_in = s.config->call_timeout;
     switch (s.state) {
       case State::kClosed:
       case State::kMetricsOnly: {
         std::uint32_t flags = priority_flag;
         std::uint64_t ticket = 0;
-        if (s.config.inflight_slow_accounting) {
+        if (s.config->inflight_slow_accounting) {
           if (s.state == State::kClosed) {
             s.TripIfWindowSaysLocked(now, events);
           }
@@ -781,7 +924,7 @@ Result<Permit> CircuitBreaker::TryAcquireLocked(Priority priority) noexcept {
           result = Error{ReasonCode::kCircuitRecovering, retry};
           break;
         }
-        if (s.config.inflight_slow_accounting) {
+        if (s.config->inflight_slow_accounting) {
           ticket = s.inflight->Add(now);
           flags |= Permit::kTracked;
         }
@@ -795,12 +938,10 @@ Result<Permit> CircuitBreaker::TryAcquireLocked(Priority priority) noexcept {
         break;
       case State::kHalfOpen: {
         ++s.half_open_calls;
-        const bool may_probe = priority == Priority::kInteractive || s.config.batch_may_probe;
+        const bool may_probe = priority == Priority::kInteractive || s.config->batch_may_probe;
         auto free_slot = std::find_if(s.probe_slots.begin(), s.probe_slots.end(),
                                       [](const ProbeSlot& p) { return !p.busy; });
-        if (!may_probe || free_slot == s.probe_slots.end() ||
-            (s.coordination && s.coordination->may_probe &&
-             !s.coordination->may_probe(s.generation, s.probes_in_flight))) {
+        if (!may_probe || free_slot == s.probe_slots.end() || !s.CoordinatorAllowsProbeLocked()) {
           s.Bump(kRejectedHalfOpen);
           if (s.listening()) {
             events.Push(s.MakeEvent(
@@ -980,11 +1121,11 @@ void CircuitBreaker::OnOutcomeLocked(const Permit& permit, Outcome outcome, Time
             break;
           }
           const bool trips = s.state == State::kClosed;
-          if (s.config.trip == TripPolicy::kConsecutive) {
+          if (s.config->trip == TripPolicy::kConsecutive) {
             if (failed || slow) {
               const std::uint32_t run = s.consecutive_run.load(std::memory_order_relaxed) + 1;
               s.consecutive_run.store(run, std::memory_order_relaxed);
-              if (trips && run >= s.config.failure_threshold) {
+              if (trips && run >= s.config->failure_threshold) {
                 s.TransitionLocked(State::kOpen, now, TransitionCause::kConsecutiveFailures,
                                    events);
               }
@@ -993,7 +1134,7 @@ void CircuitBreaker::OnOutcomeLocked(const Permit& permit, Outcome outcome, Time
             }
           } else {
             const Sample sample{failed, slow};
-            if (s.config.trip == TripPolicy::kCountWindow) {
+            if (s.config->trip == TripPolicy::kCountWindow) {
               s.count_window->Add(sample);
             } else {
               s.time_window->Add(WholeSecondsSinceEpoch(now), sample);
@@ -1062,9 +1203,9 @@ MetricsSnapshot CircuitBreaker::Snapshot() const {
   m.opened = s.opened;
   m.consecutive_failures = s.consecutive_run.load(std::memory_order_relaxed);
   WindowTotals t;
-  if (s.config.trip == TripPolicy::kCountWindow) {
+  if (s.config->trip == TripPolicy::kCountWindow) {
     t = s.count_window->totals();
-  } else if (s.config.trip == TripPolicy::kTimeWindow) {
+  } else if (s.config->trip == TripPolicy::kTimeWindow) {
     // Read without advancing (Snapshot is const): drop what fell out by hand.
     TimeWindow copy = *s.time_window;
     t = copy.TotalsAt(WholeSecondsSinceEpoch(now));
@@ -1107,8 +1248,8 @@ void CircuitBreaker::Command(State to, bool reset_growth) {
   {
     std::lock_guard lock(s.mu);
     if (reset_growth) {
-      s.base_cooldown = s.config.cooldown;
-      s.current_cooldown = s.config.cooldown;
+      s.base_cooldown = s.config->cooldown;
+      s.current_cooldown = s.config->cooldown;
     }
     s.TransitionLocked(to, s.clock->Now(), TransitionCause::kOperator, events);
   }
@@ -1123,9 +1264,10 @@ void CircuitBreaker::SetCoordination(Coordination coordination) {
   if (coordination.on_transition || coordination.may_probe) {
     installed = std::make_shared<const Coordination>(std::move(coordination));
   }
-  std::lock_guard listeners_lock(s.listeners_mu);
+  Impl::Extras& x = s.extras();
+  std::lock_guard listeners_lock(x.listeners_mu);
   std::lock_guard lock(s.mu);
-  s.coordination = installed;
+  x.coordination = installed;
   s.coordinated.store(installed != nullptr, std::memory_order_relaxed);
 }
 
@@ -1134,11 +1276,12 @@ bool CircuitBreaker::Adopt(State to, Duration remaining_cooldown) {
     return false;
   }
   Impl& s = impl();
+  Impl::Extras& x = s.extras();
   EventBatch events;
   {
     std::lock_guard lock(s.mu);
     if (to == State::kOpen) {
-      s.adopted_cooldown = std::max(remaining_cooldown, Duration(1));
+      x.adopted_cooldown = std::max(remaining_cooldown, Duration(1));
     }
     s.TransitionLocked(to, s.clock->Now(), TransitionCause::kFleet, events);
   }
@@ -1173,9 +1316,11 @@ std::optional<ConfigError> CircuitBreaker::Reconfigure(const Config& config) {
     return error;
   }
   Impl& s = impl();
-  std::lock_guard serialize(s.reconfigure_mu);
+  // The block also holds the ramp's state, which the new config may need.
+  std::lock_guard serialize(s.extras().reconfigure_mu);
   // Only Reconfigure writes s.config, and it holds reconfigure_mu: reading it here is safe.
-  const Config& old = s.config;
+  const std::shared_ptr<const Config> old_config = s.config;  // kept alive while read
+  const Config& old = *old_config;
   const bool new_window =
       old.trip != config.trip ||
       (config.trip != TripPolicy::kConsecutive && old.window_size != config.window_size) ||
@@ -1192,6 +1337,10 @@ std::optional<ConfigError> CircuitBreaker::Reconfigure(const Config& config) {
     count_window = MakeCountWindow(config);
     time_window = MakeTimeWindow(config);
   }
+  // Thresholds may change: the cached boundaries start afresh (the old ones are freed after the
+  // lock, by the swap below).
+  std::unique_ptr<RateBoundaries> boundaries = MakeRateBoundaries(config);
+  std::shared_ptr<const Config> shared = SharedConfig(config);
   EventBatch events;
   {
     std::lock_guard lock(s.mu);
@@ -1207,12 +1356,11 @@ std::optional<ConfigError> CircuitBreaker::Reconfigure(const Config& config) {
     if (inflight) {
       s.inflight = std::move(inflight);  // before the config that needs it
     }
-    s.config = config;
-    s.failure_boundary = {};
-    s.slow_boundary = {};
+    s.config = std::move(shared);
+    std::swap(s.boundaries, boundaries);
     if (s.state != State::kHalfOpen) {
       // No probe is in flight outside HALF_OPEN (every transition frees the slots).
-      s.probe_slots.assign(config.half_open_max_probes, ProbeSlot{});
+      s.probe_slots.assign(config.half_open_max_probes);
       s.successes_to_close = config.effective_half_open_successes();
     }
     // Before any new state word is published below, so that a lock-free reader that sees the
@@ -1238,26 +1386,31 @@ std::optional<ConfigError> CircuitBreaker::Reconfigure(const Config& config) {
 
 ListenerId CircuitBreaker::AddListener(Listener listener) {
   Impl& s = impl();
-  std::lock_guard lock(s.listeners_mu);
-  auto list = s.listeners ? std::make_shared<Impl::ListenerList>(*s.listeners)
+  Impl::Extras& x = s.extras();
+  std::lock_guard lock(x.listeners_mu);
+  auto list = x.listeners ? std::make_shared<Impl::ListenerList>(*x.listeners)
                           : std::make_shared<Impl::ListenerList>();
-  const ListenerId id = s.next_listener_id++;
+  const ListenerId id = x.next_listener_id++;
   list->emplace_back(id, std::move(listener));
-  s.listeners = std::move(list);
+  x.listeners = std::move(list);
   s.has_listeners.store(true, std::memory_order_relaxed);
   return id;
 }
 
 void CircuitBreaker::RemoveListener(ListenerId id) {
   Impl& s = impl();
-  std::lock_guard lock(s.listeners_mu);
-  if (!s.listeners) {
+  Impl::Extras* x = s.extras_if_made();
+  if (x == nullptr) {
+    return;  // no listener was ever added
+  }
+  std::lock_guard lock(x->listeners_mu);
+  if (!x->listeners) {
     return;
   }
-  auto list = std::make_shared<Impl::ListenerList>(*s.listeners);
+  auto list = std::make_shared<Impl::ListenerList>(*x->listeners);
   std::erase_if(*list, [id](const auto& entry) { return entry.first == id; });
   s.has_listeners.store(!list->empty(), std::memory_order_relaxed);
-  s.listeners = list->empty() ? nullptr : std::move(list);
+  x->listeners = list->empty() ? nullptr : std::move(list);
 }
 
 }  // namespace fusebox

@@ -935,6 +935,35 @@ TEST_F(BreakerTest, JitteredCooldownStaysInItsBandAndFollowsTheSeed) {
   EXPECT_TRUE(varied);
 }
 
+// Without an injected generator a breaker draws from its own, seeded by its name: the same name
+// gives the same cooldowns (its generator is made with the breaker, before any listener or
+// reconfiguration asked for the breaker's optional state).
+TEST_F(BreakerTest, JitteredCooldownWithoutAnInjectedGeneratorFollowsTheName) {
+  auto run = [](const std::string& name) {
+    fusebox::testing::ManualClock clock;
+    auto b = CircuitBreaker::Create(
+                 name, {.failure_threshold = 1, .cooldown = seconds(10), .cooldown_jitter = 0.2},
+                 {.clock = &clock})
+                 .value();
+    std::vector<Duration> out;
+    for (int i = 0; i < 20; ++i) {
+      auto p = b->TryAcquire();
+      EXPECT_TRUE(p.has_value());
+      p->Record(Outcome::kFailure);
+      out.push_back(b->retry_after());
+      clock.Advance(b->retry_after());
+    }
+    return out;
+  };
+  const auto a = run("shipping");
+  EXPECT_EQ(a, run("shipping"));
+  EXPECT_NE(a, run("billing"));
+  for (Duration d : a) {
+    EXPECT_GE(d, seconds(8));
+    EXPECT_LE(d, seconds(12));
+  }
+}
+
 // ---- operator states ----
 
 TEST_F(BreakerTest, ForcedOpenRejectsEverythingUntilClosedByCommand) {
@@ -1033,6 +1062,28 @@ TEST_F(BreakerTest, EventsCarryIncreasingSequenceNumbers) {
   EXPECT_TRUE(std::holds_alternative<OutcomeEvent>(events_[0].detail));
   EXPECT_TRUE(std::holds_alternative<TransitionEvent>(events_[1].detail));
   EXPECT_TRUE(std::holds_alternative<RejectionEvent>(events_[2].detail));
+}
+
+// A breaker made without listeners keeps no listener state until one is added: removing an id
+// before then does nothing, and the first listener's events are numbered from 1.
+TEST_F(BreakerTest, ListenersMayComeAfterCallsAndRemovalsOfUnknownIds) {
+  auto b = CircuitBreaker::Create("late", {.failure_threshold = 1, .cooldown = seconds(10)},
+                                  {.clock = &clock_})
+               .value();
+  b->RemoveListener(ListenerId{42});
+  Call(*b, Outcome::kSuccess);
+  std::vector<Event> seen;
+  const ListenerId id = b->AddListener([&](const Event& e) { seen.push_back(e); });
+  Call(*b, Outcome::kFailure);
+  ASSERT_EQ(seen.size(), 2U);  // the outcome, then its transition
+  EXPECT_EQ(seen[0].sequence, 1U);
+  EXPECT_EQ(seen[1].sequence, 2U);
+  b->RemoveListener(ListenerId{id + 1});  // not one of its ids: the listener stays
+  (void)b->TryAcquire();
+  EXPECT_EQ(seen.size(), 3U);  // the rejection
+  b->RemoveListener(id);
+  (void)b->TryAcquire();
+  EXPECT_EQ(seen.size(), 3U);
 }
 
 TEST_F(BreakerTest, ListenerMayCallBackIntoTheBreaker) {

@@ -288,6 +288,68 @@ TEST_F(ReconfigureTest, ProbeSettingsOutsideHalfOpenApplyToTheNextOne) {
   EXPECT_EQ(b->state(), State::kClosed);
 }
 
+// Breakers configured alike share one immutable copy of the config: reconfiguring one must not
+// change the other.
+TEST_F(ReconfigureTest, BreakersConfiguredAlikeStayApartWhenOneIsReconfigured) {
+  const CircuitBreakerConfig config{.failure_threshold = 1, .cooldown = seconds(10)};
+  auto a = Make(config);
+  auto b = Make(config);
+  CircuitBreakerConfig raised = config;
+  raised.failure_threshold = 3;
+  Apply(*a, raised);
+  EXPECT_EQ(a->config(), raised);
+  EXPECT_EQ(b->config(), config);
+  Call(*a, Outcome::kFailure);
+  EXPECT_EQ(a->state(), State::kClosed);  // one failure of three
+  Call(*b, Outcome::kFailure);
+  EXPECT_EQ(b->state(), State::kOpen);  // still one failure of one
+  auto c = Make(config);                // made after: alike to b, still its own breaker
+  EXPECT_EQ(c->config(), config);
+  EXPECT_EQ(c->state(), State::kClosed);
+}
+
+// The probe slots move to a larger block when the cap grows; a probe in flight keeps its slot
+// and its deadline there: it still holds the only slot of this HALF_OPEN, and when it overruns
+// its deadline the breaker reopens as for any probe that timed out.
+TEST_F(ReconfigureTest, AProbeInFlightKeepsItsSlotWhenTheCapGrows) {
+  const CircuitBreakerConfig one{
+      .failure_threshold = 1, .call_timeout = seconds(2), .cooldown = seconds(10)};
+  auto b = Make(one);
+  Call(*b, Outcome::kFailure);
+  clock_.Advance(seconds(10));
+  auto probe = b->TryAcquire();
+  ASSERT_TRUE(probe.has_value());
+  CircuitBreakerConfig many = one;
+  many.half_open_max_probes = 64;
+  Apply(*b, many);
+  EXPECT_FALSE(b->TryAcquire().has_value());  // the one slot is still taken
+  clock_.Advance(seconds(3));                 // past the probe's deadline (2 s)
+  auto next = b->TryAcquire();                // applies the timeout, at the deadline
+  ASSERT_FALSE(next.has_value());
+  EXPECT_EQ(next.error().retry_after, seconds(9));
+  ASSERT_FALSE(transitions_.empty());
+  EXPECT_EQ(transitions_.back().cause, TransitionCause::kProbeTimedOut);
+  probe->Record(Outcome::kSuccess);  // late: it belongs to the generation before
+  clock_.Advance(seconds(9));
+  std::vector<Permit> probes;
+  for (int i = 0; i < 64; ++i) {
+    auto p = b->TryAcquire();
+    ASSERT_TRUE(p.has_value()) << i;
+    probes.push_back(std::move(p).value());
+  }
+  EXPECT_FALSE(b->TryAcquire().has_value());
+  Apply(*b, one);  // back to one slot from the next HALF_OPEN on
+  for (Permit& p : probes) {
+    p.Record(Outcome::kSuccess);
+  }
+  EXPECT_EQ(b->state(), State::kClosed);
+  Call(*b, Outcome::kFailure);
+  clock_.Advance(seconds(10));
+  auto only = b->TryAcquire();
+  ASSERT_TRUE(only.has_value());
+  EXPECT_FALSE(b->TryAcquire().has_value());
+}
+
 // ---- new generation ----
 
 TEST_F(ReconfigureTest, ANewTripPolicyInClosedStartsAGenerationAndClearsTheRun) {

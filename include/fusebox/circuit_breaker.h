@@ -137,6 +137,9 @@ struct CircuitBreakerConfig {
   // The first field outside its valid range, or nullopt when the config is valid.
   std::optional<ConfigError> Validate() const;
 
+  // Field by field (an unset optional differs from one set to its default value).
+  bool operator==(const CircuitBreakerConfig&) const = default;
+
   Duration effective_slow_call_duration() const noexcept {
     return slow_call_duration.value_or(call_timeout);
   }
