@@ -9,6 +9,10 @@
 // lock held, a read takes no file lock at all (in WAL mode each read transaction would otherwise
 // cost two fcntl calls, a third of the system calls of an uncached request). A second process
 // that opens the file finds it locked, reports the cache broken and serves live decodes.
+//
+// Being the file's only writer also lets this process keep a filter of the keys it holds
+// (service/key_filter.h), built from the file at open and kept by every insert and eviction: a
+// Get of a VIN never stored answers without running a statement.
 #include <sqlite3.h>
 
 #include <algorithm>
@@ -16,11 +20,13 @@
 #include <filesystem>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <system_error>
 
 #include <fmt/format.h>
 
 #include "service/cache.h"
+#include "service/key_filter.h"
 
 namespace vin_gateway {
 namespace {
@@ -43,7 +49,8 @@ class SqliteCache final : public ImmediateCache {
   SqliteCache(std::string path, std::uint64_t max_entries, SqliteCacheOptions options)
       : path_(std::move(path)),
         max_entries_(max_entries == 0 ? 1 : max_entries),
-        options_(options) {
+        options_(options),
+        keys_(max_entries_) {
     std::lock_guard<std::mutex> lock(mu_);
     OpenLocked(kOpenBusyTimeoutMs);
   }
@@ -58,7 +65,7 @@ class SqliteCache final : public ImmediateCache {
     std::lock_guard<std::mutex> lock(mu_);
     ++gets_;
     RelockIfDueLocked();
-    if (db_ == nullptr) {
+    if (db_ == nullptr || !keys_.MayContain(key)) {
       return std::nullopt;
     }
     sqlite3_stmt* s = get_.get();
@@ -134,19 +141,28 @@ class SqliteCache final : public ImmediateCache {
       return;
     }
     ++entries_;
+    keys_.Add(key);
     if (entries_ > max_entries_) {
       sqlite3_stmt* e = evict_.get();
       sqlite3_reset(e);
       sqlite3_bind_int64(e, 1, static_cast<sqlite3_int64>(entries_ - max_entries_));
-      rc = sqlite3_step(e);
-      sqlite3_reset(e);
-      if (rc != SQLITE_DONE) {
-        FailLocked(rc, "evict");
-        return;
+      std::uint64_t removed = 0;
+      while ((rc = sqlite3_step(e)) == SQLITE_ROW) {  // one row per evicted key
+        keys_.Remove(ColumnText(e, 0));
+        ++removed;
       }
-      const auto removed = static_cast<std::uint64_t>(sqlite3_changes(db_));
+      sqlite3_reset(e);
       entries_ -= std::min(entries_, removed);
       evictions_ += removed;
+      if (rc != SQLITE_DONE) {
+        // The statement's changes are undone, but the keys it returned left the filter: read
+        // them again from the file if it stays open (a transient error), so none is missed.
+        FailLocked(rc, "evict");
+        if (db_ != nullptr) {
+          LoadKeysLocked();
+        }
+        return;
+      }
     }
   }
 
@@ -248,7 +264,7 @@ class SqliteCache final : public ImmediateCache {
                        "VALUES (?1, ?2, ?3, ?4)") ||
         !PrepareLocked(evict_,
                        "DELETE FROM decodes WHERE key IN "
-                       "(SELECT key FROM decodes ORDER BY used LIMIT ?1)")) {
+                       "(SELECT key FROM decodes ORDER BY used LIMIT ?1) RETURNING key")) {
       return;
     }
     Statement stats;
@@ -262,8 +278,37 @@ class SqliteCache final : public ImmediateCache {
     }
     entries_ = static_cast<std::uint64_t>(sqlite3_column_int64(stats.get(), 0));
     sequence_ = sqlite3_column_int64(stats.get(), 1);
+    if (!LoadKeysLocked()) {
+      return;
+    }
     // Queries on a file this process holds never need to wait for a lock.
     sqlite3_busy_timeout(db_, 0);
+  }
+
+  // The filter, from the keys in the file (at open: the file may hold entries of an earlier run,
+  // or of a process that held it while this one was locked out).
+  bool LoadKeysLocked() {
+    keys_.Clear();
+    Statement all;
+    if (!PrepareLocked(all, "SELECT key FROM decodes")) {
+      return false;
+    }
+    int rc = SQLITE_ROW;
+    while ((rc = sqlite3_step(all.get())) == SQLITE_ROW) {
+      keys_.Add(ColumnText(all.get(), 0));
+    }
+    if (rc != SQLITE_DONE) {
+      BreakLocked(fmt::format("'{}' is not a usable cache: {}", path_, sqlite3_errmsg(db_)));
+      return false;
+    }
+    return true;
+  }
+
+  static std::string_view ColumnText(sqlite3_stmt* s, int column) {
+    const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(s, column));
+    return text == nullptr
+               ? std::string_view()
+               : std::string_view(text, static_cast<std::size_t>(sqlite3_column_bytes(s, column)));
   }
 
   bool PrepareLocked(Statement& statement, const char* sql) {
@@ -309,6 +354,7 @@ class SqliteCache final : public ImmediateCache {
   const std::uint64_t max_entries_;
   const SqliteCacheOptions options_;
   mutable std::mutex mu_;
+  KeyFilter keys_;         // Guarded by mu_. The keys in the file (service/key_filter.h).
   sqlite3* db_ = nullptr;  // Guarded by mu_; null when broken.
   Statement get_;          // Guarded by mu_ (like every field below).
   Statement touch_;
