@@ -30,7 +30,9 @@ namespace vin_gateway {
 // The answer as a JSON object, its memory from `storage` (the default heap when null).
 boost::json::object AnswerJson(const DecodeAnswer& answer,
                                const boost::json::storage_ptr& storage = {});
-// The same, serialized: the body of a single decode.
+// The same, serialized: the body of a single decode. An answer without a decode or problems (a
+// refusal, an error) whose texts need no escaping is written without building the object, in
+// the same bytes.
 std::string AnswerBody(const DecodeAnswer& answer);
 
 // {"status": status, "message": message}: the envelope every body of the gateway starts with.
