@@ -452,12 +452,11 @@ struct alignas(64) CircuitBreaker::Impl {
                           : std::min(1.0, static_cast<double>(half_open_admitted) /
                                               static_cast<double>(half_open_calls));
     constexpr auto kRelaxed = std::memory_order_relaxed;
-    made_extras().ramp_start_ns.store(at.time_since_epoch().count(), kRelaxed);
-    made_extras().ramp_end_ns.store((at + config->recovery_ramp).time_since_epoch().count(),
-                                    kRelaxed);
-    made_extras().ramp_start_share.store(s0, kRelaxed);
-    made_extras().ramp_credit.store(kCreditOne - 1,
-                                    kRelaxed);  // the first call of the ramp is admitted
+    Extras& ramp = made_extras();  // a config with a ramp made the block (see extras_block)
+    ramp.ramp_start_ns.store(at.time_since_epoch().count(), kRelaxed);
+    ramp.ramp_end_ns.store((at + config->recovery_ramp).time_since_epoch().count(), kRelaxed);
+    ramp.ramp_start_share.store(s0, kRelaxed);
+    ramp.ramp_credit.store(kCreditOne - 1, kRelaxed);  // the first call of the ramp is admitted
     ramping = true;
     if (listening()) {
       events.Push(MakeEvent(RecoveryEvent{RecoveryPhase::kStarted, s0, config->recovery_ramp, at}));
