@@ -904,27 +904,30 @@ TEST_F(BreakerTest, CooldownGrowthResetsAfterStayingClosedForCooldownMax) {
   EXPECT_EQ(b->retry_after(), seconds(10));
 }
 
+// The cooldowns of 20 OPEN periods in a row of a breaker named `name` with a 20% jitter, drawn
+// from `rng` (null: the breaker's own generator).
+std::vector<Duration> JitteredCooldowns(const std::string& name, Random* rng) {
+  fusebox::testing::ManualClock clock;
+  auto b = CircuitBreaker::Create(
+               name, {.failure_threshold = 1, .cooldown = seconds(10), .cooldown_jitter = 0.2},
+               {.clock = &clock, .random = rng})
+               .value();
+  std::vector<Duration> out;
+  for (int i = 0; i < 20; ++i) {
+    auto p = b->TryAcquire();
+    EXPECT_TRUE(p.has_value());
+    p->Record(Outcome::kFailure);
+    out.push_back(b->retry_after());
+    clock.Advance(b->retry_after());
+  }
+  return out;
+}
+
 TEST_F(BreakerTest, JitteredCooldownStaysInItsBandAndFollowsTheSeed) {
   SplitMix64Random rng_a(7);
   SplitMix64Random rng_b(7);
-  auto run = [&](Random& rng) {
-    fusebox::testing::ManualClock clock;
-    auto b = CircuitBreaker::Create(
-                 "j", {.failure_threshold = 1, .cooldown = seconds(10), .cooldown_jitter = 0.2},
-                 {.clock = &clock, .random = &rng})
-                 .value();
-    std::vector<Duration> out;
-    for (int i = 0; i < 20; ++i) {
-      auto p = b->TryAcquire();
-      EXPECT_TRUE(p.has_value());
-      p->Record(Outcome::kFailure);
-      out.push_back(b->retry_after());
-      clock.Advance(b->retry_after());
-    }
-    return out;
-  };
-  const auto a = run(rng_a);
-  const auto c = run(rng_b);
+  const auto a = JitteredCooldowns("j", &rng_a);
+  const auto c = JitteredCooldowns("j", &rng_b);
   EXPECT_EQ(a, c);
   bool varied = false;
   for (Duration d : a) {
@@ -939,25 +942,9 @@ TEST_F(BreakerTest, JitteredCooldownStaysInItsBandAndFollowsTheSeed) {
 // gives the same cooldowns (its generator is made with the breaker, before any listener or
 // reconfiguration asked for the breaker's optional state).
 TEST_F(BreakerTest, JitteredCooldownWithoutAnInjectedGeneratorFollowsTheName) {
-  auto run = [](const std::string& name) {
-    fusebox::testing::ManualClock clock;
-    auto b = CircuitBreaker::Create(
-                 name, {.failure_threshold = 1, .cooldown = seconds(10), .cooldown_jitter = 0.2},
-                 {.clock = &clock})
-                 .value();
-    std::vector<Duration> out;
-    for (int i = 0; i < 20; ++i) {
-      auto p = b->TryAcquire();
-      EXPECT_TRUE(p.has_value());
-      p->Record(Outcome::kFailure);
-      out.push_back(b->retry_after());
-      clock.Advance(b->retry_after());
-    }
-    return out;
-  };
-  const auto a = run("shipping");
-  EXPECT_EQ(a, run("shipping"));
-  EXPECT_NE(a, run("billing"));
+  const auto a = JitteredCooldowns("shipping", nullptr);
+  EXPECT_EQ(a, JitteredCooldowns("shipping", nullptr));
+  EXPECT_NE(a, JitteredCooldowns("billing", nullptr));
   for (Duration d : a) {
     EXPECT_GE(d, seconds(8));
     EXPECT_LE(d, seconds(12));

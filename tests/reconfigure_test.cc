@@ -37,6 +37,21 @@ class ReconfigureTest : public ::testing::Test {
     permit->Record(outcome);
   }
 
+  // Trips `b` (configured with `config`: failure threshold 1), waits out the cooldown, takes the
+  // HALF_OPEN probe, then raises the probe cap to `cap`: this HALF_OPEN keeps its single slot,
+  // which the probe holds. Returns the probe.
+  Permit TakeTheProbeAndRaiseTheCap(CircuitBreaker& b, CircuitBreakerConfig config,
+                                    std::uint32_t cap) {
+    Call(b, Outcome::kFailure);
+    clock_.Advance(config.cooldown);
+    auto probe = b.TryAcquire();
+    EXPECT_TRUE(probe.has_value() && probe->is_probe());
+    config.half_open_max_probes = cap;
+    Apply(b, config);
+    EXPECT_FALSE(b.TryAcquire().has_value());  // the one slot is still taken
+    return std::move(probe).value();
+  }
+
   // Reconfigure that must succeed.
   static void Apply(CircuitBreaker& b, const CircuitBreakerConfig& config) {
     const auto error = b.Reconfigure(config);
@@ -250,15 +265,8 @@ TEST_F(ReconfigureTest, AGrownCooldownIsKeptWithinTheNewRange) {
 TEST_F(ReconfigureTest, ProbeSettingsApplyFromTheNextHalfOpen) {
   const CircuitBreakerConfig one{.failure_threshold = 1, .cooldown = seconds(10)};
   auto b = Make(one);
-  Call(*b, Outcome::kFailure);
-  clock_.Advance(seconds(10));
-  auto probe = b->TryAcquire();
-  ASSERT_TRUE(probe.has_value());
-  CircuitBreakerConfig two = one;
-  two.half_open_max_probes = 2;
-  Apply(*b, two);
-  EXPECT_FALSE(b->TryAcquire().has_value());  // this HALF_OPEN keeps its single slot
-  probe->Record(Outcome::kFailure);
+  auto probe = TakeTheProbeAndRaiseTheCap(*b, one, 2);
+  probe.Record(Outcome::kFailure);
   clock_.Advance(seconds(10));
   auto first = b->TryAcquire();
   auto second = b->TryAcquire();
@@ -315,21 +323,14 @@ TEST_F(ReconfigureTest, AProbeInFlightKeepsItsSlotWhenTheCapGrows) {
   const CircuitBreakerConfig one{
       .failure_threshold = 1, .call_timeout = seconds(2), .cooldown = seconds(10)};
   auto b = Make(one);
-  Call(*b, Outcome::kFailure);
-  clock_.Advance(seconds(10));
-  auto probe = b->TryAcquire();
-  ASSERT_TRUE(probe.has_value());
-  CircuitBreakerConfig many = one;
-  many.half_open_max_probes = 64;
-  Apply(*b, many);
-  EXPECT_FALSE(b->TryAcquire().has_value());  // the one slot is still taken
-  clock_.Advance(seconds(3));                 // past the probe's deadline (2 s)
-  auto next = b->TryAcquire();                // applies the timeout, at the deadline
+  auto probe = TakeTheProbeAndRaiseTheCap(*b, one, 64);
+  clock_.Advance(seconds(3));   // past the probe's deadline (2 s)
+  auto next = b->TryAcquire();  // applies the timeout, at the deadline
   ASSERT_FALSE(next.has_value());
   EXPECT_EQ(next.error().retry_after, seconds(9));
   ASSERT_FALSE(transitions_.empty());
   EXPECT_EQ(transitions_.back().cause, TransitionCause::kProbeTimedOut);
-  probe->Record(Outcome::kSuccess);  // late: it belongs to the generation before
+  probe.Record(Outcome::kSuccess);  // late: it belongs to the generation before
   clock_.Advance(seconds(9));
   std::vector<Permit> probes;
   for (int i = 0; i < 64; ++i) {
