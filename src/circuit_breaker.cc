@@ -174,14 +174,6 @@ struct RateBoundary {
   std::uint64_t calls = 0;      // 0: not computed yet
   std::uint64_t min_count = 0;  // the fewest failures (or slow calls) that reach the threshold
 };
-// The window policies' cache of both boundaries (made with their window).
-struct RateBoundaries {
-  RateBoundary failure;
-  RateBoundary slow;
-};
-std::unique_ptr<RateBoundaries> MakeRateBoundaries(const CircuitBreakerConfig& config) {
-  return config.trip != TripPolicy::kConsecutive ? std::make_unique<RateBoundaries>() : nullptr;
-}
 
 // The window of a window policy; null for the other policies.
 std::unique_ptr<CountWindow> MakeCountWindow(const CircuitBreakerConfig& config) {
@@ -191,6 +183,24 @@ std::unique_ptr<CountWindow> MakeCountWindow(const CircuitBreakerConfig& config)
 std::unique_ptr<TimeWindow> MakeTimeWindow(const CircuitBreakerConfig& config) {
   return config.trip == TripPolicy::kTimeWindow ? std::make_unique<TimeWindow>(config.window_size)
                                                 : nullptr;
+}
+
+// A window policy's state, in one block that a consecutive breaker does not have: the window its
+// policy uses (the other is null) and the cache of the rate boundaries for its size.
+struct WindowState {
+  std::unique_ptr<CountWindow> count;
+  std::unique_ptr<TimeWindow> time;
+  RateBoundary failure_boundary;
+  RateBoundary slow_boundary;
+};
+std::unique_ptr<WindowState> MakeWindowState(const CircuitBreakerConfig& config) {
+  if (config.trip == TripPolicy::kConsecutive) {
+    return nullptr;
+  }
+  auto state = std::make_unique<WindowState>();
+  state->count = MakeCountWindow(config);
+  state->time = MakeTimeWindow(config);
+  return state;
 }
 
 // One immutable copy of a config for all the breakers configured alike: a registry's breakers,
@@ -224,6 +234,11 @@ std::shared_ptr<const CircuitBreakerConfig> SharedConfig(const CircuitBreakerCon
   return made;
 }
 
+// Where Impl starts in the breaker's allocation (CircuitBreaker::operator new): the next cache
+// line after the CircuitBreaker object, whose own fields (the clock the hot paths read, the name)
+// fill the line before it.
+constexpr std::size_t kImplOffset = 64;
+
 std::uint64_t HashName(const std::string& name) noexcept {
   std::uint64_t h = 1469598103934665603ULL;  // FNV-1a
   for (char c : name) {
@@ -241,28 +256,33 @@ struct alignas(64) CircuitBreaker::Impl {
   using ListenerList = std::vector<std::pair<ListenerId, Listener>>;
   struct Extras;
 
-  Impl(std::string breaker_name, const Config& cfg, CircuitBreakerDeps deps)
-      : name(std::move(breaker_name)),
-        clock(deps.clock != nullptr ? deps.clock : &DefaultClock()),
-        injected_random(deps.random),
-        config(SharedConfig(cfg)),
+  // Made by CircuitBreaker's constructor once its own fields (clock, name) are set.
+  Impl(const Config& cfg, CircuitBreakerDeps deps)
+      : config(SharedConfig(cfg)),
         successes_to_close(cfg.effective_half_open_successes()),
-        count_window(MakeCountWindow(cfg)),
-        time_window(MakeTimeWindow(cfg)),
-        boundaries(MakeRateBoundaries(cfg)),
+        window(MakeWindowState(cfg)),
         inflight(cfg.inflight_slow_accounting ? std::make_unique<InflightTracker>() : nullptr),
         probe_slots(cfg.half_open_max_probes),
         base_cooldown(cfg.cooldown),
         current_cooldown(cfg.cooldown) {
-    if (cfg.recovery_ramp > Duration::zero() || cfg.cooldown_jitter > 0.0) {
-      extras();  // the ramp's state, the jitter's own generator
+    if (cfg.recovery_ramp > Duration::zero() || cfg.cooldown_jitter > 0.0 ||
+        deps.random != nullptr) {
+      extras(deps.random);  // the ramp's state, the jitter's generator
     }
     PublishHotSettingsLocked();
-    closed_since = clock->Now();
+    closed_since = clock().Now();
   }
   ~Impl() { delete extras_block.load(std::memory_order_acquire); }
   Impl(const Impl&) = delete;
   Impl& operator=(const Impl&) = delete;
+
+  // The breaker this state belongs to: the object at the start of the allocation (operator new),
+  // which keeps the clock and the name (they fill its line; Impl does not repeat them).
+  const CircuitBreaker& owner() const noexcept {
+    return *std::launder(reinterpret_cast<const CircuitBreaker*>(
+        reinterpret_cast<const std::byte*>(this) - kImplOffset));
+  }
+  Clock& clock() const noexcept { return *owner().clock_; }
 
   // ---- What the lock-free paths read, first and in one cache line (Impl is line-aligned): a call
   // on a breaker that fell out of the cache misses once here (plus its counter block). ----
@@ -285,12 +305,6 @@ struct alignas(64) CircuitBreaker::Impl {
   std::atomic<bool> has_listeners{false};
   internal::ShardedCounters<kCounterCount> counters;
 
-  // Immutable after construction.
-  const std::string name;
-  Clock* const clock;
-  // The cooldown jitter's generator when one is injected; else Extras::own_random.
-  Random* const injected_random;
-
   // The settings in force: replaced only by Reconfigure.
   // Guarded by mu (the pointer; the config itself is immutable and shared by the breakers
   // configured alike, see SharedConfig).
@@ -305,11 +319,8 @@ struct alignas(64) CircuitBreaker::Impl {
   std::uint32_t probes_in_flight = 0;
   std::uint32_t good_probes = 0;
   std::uint64_t generation = 0;  // Guarded by mu.
-  // Guarded by mu. Each exists only under its trip policy (the other is null), so that a breaker
-  // carries no window it does not use; the boundaries with either window.
-  std::unique_ptr<CountWindow> count_window;
-  std::unique_ptr<TimeWindow> time_window;
-  std::unique_ptr<RateBoundaries> boundaries;  // Cache of the last window size's boundaries.
+  // Guarded by mu. Only under a window policy (see WindowState).
+  std::unique_ptr<WindowState> window;
   // Guarded by mu. Only with inflight_slow_accounting (a std::deque allocates even when empty);
   // once made, kept until the breaker dies (permits may still carry its tickets).
   std::unique_ptr<InflightTracker> inflight;
@@ -329,7 +340,7 @@ struct alignas(64) CircuitBreaker::Impl {
   // dies, so that a plain breaker does not carry it: listeners, a fleet coordinator, the lock of
   // live reconfiguration, the recovery ramp's state, the jitter's generator.
   struct Extras {
-    explicit Extras(std::uint64_t seed) : own_random(seed) {}
+    Extras(std::uint64_t seed, Random* injected) : injected_random(injected), own_random(seed) {}
 
     std::mutex reconfigure_mu;  // serializes Reconfigure calls (config is also written under mu)
 
@@ -342,7 +353,10 @@ struct alignas(64) CircuitBreaker::Impl {
     std::optional<Duration> adopted_cooldown;  // Guarded by mu. Set by Adopt for its transition.
     // Events are numbered only where somebody receives them (a listener or a coordinator).
     std::atomic<std::uint64_t> sequence{0};
-    SplitMix64Random own_random;  // the jitter's generator unless one is injected; seeded by name
+    // The cooldown jitter's generator: the injected one (CircuitBreakerDeps::random, which makes
+    // the block at creation), else the breaker's own, seeded by its name.
+    Random* const injected_random;
+    SplitMix64Random own_random;
 
     // The ramp under way, for its lock-free admission: written under mu before a word with
     // kRampBit is published (release), read relaxed after reading such a word (acquire).
@@ -357,11 +371,12 @@ struct alignas(64) CircuitBreaker::Impl {
   // jitter). Installed by compare-and-swap.
   std::atomic<Extras*> extras_block{nullptr};
 
-  // The block, made if it is not yet.
-  Extras& extras() {
+  // The block, made if it is not yet (`injected_random` only matters then: the constructor
+  // passes the injected generator, when there is one, and makes the block at once).
+  Extras& extras(Random* injected_random = nullptr) {
     Extras* made = extras_block.load(std::memory_order_acquire);
     if (made == nullptr) {
-      auto fresh = std::make_unique<Extras>(HashName(name));
+      auto fresh = std::make_unique<Extras>(HashName(owner().name_), injected_random);
       if (extras_block.compare_exchange_strong(made, fresh.get(), std::memory_order_acq_rel)) {
         made = fresh.release();
       }
@@ -504,7 +519,7 @@ struct alignas(64) CircuitBreaker::Impl {
     Extras* x = extras_if_made();
     const std::uint64_t number =
         x == nullptr ? 0 : x->sequence.fetch_add(1, std::memory_order_relaxed) + 1;
-    return Event{number, name, detail};
+    return Event{number, owner().name_, detail};
   }
 
   void Dispatch(const EventBatch& batch) noexcept {
@@ -567,7 +582,8 @@ struct alignas(64) CircuitBreaker::Impl {
     if (config->cooldown_jitter <= 0.0) {
       return base;
     }
-    Random& random = injected_random != nullptr ? *injected_random : made_extras().own_random;
+    Extras& x = made_extras();
+    Random& random = x.injected_random != nullptr ? *x.injected_random : x.own_random;
     const double u = random.Uniform01();
     const double factor = 1.0 - config->cooldown_jitter + 2.0 * config->cooldown_jitter * u;
     return std::max(Duration(1), Duration(static_cast<Duration::rep>(
@@ -595,11 +611,11 @@ struct alignas(64) CircuitBreaker::Impl {
     switch (to) {
       case State::kClosed:
       case State::kMetricsOnly:
-        if (count_window) {
-          count_window->Clear();
+        if (window && window->count) {
+          window->count->Clear();
         }
-        if (time_window) {
-          time_window->Clear();
+        if (window && window->time) {
+          window->time->Clear();
         }
         closed_since = at;
         break;
@@ -685,7 +701,7 @@ struct alignas(64) CircuitBreaker::Impl {
   std::optional<TransitionCause> WindowTripCauseLocked(const WindowTotals& t,
                                                        std::uint64_t running_slow = 0) noexcept {
     if (t.calls != 0 && t.calls >= config->minimum_calls) {
-      RateBoundary& failure_boundary = boundaries->failure;
+      RateBoundary& failure_boundary = window->failure_boundary;
       if (failure_boundary.calls != t.calls) {
         failure_boundary = {t.calls, MinCountReaching(t.calls, config->failure_rate_threshold)};
       }
@@ -695,7 +711,7 @@ struct alignas(64) CircuitBreaker::Impl {
     }
     const std::uint64_t calls = t.calls + running_slow;
     if (calls != 0 && calls >= config->minimum_calls) {
-      RateBoundary& slow_boundary = boundaries->slow;
+      RateBoundary& slow_boundary = window->slow_boundary;
       if (slow_boundary.calls != calls) {
         slow_boundary = {calls, MinCountReaching(calls, config->slow_call_rate_threshold)};
       }
@@ -708,8 +724,8 @@ struct alignas(64) CircuitBreaker::Impl {
 
   void TripIfWindowSaysLocked(TimePoint now, EventBatch& events) noexcept {
     const WindowTotals t = config->trip == TripPolicy::kCountWindow
-                               ? count_window->totals()
-                               : time_window->TotalsAt(WholeSecondsSinceEpoch(now));
+                               ? window->count->totals()
+                               : window->time->TotalsAt(WholeSecondsSinceEpoch(now));
     std::uint64_t running_slow = 0;
     if (config->inflight_slow_accounting) {
       inflight->Advance(now, config->effective_slow_call_duration());
@@ -733,20 +749,20 @@ struct alignas(64) CircuitBreaker::Impl {
     }
     const bool trips = state == State::kClosed;
     if (config->trip == TripPolicy::kCountWindow) {
-      if (trips && WindowTripCauseLocked(count_window->TotalsWith(sample))) {
+      if (trips && WindowTripCauseLocked(window->count->TotalsWith(sample))) {
         return false;
       }
-      count_window->Add(sample);
+      window->count->Add(sample);
     } else {
       const std::int64_t second = WholeSecondsSinceEpoch(now);
-      WindowTotals t = time_window->TotalsAt(second);
+      WindowTotals t = window->time->TotalsAt(second);
       t.calls += 1;
       t.failures += sample.failure ? 1U : 0U;
       t.slow += sample.slow ? 1U : 0U;
       if (trips && WindowTripCauseLocked(t)) {
         return false;
       }
-      time_window->Add(second, sample);
+      window->time->Add(second, sample);
     }
     return true;
   }
@@ -764,10 +780,6 @@ struct alignas(64) CircuitBreaker::Impl {
 
 namespace {
 
-// Where Impl starts in the breaker's allocation (CircuitBreaker::operator new): the next cache
-// line after the CircuitBreaker object.
-constexpr std::size_t kImplOffset = 64;
-
 // A short hint for callers turned away while probes run: try again in a second.
 constexpr Duration kHalfOpenRetryHint = std::chrono::seconds(1);
 
@@ -782,11 +794,12 @@ CircuitBreaker::Impl& CircuitBreaker::impl() const noexcept {
 // ---- creation ----
 
 CircuitBreaker::CircuitBreaker(std::string name, Config config, CircuitBreakerDeps deps)
-    : clock_((new(reinterpret_cast<std::byte*>(this) + kImplOffset)
-                  Impl(std::move(name), config, deps))
-                 ->clock),
+    : clock_(deps.clock != nullptr ? deps.clock : &DefaultClock()),
       cached_clock_(dynamic_cast<const CachedClock*>(clock_)),
-      coarse_clock_(dynamic_cast<CoarseMonotonicClock*>(clock_) != nullptr) {
+      coarse_clock_(dynamic_cast<CoarseMonotonicClock*>(clock_) != nullptr),
+      name_(std::move(name)) {
+  // Impl reads the fields above (its owner's clock and name), so it is made after them.
+  new (reinterpret_cast<std::byte*>(this) + kImplOffset) Impl(config, deps);
   // The lock-free paths' group fits Impl's first cache line (offsetof on a type that is not
   // standard-layout is conditionally supported; gcc and clang support it).
 #pragma GCC diagnostic push
@@ -816,7 +829,7 @@ Result<std::unique_ptr<CircuitBreaker>, ConfigError> CircuitBreaker::Create(
   return std::unique_ptr<CircuitBreaker>(new CircuitBreaker(std::move(name), config, deps));
 }
 
-const std::string& CircuitBreaker::name() const noexcept { return impl().name; }
+const std::string& CircuitBreaker::name() const noexcept { return name_; }
 CircuitBreakerConfig CircuitBreaker::config() const {
   Impl& s = impl();
   std::lock_guard lock(s.mu);
@@ -829,7 +842,7 @@ State CircuitBreaker::state() const noexcept {
 
 Duration CircuitBreaker::retry_after() const noexcept {
   Impl& s = impl();
-  const TimePoint now = s.clock->Now();
+  const TimePoint now = s.clock().Now();
   std::lock_guard lock(s.mu);
   return s.RetryAfterLocked(now);
 }
@@ -897,7 +910,7 @@ Result<Permit> CircuitBreaker::TryAcquireLocked(Priority priority) noexcept {
   Result<Permit> result = Error{ReasonCode::kCircuitOpen};
   {
     std::lock_guard lock(s.mu);
-    const TimePoint now = s.clock->Now();
+    const TimePoint now = s.clock().Now();
     s.ApplyOverdueProbeLocked(now, s.probe_slots.size(), events);
     s.CompleteRampIfDueLocked(now, events);
     if (s.state == State::kOpen && now - s.opened_at >= s.current_cooldown) {
@@ -1145,9 +1158,9 @@ void CircuitBreaker::OnOutcomeLocked(const Permit& permit, Outcome outcome, Time
           } else {
             const Sample sample{failed, slow};
             if (s.config->trip == TripPolicy::kCountWindow) {
-              s.count_window->Add(sample);
+              s.window->count->Add(sample);
             } else {
-              s.time_window->Add(WholeSecondsSinceEpoch(now), sample);
+              s.window->time->Add(WholeSecondsSinceEpoch(now), sample);
             }
             if (trips) {
               s.TripIfWindowSaysLocked(now, events);
@@ -1190,8 +1203,8 @@ void CircuitBreaker::OnOutcomeLocked(const Permit& permit, Outcome outcome, Time
 MetricsSnapshot CircuitBreaker::Snapshot() const {
   Impl& s = impl();
   MetricsSnapshot m;
-  m.name = s.name;
-  const TimePoint now = s.clock->Now();
+  m.name = name_;
+  const TimePoint now = s.clock().Now();
   std::lock_guard lock(s.mu);
   m.taken_at = now;
   m.state = s.state;
@@ -1214,10 +1227,10 @@ MetricsSnapshot CircuitBreaker::Snapshot() const {
   m.consecutive_failures = s.consecutive_run.load(std::memory_order_relaxed);
   WindowTotals t;
   if (s.config->trip == TripPolicy::kCountWindow) {
-    t = s.count_window->totals();
+    t = s.window->count->totals();
   } else if (s.config->trip == TripPolicy::kTimeWindow) {
     // Read without advancing (Snapshot is const): drop what fell out by hand.
-    TimeWindow copy = *s.time_window;
+    TimeWindow copy = *s.window->time;
     t = copy.TotalsAt(WholeSecondsSinceEpoch(now));
   }
   m.window_calls = t.calls;
@@ -1242,7 +1255,7 @@ MetricsSnapshot CircuitBreaker::Snapshot() const {
 
 std::optional<double> CircuitBreaker::recovery_progress() const noexcept {
   Impl& s = impl();
-  const TimePoint now = s.clock->Now();
+  const TimePoint now = s.clock().Now();
   std::lock_guard lock(s.mu);
   if (!s.ramping || now >= s.ramp_end()) {
     return std::nullopt;
@@ -1261,7 +1274,7 @@ void CircuitBreaker::Command(State to, bool reset_growth) {
       s.base_cooldown = s.config->cooldown;
       s.current_cooldown = s.config->cooldown;
     }
-    s.TransitionLocked(to, s.clock->Now(), TransitionCause::kOperator, events);
+    s.TransitionLocked(to, s.clock().Now(), TransitionCause::kOperator, events);
   }
   s.Dispatch(events);
 }
@@ -1293,7 +1306,7 @@ bool CircuitBreaker::Adopt(State to, Duration remaining_cooldown) {
     if (to == State::kOpen) {
       x.adopted_cooldown = std::max(remaining_cooldown, Duration(1));
     }
-    s.TransitionLocked(to, s.clock->Now(), TransitionCause::kFleet, events);
+    s.TransitionLocked(to, s.clock().Now(), TransitionCause::kFleet, events);
   }
   s.Dispatch(events);
   return true;
@@ -1336,25 +1349,20 @@ std::optional<ConfigError> CircuitBreaker::Reconfigure(const Config& config) {
       (config.trip != TripPolicy::kConsecutive && old.window_size != config.window_size) ||
       old.inflight_slow_accounting != config.inflight_slow_accounting;
   // What allocates is built before taking the spin lock.
-  std::unique_ptr<CountWindow> count_window;
-  std::unique_ptr<TimeWindow> time_window;
+  std::unique_ptr<WindowState> window;
   // Only this function replaces s.inflight, under reconfigure_mu: reading the pointer is safe.
   std::unique_ptr<InflightTracker> inflight;
   if (config.inflight_slow_accounting && !s.inflight) {
     inflight = std::make_unique<InflightTracker>();
   }
   if (new_window) {
-    count_window = MakeCountWindow(config);
-    time_window = MakeTimeWindow(config);
+    window = MakeWindowState(config);
   }
-  // Thresholds may change: the cached boundaries start afresh (the old ones are freed after the
-  // lock, by the swap below).
-  std::unique_ptr<RateBoundaries> boundaries = MakeRateBoundaries(config);
   std::shared_ptr<const Config> shared = SharedConfig(config);
   EventBatch events;
   {
     std::lock_guard lock(s.mu);
-    const TimePoint now = s.clock->Now();
+    const TimePoint now = s.clock().Now();
     if (s.base_cooldown == old.cooldown) {
       s.base_cooldown = config.cooldown;  // no growth under way: the new cooldown is the base
     } else {
@@ -1367,7 +1375,11 @@ std::optional<ConfigError> CircuitBreaker::Reconfigure(const Config& config) {
       s.inflight = std::move(inflight);  // before the config that needs it
     }
     s.config = std::move(shared);
-    std::swap(s.boundaries, boundaries);
+    if (s.window) {
+      // Thresholds may change: the cached boundaries start afresh.
+      s.window->failure_boundary = {};
+      s.window->slow_boundary = {};
+    }
     if (s.state != State::kHalfOpen) {
       // No probe is in flight outside HALF_OPEN (every transition frees the slots).
       s.probe_slots.assign(config.half_open_max_probes);
@@ -1377,8 +1389,7 @@ std::optional<ConfigError> CircuitBreaker::Reconfigure(const Config& config) {
     // new generation sees the new settings.
     s.PublishHotSettingsLocked();
     if (new_window) {
-      s.count_window = std::move(count_window);
-      s.time_window = std::move(time_window);
+      std::swap(s.window, window);  // the old one is freed after the lock
       if (s.state == State::kClosed || s.state == State::kMetricsOnly) {
         // A reconfiguration is not a recovery: the healthy time after which cooldown growth
         // resets keeps counting from the last real close.

@@ -360,10 +360,11 @@ class CircuitBreaker {
   // The state, in this object's allocation right after it (operator new): its address is
   // computed, not loaded, so a call on a cold breaker fetches both lines at once.
   Impl& impl() const noexcept;
-  Clock* clock_;  // == impl().clock; here so that Permit::Record reads it without a call
+  Clock* clock_;  // the breaker's clock; here so that Permit::Record reads it without a call
   // clock_ when it is a CachedClock, else null. Decided once at construction.
   const CachedClock* cached_clock_;
   bool coarse_clock_;  // clock_ is a CoarseMonotonicClock
+  std::string name_;
 };
 
 // ---- inline and template implementations ----
