@@ -80,9 +80,7 @@ class SqliteCache final : public ImmediateCache {
       return std::nullopt;
     }
     CacheEntry entry;
-    const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(s, 0));
-    entry.payload.assign(text == nullptr ? "" : text,
-                         static_cast<std::size_t>(sqlite3_column_bytes(s, 0)));
+    entry.payload.assign(ColumnText(s, 0));
     entry.fetched_at = WallTime(std::chrono::duration_cast<WallTime::duration>(
         std::chrono::milliseconds(sqlite3_column_int64(s, 1))));
     const sqlite3_int64 used = sqlite3_column_int64(s, 2);
