@@ -1,6 +1,7 @@
 // The breaker's internal building blocks (src/internal/), each on its own. The breaker's tests
 // cover them through the state machine; these pin down their own contracts.
 #include <gtest/gtest.h>
+#include <array>
 
 #include <chrono>
 #include <cstddef>
@@ -138,6 +139,32 @@ TEST(ShardedCountersTest, KeepsManyOwnersApart) {
   for (std::size_t i = 0; i < owners.size(); ++i) {
     EXPECT_EQ(owners[i]->Sum(0), 0U);
     EXPECT_EQ(owners[i]->Sum(1), i % 7 + i % 5) << i;
+  }
+}
+
+// Past the tables' capacity an owner counts in a block of its own (its one word then holds the
+// block's address instead of a tagged id): the last owners below are past it whatever other
+// owners are alive, and must count like the others, from two threads.
+TEST(ShardedCountersTest, OwnersPastTheCapacityCountApart) {
+  using Counters = ShardedCounters<2>;
+  constexpr std::size_t kOwners = Counters::kCapacity + 2;
+  auto owners = std::make_unique<Counters[]>(kOwners);  // NOLINT(modernize-avoid-c-arrays)
+  const std::array<std::size_t, 4> checked = {0, Counters::kCapacity / 2, kOwners - 2, kOwners - 1};
+  std::thread other([&] {
+    for (std::size_t i : checked) {
+      owners[i].Bump(1);
+    }
+  });
+  for (std::size_t i : checked) {
+    for (std::size_t n = 0; n < i % 3 + 1; ++n) {
+      owners[i].Bump(1);
+    }
+    owners[i].Bump(0);
+  }
+  other.join();
+  for (std::size_t i : checked) {
+    EXPECT_EQ(owners[i].Sum(0), 1U) << i;
+    EXPECT_EQ(owners[i].Sum(1), i % 3 + 2) << i;
   }
 }
 

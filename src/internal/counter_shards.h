@@ -36,15 +36,17 @@ namespace fusebox::internal {
 template <std::size_t kCount>
 class ShardedCounters {
  public:
-  ShardedCounters() : id_(Ids().Take()) {
-    if (id_ >= kCapacity) {
-      overflow_ = std::make_unique<Block>();
+  ShardedCounters() : word_(Tag(Ids().Take())) {
+    if (Id() >= kCapacity) {
+      word_ = reinterpret_cast<std::uintptr_t>(new Block());
     }
   }
   ~ShardedCounters() {
-    if (id_ < kCapacity) {
-      Zero(id_);
-      Ids().Give(id_);
+    if (Overflowed()) {
+      delete OverflowBlock();
+    } else {
+      Zero(Id());
+      Ids().Give(Id());
     }
   }
   ShardedCounters(const ShardedCounters&) = delete;
@@ -52,16 +54,17 @@ class ShardedCounters {
 
   // Adds one to counter `c` on the calling thread's copy.
   void Bump(std::size_t c) noexcept {
-    if (id_ >= kCapacity) [[unlikely]] {
-      overflow_->values[c].fetch_add(1, std::memory_order_relaxed);
+    if (Overflowed()) [[unlikely]] {
+      OverflowBlock()->values[c].fetch_add(1, std::memory_order_relaxed);
       return;
     }
+    const std::size_t id = Id();
     const std::size_t slot = ThisThreadSlot();
-    Chunk* chunk = ChunkOf(slot, id_ / kChunkBlocks);
+    Chunk* chunk = ChunkOf(slot, id / kChunkBlocks);
     if (chunk == nullptr) [[unlikely]] {
-      chunk = MakeChunk(slot, id_ / kChunkBlocks);
+      chunk = MakeChunk(slot, id / kChunkBlocks);
     }
-    std::atomic<std::uint64_t>& v = chunk->blocks[id_ % kChunkBlocks].values[c];
+    std::atomic<std::uint64_t>& v = chunk->blocks[id % kChunkBlocks].values[c];
     if (slot < kExclusiveSlots) [[likely]] {
       // Single writer (this thread owns the slot): no locked RMW needed.
       v.store(v.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
@@ -72,13 +75,13 @@ class ShardedCounters {
 
   // Counter `c` summed over every thread's copy.
   std::uint64_t Sum(std::size_t c) const noexcept {
-    if (id_ >= kCapacity) [[unlikely]] {
-      return overflow_->values[c].load(std::memory_order_relaxed);
+    if (Overflowed()) [[unlikely]] {
+      return OverflowBlock()->values[c].load(std::memory_order_relaxed);
     }
     std::uint64_t total = 0;
     for (std::size_t slot = 0; slot < kSlotCount; ++slot) {
-      if (const Chunk* chunk = ChunkOf(slot, id_ / kChunkBlocks)) {
-        total += chunk->blocks[id_ % kChunkBlocks].values[c].load(std::memory_order_relaxed);
+      if (const Chunk* chunk = ChunkOf(slot, Id() / kChunkBlocks)) {
+        total += chunk->blocks[Id() % kChunkBlocks].values[c].load(std::memory_order_relaxed);
       }
     }
     return total;
@@ -174,8 +177,19 @@ class ShardedCounters {
   // construction and destruction.
   static constinit inline std::array<std::atomic<Directory*>, kSlotCount> slot_directories{};
 
-  const std::uint32_t id_;
-  std::unique_ptr<Block> overflow_;  // only past kCapacity
+  // One word, so that it fits in its owner's hot line: the id tagged in the low bit (id << 1 | 1),
+  // or, for an owner past kCapacity, the address of a block of its own (allocations are aligned,
+  // so the bit is clear).
+  static std::uintptr_t Tag(std::uint32_t id) noexcept {
+    return (static_cast<std::uintptr_t>(id) << 1U) | 1U;
+  }
+  bool Overflowed() const noexcept { return (word_ & 1U) == 0; }
+  std::uint32_t Id() const noexcept { return static_cast<std::uint32_t>(word_ >> 1U); }
+  Block* OverflowBlock() const noexcept {
+    return reinterpret_cast<Block*>(word_);  // NOLINT(performance-no-int-to-ptr): see word_
+  }
+
+  std::uintptr_t word_;
 };
 
 }  // namespace fusebox::internal
