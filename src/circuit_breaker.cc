@@ -40,10 +40,12 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <new>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <variant>
@@ -101,52 +103,11 @@ enum Counter : std::size_t {
   kCounterCount,
 };
 
+// A probe slot: free, or held by the probe admitted with this deadline (its start plus the
+// call_timeout in force when it was admitted).
 struct ProbeSlot {
+  TimePoint deadline{};
   bool busy = false;
-  TimePoint start{};
-  TimePoint deadline{};  // start + the call_timeout in force when it was admitted
-};
-
-// A breaker's probe slots, contiguous: a cap of one (the default) lives inline, a larger cap on
-// the heap, so that the common breaker allocates no block for them. assign() within the
-// reserved capacity does not allocate (it runs under the spin lock); reserve() keeps the slots.
-class ProbeSlots {
- public:
-  explicit ProbeSlots(std::uint32_t n) {
-    reserve(n);
-    assign(n);
-  }
-
-  void reserve(std::uint32_t n) {
-    if (n <= capacity_) {
-      return;
-    }
-    auto grown = std::make_unique<ProbeSlot[]>(n);  // NOLINT(modernize-avoid-c-arrays): see heap_
-    std::copy(begin(), end(), grown.get());
-    heap_ = std::move(grown);
-    capacity_ = n;
-  }
-  // n free slots (n <= the reserved capacity).
-  void assign(std::uint32_t n) noexcept {
-    size_ = n;
-    std::fill(begin(), end(), ProbeSlot{});
-  }
-
-  std::size_t size() const noexcept { return size_; }
-  ProbeSlot* begin() noexcept { return heap_ ? heap_.get() : &inline_; }
-  ProbeSlot* end() noexcept { return begin() + size_; }
-  const ProbeSlot* begin() const noexcept { return heap_ ? heap_.get() : &inline_; }
-  const ProbeSlot* end() const noexcept { return begin() + size_; }
-  ProbeSlot& operator[](std::size_t i) noexcept { return begin()[i]; }
-  const ProbeSlot& operator[](std::size_t i) const noexcept { return begin()[i]; }
-
- private:
-  ProbeSlot inline_;
-  // Once the capacity exceeds one. A sized array, not a vector: 8 bytes in every breaker
-  // instead of 24.
-  std::unique_ptr<ProbeSlot[]> heap_;  // NOLINT(modernize-avoid-c-arrays)
-  std::uint32_t size_ = 0;
-  std::uint32_t capacity_ = 1;
 };
 
 // The smallest count c in [0, calls] with c / calls >= threshold, decided exactly as the
@@ -234,10 +195,9 @@ std::shared_ptr<const CircuitBreakerConfig> SharedConfig(const CircuitBreakerCon
   return made;
 }
 
-// Where Impl starts in the breaker's allocation (CircuitBreaker::operator new): the next cache
-// line after the CircuitBreaker object, whose own fields (the clock the hot paths read, the name)
-// fill the line before it.
-constexpr std::size_t kImplOffset = 64;
+// Where Impl starts in the breaker's allocation (CircuitBreaker::operator new): right after the
+// CircuitBreaker object, whose last fields are the clock the hot paths read.
+constexpr std::size_t kImplOffset = sizeof(CircuitBreaker);
 
 std::uint64_t HashName(const std::string& name) noexcept {
   std::uint64_t h = 1469598103934665603ULL;  // FNV-1a
@@ -252,23 +212,28 @@ std::uint64_t HashName(const std::string& name) noexcept {
 
 // ---- state ----
 
-struct alignas(64) CircuitBreaker::Impl {
+// In the breaker's own allocation, right after the CircuitBreaker object (operator new).
+struct CircuitBreaker::Impl {
   using ListenerList = std::vector<std::pair<ListenerId, Listener>>;
   struct Extras;
 
   // Made by CircuitBreaker's constructor once its own fields (clock, name) are set.
   Impl(const Config& cfg, CircuitBreakerDeps deps)
-      : config(SharedConfig(cfg)),
-        successes_to_close(cfg.effective_half_open_successes()),
-        window(MakeWindowState(cfg)),
-        inflight(cfg.inflight_slow_accounting ? std::make_unique<InflightTracker>() : nullptr),
-        probe_slots(cfg.half_open_max_probes),
+      : current_cooldown(cfg.cooldown),
+        config(SharedConfig(cfg)),
         base_cooldown(cfg.cooldown),
-        current_cooldown(cfg.cooldown) {
+        window(MakeWindowState(cfg)),
+        successes_to_close(static_cast<std::uint16_t>(cfg.effective_half_open_successes())) {
     if (cfg.recovery_ramp > Duration::zero() || cfg.cooldown_jitter > 0.0 ||
-        deps.random != nullptr) {
-      extras(deps.random);  // the ramp's state, the jitter's generator
+        deps.random != nullptr || cfg.inflight_slow_accounting || cfg.half_open_max_probes > 1) {
+      // The ramp's state, the jitter's generator, the in-flight list, more than one probe slot.
+      Extras& x = extras(deps.random);
+      if (cfg.inflight_slow_accounting) {
+        x.inflight = std::make_unique<InflightTracker>();
+      }
     }
+    ReserveProbeSlots(cfg.half_open_max_probes);
+    AssignProbeSlotsLocked(cfg.half_open_max_probes);
     PublishHotSettingsLocked();
     closed_since = clock().Now();
   }
@@ -284,8 +249,9 @@ struct alignas(64) CircuitBreaker::Impl {
   }
   Clock& clock() const noexcept { return *owner().clock_; }
 
-  // ---- What the lock-free paths read, first and in one cache line (Impl is line-aligned): a call
-  // on a breaker that fell out of the cache misses once here (plus its counter block). ----
+  // ---- What the lock-free paths read, first: 64 bytes right after the owner's clock fields, so
+  // that a call on a breaker that fell out of the cache fetches two lines of it, or three (plus
+  // its counter block). ----
   // Published for the lock-free paths; written only under mu.
   std::atomic<std::uint64_t> state_word{Pack(State::kClosed, 0)};
   std::atomic<std::int64_t> open_until_ns{0};
@@ -304,41 +270,42 @@ struct alignas(64) CircuitBreaker::Impl {
   std::atomic<bool> window_short_path{false};
   std::atomic<bool> has_listeners{false};
   internal::ShardedCounters<kCounterCount> counters;
+  // Guarded by mu. This OPEN period's cooldown. In this line because only transitions (and an
+  // operator's reset) write it, and they write the state word beside it anyway.
+  Duration current_cooldown;
 
   // The settings in force: replaced only by Reconfigure.
   // Guarded by mu (the pointer; the config itself is immutable and shared by the breakers
   // configured alike, see SharedConfig).
   std::shared_ptr<const Config> config;
 
+  // The fields that change only with transitions and probes, between the lock-free group and
+  // the lock, so that the lock and what is written with it (below) lie at least one cache line
+  // away from both the lock-free group and the next object in the heap.
+  TimePoint closed_since{};         // Guarded by mu.
+  Duration base_cooldown;           // Guarded by mu. Before jitter; grows per bad probe.
+  std::uint64_t probes = 0;         // Guarded by mu.
+  std::uint64_t wasted_probes = 0;  // Guarded by mu.
+  std::uint64_t opened = 0;         // Guarded by mu.
+  // Guarded by mu. Only under a window policy (see WindowState).
+  std::unique_ptr<WindowState> window;
+
   mutable SpinLock mu;
-  // The small fields together (Guarded by mu, except `coordinated`).
+  // The small fields together (Guarded by mu, except `coordinated`). The probe counts are at most
+  // half_open_max_probes and half_open_successes, which Validate bounds by 10,000: 16 bits.
   State state = State::kClosed;
   bool ramping = false;                  // CLOSED with a recovery ramp (kRampBit in the word).
   std::atomic<bool> coordinated{false};  // Whether a coordinator is set (SetCoordination).
-  std::uint32_t successes_to_close;      // Set on entering HALF_OPEN.
-  std::uint32_t probes_in_flight = 0;
-  std::uint32_t good_probes = 0;
-  std::uint64_t generation = 0;  // Guarded by mu.
-  // Guarded by mu. Only under a window policy (see WindowState).
-  std::unique_ptr<WindowState> window;
-  // Guarded by mu. Only with inflight_slow_accounting (a std::deque allocates even when empty);
-  // once made, kept until the breaker dies (permits may still carry its tickets).
-  std::unique_ptr<InflightTracker> inflight;
-  ProbeSlots probe_slots;                // Guarded by mu.
-  TimePoint opened_at{};                 // Guarded by mu.
-  TimePoint closed_since{};              // Guarded by mu.
-  Duration base_cooldown;                // Guarded by mu. Before jitter; grows per bad probe.
-  Duration current_cooldown;             // Guarded by mu. This OPEN period's cooldown.
-  std::uint64_t probes = 0;              // Guarded by mu.
-  std::uint64_t wasted_probes = 0;       // Guarded by mu.
-  std::uint64_t transitions = 0;         // Guarded by mu.
-  std::uint64_t opened = 0;              // Guarded by mu.
-  std::uint64_t half_open_calls = 0;     // Guarded by mu. Calls seen in this HALF_OPEN.
-  std::uint64_t half_open_admitted = 0;  // Guarded by mu. Probes admitted in this HALF_OPEN.
+  std::uint16_t successes_to_close;      // Set on entering HALF_OPEN.
+  std::uint16_t probes_in_flight = 0;
+  std::uint16_t good_probes = 0;
+  std::uint16_t probe_count = 0;  // The slots of this HALF_OPEN (see probe_slots()).
+  ProbeSlot inline_probe;         // Guarded by mu. The slot of the default cap (see probe_slots()).
 
   // What most breakers never use, in a block allocated on first use and kept until the breaker
   // dies, so that a plain breaker does not carry it: listeners, a fleet coordinator, the lock of
-  // live reconfiguration, the recovery ramp's state, the jitter's generator.
+  // live reconfiguration, the recovery ramp's state, the jitter's generator, the in-flight list,
+  // the probe slots of a cap above one.
   struct Extras {
     Extras(std::uint64_t seed, Random* injected) : injected_random(injected), own_random(seed) {}
 
@@ -364,6 +331,20 @@ struct alignas(64) CircuitBreaker::Impl {
     std::atomic<Duration::rep> ramp_end_ns{0};
     std::atomic<double> ramp_start_share{1.0};
     std::atomic<std::uint64_t> ramp_credit{0};
+    // Calls seen and probes admitted in this HALF_OPEN, for the ramp's start share (so only
+    // counted where the block exists, as it does wherever a ramp is configured; a ramp added by
+    // Reconfigure during a HALF_OPEN counts from then). Halved together at the limit
+    // (CountHalfOpenCallLocked). Guarded by mu.
+    std::uint32_t half_open_calls = 0;
+    std::uint32_t half_open_admitted = 0;
+
+    // Only with inflight_slow_accounting (a std::deque allocates even when empty). Guarded by mu
+    // (the pointer: set at creation or by Reconfigure, then kept until the breaker dies, since
+    // permits may still carry its tickets).
+    std::unique_ptr<InflightTracker> inflight;
+    // The probe slots once the cap has exceeded one: grown by ReserveProbeSlots, never shrunk.
+    std::unique_ptr<ProbeSlot[]> probe_heap;  // NOLINT(modernize-avoid-c-arrays): 8 bytes, not 24
+    std::uint32_t probe_capacity = 1;         // Guarded by mu. The slots probe_heap holds, or 1.
   };
   // Made by the constructor when the config has a recovery ramp or a cooldown jitter, else by the
   // first AddListener, SetCoordination, Adopt or Reconfigure (which may install either: so the
@@ -394,7 +375,7 @@ struct alignas(64) CircuitBreaker::Impl {
   bool CoordinatorAllowsProbeLocked() const {
     const Extras* x = extras_if_made();
     return x == nullptr || !x->coordination || !x->coordination->may_probe ||
-           x->coordination->may_probe(generation, probes_in_flight);
+           x->coordination->may_probe(generation(), probes_in_flight);
   }
   // The block where it is known to exist: while ramping, or drawing a jittered cooldown (see
   // extras_block).
@@ -402,6 +383,68 @@ struct alignas(64) CircuitBreaker::Impl {
   Extras& made_extras() noexcept { return *extras_block.load(std::memory_order_acquire); }
   const Extras& made_extras() const noexcept {
     return *extras_block.load(std::memory_order_acquire);
+  }
+
+  // The generation in force. Only transitions, under mu, change it, and they publish it in the
+  // state word; so under mu the word is current, and no field repeats it.
+  std::uint64_t generation() const noexcept {
+    return GenerationOf(state_word.load(std::memory_order_relaxed));
+  }
+
+  // The in-flight list, or null without inflight_slow_accounting.
+  InflightTracker* inflight() noexcept {
+    Extras* x = extras_if_made();
+    return x != nullptr ? x->inflight.get() : nullptr;
+  }
+  const InflightTracker* inflight() const noexcept {
+    const Extras* x = extras_if_made();
+    return x != nullptr ? x->inflight.get() : nullptr;
+  }
+
+  // ---- probe slots (under mu) ----
+
+  // The slots of this HALF_OPEN (free in other states): the default cap's one inline, a larger
+  // cap's in the cold block.
+  std::span<ProbeSlot> probe_slots() noexcept {
+    Extras* x = extras_if_made();
+    return {x != nullptr && x->probe_heap ? x->probe_heap.get() : &inline_probe, probe_count};
+  }
+  // Room for n slots, keeping those in use. Allocates only when n exceeds the room (rare and
+  // small: at most 10,000 slots), so that AssignProbeSlotsLocked never does.
+  void ReserveProbeSlots(std::uint32_t n) {
+    if (n <= 1 || n <= extras().probe_capacity) {
+      return;
+    }
+    auto grown =
+        std::make_unique<ProbeSlot[]>(n);  // NOLINT(modernize-avoid-c-arrays): see probe_heap
+    const std::span<ProbeSlot> in_use = probe_slots();
+    std::copy(in_use.begin(), in_use.end(), grown.get());
+    Extras& x = extras();
+    x.probe_heap = std::move(grown);
+    x.probe_capacity = n;
+  }
+  // n free slots (n within the reserved room).
+  void AssignProbeSlotsLocked(std::uint32_t n) noexcept {
+    probe_count = static_cast<std::uint16_t>(n);
+    std::ranges::fill(probe_slots(), ProbeSlot{});
+  }
+  // A call seen in HALF_OPEN, and whether it became a probe. At the counters' limit both are
+  // halved, which keeps the share.
+  void CountHalfOpenCallLocked(bool admitted) noexcept {
+    Extras* x = extras_if_made();
+    if (x == nullptr) {
+      return;
+    }
+    if (x->half_open_calls == std::numeric_limits<std::uint32_t>::max()) {
+      x->half_open_calls /= 2;
+      x->half_open_admitted /= 2;
+    }
+    ++x->half_open_calls;
+    x->half_open_admitted += admitted ? 1 : 0;
+  }
+
+  TimePoint open_until() const noexcept {
+    return TimePoint(Duration(open_until_ns.load(std::memory_order_relaxed)));
   }
 
   Duration call_timeout() const noexcept {
@@ -473,12 +516,12 @@ struct alignas(64) CircuitBreaker::Impl {
 
   void StartRampLocked(TimePoint at, EventBatch& events) noexcept {
     // The share HALF_OPEN admitted: its probes among the calls it saw.
-    const double s0 = half_open_calls == 0
-                          ? 1.0
-                          : std::min(1.0, static_cast<double>(half_open_admitted) /
-                                              static_cast<double>(half_open_calls));
-    constexpr auto kRelaxed = std::memory_order_relaxed;
     Extras& ramp = made_extras();  // a config with a ramp made the block (see extras_block)
+    const double s0 = ramp.half_open_calls == 0
+                          ? 1.0
+                          : std::min(1.0, static_cast<double>(ramp.half_open_admitted) /
+                                              static_cast<double>(ramp.half_open_calls));
+    constexpr auto kRelaxed = std::memory_order_relaxed;
     ramp.ramp_start_ns.store(at.time_since_epoch().count(), kRelaxed);
     ramp.ramp_end_ns.store((at + config->recovery_ramp).time_since_epoch().count(), kRelaxed);
     ramp.ramp_start_share.store(s0, kRelaxed);
@@ -496,7 +539,7 @@ struct alignas(64) CircuitBreaker::Impl {
       return;
     }
     ramping = false;
-    state_word.store(Pack(state, generation), std::memory_order_release);
+    state_word.store(Pack(state, generation()), std::memory_order_release);
     if (listening()) {
       const TimePoint start(Duration(made_extras().ramp_start_ns.load(std::memory_order_relaxed)));
       events.Push(MakeEvent(RecoveryEvent{
@@ -596,16 +639,16 @@ struct alignas(64) CircuitBreaker::Impl {
     const bool was_ramping = ramping;
     ramping = false;
     state = to;
-    ++generation;
-    ++transitions;
+    // Every transition starts the next generation (so the count of transitions is the generation).
+    const std::uint64_t next_generation = generation() + 1;
     // A transition always starts afresh: calls of the old generation are late from now on.
     consecutive_run.store(0, std::memory_order_relaxed);
-    if (inflight) {
-      inflight->Clear();
+    if (InflightTracker* list = inflight()) {
+      list->Clear();
     }
     // The probe settings apply from the next HALF_OPEN (Reconfigure reserved the capacity, so
     // this does not allocate).
-    probe_slots.assign(config->half_open_max_probes);
+    AssignProbeSlotsLocked(config->half_open_max_probes);
     probes_in_flight = 0;
     good_probes = 0;
     switch (to) {
@@ -637,15 +680,16 @@ struct alignas(64) CircuitBreaker::Impl {
         } else {
           current_cooldown = DrawCooldownLocked(base_cooldown);
         }
-        opened_at = at;
         open_until_ns.store((at + current_cooldown).time_since_epoch().count(),
                             std::memory_order_relaxed);
         break;
       }
       case State::kHalfOpen:
-        successes_to_close = config->effective_half_open_successes();
-        half_open_calls = 0;
-        half_open_admitted = 0;
+        successes_to_close = static_cast<std::uint16_t>(config->effective_half_open_successes());
+        if (Extras* x = extras_if_made()) {
+          x->half_open_calls = 0;
+          x->half_open_admitted = 0;
+        }
         break;
       case State::kDisabled:
       case State::kForcedOpen:
@@ -654,7 +698,7 @@ struct alignas(64) CircuitBreaker::Impl {
     // A reconfiguration's new generation keeps the ramp under way (its fields are untouched).
     const bool keeps_ramp = was_ramping && cause == TransitionCause::kReconfigured;
     if (listening() || coordinated.load(std::memory_order_relaxed)) {
-      events.Push(MakeEvent(TransitionEvent{from, to, cause, generation, at}));
+      events.Push(MakeEvent(TransitionEvent{from, to, cause, next_generation, at}));
       if (was_ramping && !keeps_ramp) {
         const TimePoint start(
             Duration(made_extras().ramp_start_ns.load(std::memory_order_relaxed)));
@@ -670,7 +714,7 @@ struct alignas(64) CircuitBreaker::Impl {
       StartRampLocked(at, events);
     }
     // Publish last: lock-free readers that see the new word see everything above.
-    state_word.store(Pack(to, generation, ramping), std::memory_order_release);
+    state_word.store(Pack(to, next_generation, ramping), std::memory_order_release);
   }
 
   // A probe that has not reported by start + call_timeout timed out at that instant. Applies the
@@ -682,10 +726,10 @@ struct alignas(64) CircuitBreaker::Impl {
       return false;
     }
     std::optional<TimePoint> earliest;  // the earliest deadline
-    for (std::size_t i = 0; i < probe_slots.size(); ++i) {
-      if (i != except_slot && probe_slots[i].busy &&
-          (!earliest || probe_slots[i].deadline < *earliest)) {
-        earliest = probe_slots[i].deadline;
+    const std::span<ProbeSlot> slots = probe_slots();
+    for (std::size_t i = 0; i < slots.size(); ++i) {
+      if (i != except_slot && slots[i].busy && (!earliest || slots[i].deadline < *earliest)) {
+        earliest = slots[i].deadline;
       }
     }
     if (!earliest || *earliest > limit) {
@@ -728,8 +772,8 @@ struct alignas(64) CircuitBreaker::Impl {
                                : window->time->TotalsAt(WholeSecondsSinceEpoch(now));
     std::uint64_t running_slow = 0;
     if (config->inflight_slow_accounting) {
-      inflight->Advance(now, config->effective_slow_call_duration());
-      running_slow = inflight->slow();
+      inflight()->Advance(now, config->effective_slow_call_duration());
+      running_slow = inflight()->slow();
     }
     if (const auto cause = WindowTripCauseLocked(t, running_slow)) {
       TransitionLocked(State::kOpen, now, *cause, events);
@@ -743,7 +787,7 @@ struct alignas(64) CircuitBreaker::Impl {
   // nothing, when the full locked path must handle the outcome.
   bool RecordWindowSampleUnlessItTrips(std::uint64_t gen, Sample sample, TimePoint now) noexcept {
     std::lock_guard lock(mu);
-    if (gen != generation || (state != State::kClosed && state != State::kMetricsOnly) ||
+    if (gen != generation() || (state != State::kClosed && state != State::kMetricsOnly) ||
         (ramping && (sample.failure || sample.slow))) {
       return false;  // the full path (a bad outcome during the ramp is judged strictly there)
     }
@@ -774,7 +818,7 @@ struct alignas(64) CircuitBreaker::Impl {
     if (state != State::kOpen) {
       return Duration::zero();
     }
-    return std::max(Duration::zero(), opened_at + current_cooldown - now);
+    return std::max(Duration::zero(), open_until() - now);
   }
 };
 
@@ -794,17 +838,20 @@ CircuitBreaker::Impl& CircuitBreaker::impl() const noexcept {
 // ---- creation ----
 
 CircuitBreaker::CircuitBreaker(std::string name, Config config, CircuitBreakerDeps deps)
-    : clock_(deps.clock != nullptr ? deps.clock : &DefaultClock()),
+    : name_(std::move(name)),
+      clock_(deps.clock != nullptr ? deps.clock : &DefaultClock()),
       cached_clock_(dynamic_cast<const CachedClock*>(clock_)),
-      coarse_clock_(dynamic_cast<CoarseMonotonicClock*>(clock_) != nullptr),
-      name_(std::move(name)) {
+      coarse_clock_(dynamic_cast<CoarseMonotonicClock*>(clock_) != nullptr) {
   // Impl reads the fields above (its owner's clock and name), so it is made after them.
   new (reinterpret_cast<std::byte*>(this) + kImplOffset) Impl(config, deps);
-  // The lock-free paths' group fits Impl's first cache line (offsetof on a type that is not
+  // The lock-free paths' group fits 64 bytes (offsetof on a type that is not
   // standard-layout is conditionally supported; gcc and clang support it).
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Winvalid-offsetof"
-  static_assert(offsetof(Impl, counters) + sizeof(Impl::counters) <= 64);
+  constexpr std::size_t kLockFreeEnd = offsetof(Impl, current_cooldown) + sizeof(Duration);
+  static_assert(kLockFreeEnd <= 64);
+  // The lock a line past the lock-free group: the lock-free paths never miss on its writes.
+  static_assert(offsetof(Impl, mu) >= kLockFreeEnd + 64);
 #pragma GCC diagnostic pop
 }
 
@@ -812,14 +859,16 @@ CircuitBreaker::~CircuitBreaker() { impl().~Impl(); }
 
 void* CircuitBreaker::operator new(std::size_t size) {
   // `size` is sizeof(CircuitBreaker): its constructor is private, so nothing derives from it.
-  static_assert(sizeof(CircuitBreaker) <= kImplOffset && alignof(Impl) <= kImplOffset);
+  static_assert(kImplOffset % alignof(Impl) == 0);
+  // At most 232 bytes, which glibc serves with a 240-byte chunk (its 8-byte header, 16-byte
+  // rounding). Not over-aligned on purpose: glibc serves a 64-byte-aligned request of this size
+  // with 272 bytes.
+  static_assert(kImplOffset + sizeof(Impl) <= 232);
   (void)size;
-  return ::operator new(kImplOffset + sizeof(Impl), std::align_val_t{kImplOffset});
+  return ::operator new(kImplOffset + sizeof(Impl));
 }
 
-void CircuitBreaker::operator delete(void* block) noexcept {
-  ::operator delete(block, std::align_val_t{kImplOffset});
-}
+void CircuitBreaker::operator delete(void* block) noexcept { ::operator delete(block); }
 
 Result<std::unique_ptr<CircuitBreaker>, ConfigError> CircuitBreaker::Create(
     std::string name, Config config, CircuitBreakerDeps deps) {
@@ -911,9 +960,9 @@ Result<Permit> CircuitBreaker::TryAcquireLocked(Priority priority) noexcept {
   {
     std::lock_guard lock(s.mu);
     const TimePoint now = s.clock().Now();
-    s.ApplyOverdueProbeLocked(now, s.probe_slots.size(), events);
+    s.ApplyOverdueProbeLocked(now, s.probe_count, events);
     s.CompleteRampIfDueLocked(now, events);
-    if (s.state == State::kOpen && now - s.opened_at >= s.current_cooldown) {
+    if (s.state == State::kOpen && now >= s.open_until()) {
       s.TransitionLocked(State::kHalfOpen, now, TransitionCause::kCooldownElapsed, events);
     }
     const Duration deadline_in = s.config->call_timeout;
@@ -948,23 +997,24 @@ Result<Permit> CircuitBreaker::TryAcquireLocked(Priority priority) noexcept {
           break;
         }
         if (s.config->inflight_slow_accounting) {
-          ticket = s.inflight->Add(now);
+          ticket = s.inflight()->Add(now);
           flags |= Permit::kTracked;
         }
         s.Bump(kAllowed);
-        result = Permit(this, s.generation, now, now + deadline_in, flags, ticket);
+        result = Permit(this, s.generation(), now, now + deadline_in, flags, ticket);
         break;
       }
       case State::kDisabled:
         s.Bump(kAllowed);
-        result = Permit(this, s.generation, now, now + deadline_in, priority_flag, 0);
+        result = Permit(this, s.generation(), now, now + deadline_in, priority_flag, 0);
         break;
       case State::kHalfOpen: {
-        ++s.half_open_calls;
         const bool may_probe = priority == Priority::kInteractive || s.config->batch_may_probe;
-        auto* free_slot = std::find_if(s.probe_slots.begin(), s.probe_slots.end(),
-                                       [](const ProbeSlot& p) { return !p.busy; });
-        if (!may_probe || free_slot == s.probe_slots.end() || !s.CoordinatorAllowsProbeLocked()) {
+        const std::span<ProbeSlot> slots = s.probe_slots();
+        const auto free_slot =
+            std::find_if(slots.begin(), slots.end(), [](const ProbeSlot& p) { return !p.busy; });
+        if (!may_probe || free_slot == slots.end() || !s.CoordinatorAllowsProbeLocked()) {
+          s.CountHalfOpenCallLocked(/*admitted=*/false);
           s.Bump(kRejectedHalfOpen);
           if (s.listening()) {
             events.Push(s.MakeEvent(
@@ -973,13 +1023,14 @@ Result<Permit> CircuitBreaker::TryAcquireLocked(Priority priority) noexcept {
           result = Error{ReasonCode::kCircuitHalfOpen, kHalfOpenRetryHint};
           break;
         }
-        *free_slot = ProbeSlot{true, now, now + deadline_in};
-        ++s.half_open_admitted;
+        *free_slot = ProbeSlot{now + deadline_in, true};
+        s.CountHalfOpenCallLocked(/*admitted=*/true);
         ++s.probes_in_flight;
         ++s.probes;
         s.Bump(kAllowed);
-        result = Permit(this, s.generation, now, now + deadline_in, priority_flag | Permit::kProbe,
-                        static_cast<std::uint64_t>(free_slot - s.probe_slots.begin()));
+        result =
+            Permit(this, s.generation(), now, now + deadline_in, priority_flag | Permit::kProbe,
+                   static_cast<std::uint64_t>(free_slot - slots.begin()));
         break;
       }
       case State::kOpen:
@@ -1107,14 +1158,14 @@ void CircuitBreaker::OnOutcomeLocked(const Permit& permit, Outcome outcome, Time
     // Never later than now: `elapsed` is the caller's figure, and a state change in the future
     // would reopen the breaker for longer than its cooldown.
     const TimePoint effective = overdue_self ? std::min(permit.deadline(), now) : now;
-    const std::size_t own_slot = probe && permit.generation() == s.generation
+    const std::size_t own_slot = probe && permit.generation() == s.generation()
                                      ? static_cast<std::size_t>(permit.ticket_)
-                                     : s.probe_slots.size();
+                                     : s.probe_count;
     // Another probe that went overdue strictly before this outcome reopened the breaker first.
     const TimePoint others_limit = effective - Duration(1);
     s.ApplyOverdueProbeLocked(others_limit, own_slot, events);
 
-    const bool late = permit.generation() != s.generation;
+    const bool late = permit.generation() != s.generation();
     // A probe that reports at or after its budget had not reported by start + call_timeout: it is
     // a timeout at that instant whatever it says now (an ignored or successful report included).
     if (probe && (overdue_self || (!ignored && (failed || slow)))) {
@@ -1129,7 +1180,7 @@ void CircuitBreaker::OnOutcomeLocked(const Permit& permit, Outcome outcome, Time
       s.Bump(kLate);
     } else {
       if ((permit.flags_ & Permit::kTracked) != 0) {
-        s.inflight->Done(permit.ticket_);
+        s.inflight()->Done(permit.ticket_);
       }
       switch (s.state) {
         case State::kClosed:
@@ -1169,8 +1220,8 @@ void CircuitBreaker::OnOutcomeLocked(const Permit& permit, Outcome outcome, Time
           break;
         }
         case State::kHalfOpen: {
-          if (own_slot < s.probe_slots.size()) {
-            s.probe_slots[own_slot] = ProbeSlot{};
+          if (own_slot < s.probe_count) {
+            s.probe_slots()[own_slot] = ProbeSlot{};
             --s.probes_in_flight;
           }
           if (ignored && !overdue_self) {
@@ -1208,7 +1259,7 @@ MetricsSnapshot CircuitBreaker::Snapshot() const {
   std::lock_guard lock(s.mu);
   m.taken_at = now;
   m.state = s.state;
-  m.generation = s.generation;
+  m.generation = s.generation();
   m.rejected_open = s.Sum(kRejectedOpen);
   m.rejected_half_open = s.Sum(kRejectedHalfOpen);
   m.rejected_recovering = s.Sum(kRejectedRecovering);
@@ -1222,7 +1273,7 @@ MetricsSnapshot CircuitBreaker::Snapshot() const {
   m.late = s.Sum(kLate);
   m.probes = s.probes;
   m.wasted_probes = s.wasted_probes;
-  m.transitions = s.transitions;
+  m.transitions = s.generation();  // every transition starts one
   m.opened = s.opened;
   m.consecutive_failures = s.consecutive_run.load(std::memory_order_relaxed);
   WindowTotals t;
@@ -1236,7 +1287,7 @@ MetricsSnapshot CircuitBreaker::Snapshot() const {
   m.window_calls = t.calls;
   m.window_failures = t.failures;
   m.window_slow = t.slow;
-  m.inflight_slow = s.inflight ? s.inflight->slow() : 0;
+  m.inflight_slow = s.inflight() != nullptr ? s.inflight()->slow() : 0;
   if (t.calls > 0) {
     m.failure_rate = static_cast<double>(t.failures) / static_cast<double>(t.calls);
     m.slow_call_rate = static_cast<double>(t.slow) / static_cast<double>(t.calls);
@@ -1350,9 +1401,10 @@ std::optional<ConfigError> CircuitBreaker::Reconfigure(const Config& config) {
       old.inflight_slow_accounting != config.inflight_slow_accounting;
   // What allocates is built before taking the spin lock.
   std::unique_ptr<WindowState> window;
-  // Only this function replaces s.inflight, under reconfigure_mu: reading the pointer is safe.
+  // Only this function sets the block's in-flight list after creation, under reconfigure_mu:
+  // reading the pointer is safe.
   std::unique_ptr<InflightTracker> inflight;
-  if (config.inflight_slow_accounting && !s.inflight) {
+  if (config.inflight_slow_accounting && s.inflight() == nullptr) {
     inflight = std::make_unique<InflightTracker>();
   }
   if (new_window) {
@@ -1370,9 +1422,9 @@ std::optional<ConfigError> CircuitBreaker::Reconfigure(const Config& config) {
           std::clamp(s.base_cooldown, config.cooldown, config.effective_cooldown_max());
     }
     // Rare and small (at most 10,000 slots); only when the cap grows past the capacity.
-    s.probe_slots.reserve(config.half_open_max_probes);
+    s.ReserveProbeSlots(config.half_open_max_probes);
     if (inflight) {
-      s.inflight = std::move(inflight);  // before the config that needs it
+      s.extras().inflight = std::move(inflight);  // before the config that needs it
     }
     s.config = std::move(shared);
     if (s.window) {
@@ -1382,8 +1434,8 @@ std::optional<ConfigError> CircuitBreaker::Reconfigure(const Config& config) {
     }
     if (s.state != State::kHalfOpen) {
       // No probe is in flight outside HALF_OPEN (every transition frees the slots).
-      s.probe_slots.assign(config.half_open_max_probes);
-      s.successes_to_close = config.effective_half_open_successes();
+      s.AssignProbeSlotsLocked(config.half_open_max_probes);
+      s.successes_to_close = static_cast<std::uint16_t>(config.effective_half_open_successes());
     }
     // Before any new state word is published below, so that a lock-free reader that sees the
     // new generation sees the new settings.

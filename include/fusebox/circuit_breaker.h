@@ -253,8 +253,8 @@ class CircuitBreaker {
                                                                      CircuitBreakerDeps deps = {});
   ~CircuitBreaker();
   CircuitBreaker(const CircuitBreaker&) = delete;
-  // One allocation holds the breaker and, on the next cache line, its state: a call on a breaker
-  // that is not in the cache then misses on adjacent lines rather than following a pointer.
+  // One allocation holds the breaker and, right after it, its state: a call on a breaker that is
+  // not in the cache then misses on adjacent lines rather than following a pointer.
   // (Public for the unique_ptr's delete; only Create() constructs a breaker.)
   static void* operator new(std::size_t size);
   static void operator delete(void* block) noexcept;
@@ -358,13 +358,14 @@ class CircuitBreaker {
   }
 
   // The state, in this object's allocation right after it (operator new): its address is
-  // computed, not loaded, so a call on a cold breaker fetches both lines at once.
+  // computed, not loaded, and the fields the hot paths read, from clock_ on, are contiguous with
+  // the state's lock-free group.
   Impl& impl() const noexcept;
+  std::string name_;
   Clock* clock_;  // the breaker's clock; here so that Permit::Record reads it without a call
   // clock_ when it is a CachedClock, else null. Decided once at construction.
   const CachedClock* cached_clock_;
   bool coarse_clock_;  // clock_ is a CoarseMonotonicClock
-  std::string name_;
 };
 
 // ---- inline and template implementations ----
