@@ -929,6 +929,14 @@ Result<Permit> CircuitBreaker::TryAcquire(Priority priority) noexcept {
   return TryAcquireLocked(priority);
 }
 
+// gcc 12, once it may inline the library's own functions (-fno-semantic-interposition), warns that
+// each `result = Error{...}` below may destroy a Permit with uninitialized fields. `result` holds
+// its initial Error at each of them (a branch assigns once, as its last step); gcc does not
+// track that.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 // The recovery ramp's admission, lazy transitions, probes, in-flight tracking. Kept out of line
 // so that the lock-free paths above carry no stack frame for the event batch.
 Result<Permit> CircuitBreaker::TryAcquireLocked(Priority priority) noexcept {
@@ -1048,6 +1056,9 @@ Result<Permit> CircuitBreaker::TryAcquireLocked(Priority priority) noexcept {
   s.Dispatch(events);
   return result;
 }
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 
 // ---- outcomes ----
 
