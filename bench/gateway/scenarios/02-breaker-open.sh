@@ -4,13 +4,15 @@
 # yardstick: nginx answering `return 503` with the gateway's own refusal bytes (the first probe's
 # answer) and its headers, from memory, as many workers as the gateway has threads. s2_rounds
 # rounds of s2_round_s seconds, nginx then the gateway in each round (interleaved, so that a slow
-# spell of this shared VM hits both alike); then a paced run of the gateway.
+# spell of this shared VM hits both alike); then a paced run of the gateway, and of nginx under
+# the same paced load (the yardstick for what the client and this VM add to a paced p99).
 #
 # Verdicts:
 #   - every refusal is a 503 CIRCUIT_OPEN (the gateway's own count and wrk's);
 #   - in EACH round: the gateway's req/s >= 50% of nginx's and its p99 <= 1.5x nginx's (a stall
 #     of the event loop shows as a p99 of hundreds of ms in some round: this is what catches it);
-#   - p99 < 2 ms on the paced run (256 connections x 50/s, a load that does not saturate).
+#   - p99 < 2 ms on the paced run (256 connections x 50/s, a load that does not saturate);
+#     nginx's p99 under the same paced load is shown beside it (information).
 # The summary shows min/median/max of req/s and p99 per server and the per-round ratios.
 
 # s2_spread NAME_PREFIX COLUMN: "min median max" of a results.tsv column (3 req/s, 5 p99) over
@@ -31,6 +33,7 @@ scenario_breaker_open() {
     "wrk -t${wrk_threads} -c${conns_open}, ${s2_rounds} rounds of ${s2_round_s}s"
   local probe_vin check url nginx_url open_metric open_before open_after open_counted open_ok
   local open_requests=0 open_non2xx=0 open_paced_p99 open_paced_rps round target measured
+  local nginx_paced_p99 nginx_paced_rps
   local rounds_ok=1 ratios="" g_rps g_p99 n_rps n_p99 ok
   local g_rps_spread g_p99_spread n_rps_spread n_p99_spread
   open_metric='vin_gateway_answers_total{status="CIRCUIT_OPEN",source=""}'
@@ -75,6 +78,10 @@ scenario_breaker_open() {
     -t"${wrk_threads}" -c"${conns_open}" -d"${run_s}s" -s "${here}/vary_uncached.lua" "${url}"
   open_paced_p99=${last_p99}
   open_paced_rps=${last_rps}
+  BENCH_PACE_MS=${pace_open_ms} wrk_run s2-nginx503-paced "${nginx_pid}" \
+    -t"${wrk_threads}" -c"${conns_open}" -d"${run_s}s" -s "${here}/vary_uncached.lua" "${nginx_url}"
+  nginx_paced_p99=${last_p99}
+  nginx_paced_rps=${last_rps}
   unset BENCH_PLANT
   stop_server "${gateway_pid}"
   stop_server "${nginx_pid}"
@@ -102,4 +109,6 @@ scenario_breaker_open() {
   target+=" (paced, ${conns_open} conns x $((1000 / pace_open_ms))/s)"
   measured="${open_paced_p99} ms at ${open_paced_rps} req/s"
   judge "${target}" "${measured}" "$(less_than "${open_paced_p99}" 2)"
+  judge "  nginx return 503 under the same paced load (yardstick)" \
+    "${nginx_paced_p99} ms at ${nginx_paced_rps} req/s" "$(less_than "${nginx_paced_p99}" 2)" info
 }
