@@ -1,6 +1,9 @@
 #include "http/access_log.h"
 
+#include <array>
 #include <chrono>
+#include <cstddef>
+#include <cstdint>
 #include <iterator>
 
 #include <fmt/compile.h>
@@ -79,22 +82,30 @@ std::string Value(std::string_view v) {
   return out;
 }
 
-void AppendValue(std::string& out, std::string_view v, std::size_t max_bytes) {
-  bool ascii = v.size() <= max_bytes;
-  bool plain = !v.empty();
-  for (char c : v) {
-    const auto b = static_cast<unsigned char>(c);
+// What a byte asks of a logfmt value: nothing, quotes (Value), or the sanitizing path.
+constexpr std::uint8_t kNeedsQuotes = 1;
+constexpr std::uint8_t kNotAscii = 2;
+constexpr std::array<std::uint8_t, 256> kByteNeeds = [] {
+  std::array<std::uint8_t, 256> needs{};
+  for (std::size_t b = 0; b < needs.size(); ++b) {
     if (b >= 0x80) {
-      ascii = false;
-      break;
-    }
-    if (c == ' ' || c == '"' || c == '=' || c == '\\' || b < 0x20) {
-      plain = false;
+      needs[b] = kNotAscii;
+    } else if (b < 0x20 || b == ' ' || b == '"' || b == '=' || b == '\\') {
+      needs[b] = kNeedsQuotes;
     }
   }
-  if (!ascii) {
+  return needs;
+}();
+
+// One table lookup per byte: the line's seven values are most of its bytes.
+void AppendValue(std::string& out, std::string_view v, std::size_t max_bytes) {
+  std::uint8_t needs = 0;
+  for (char c : v) {
+    needs |= kByteNeeds[static_cast<unsigned char>(c)];
+  }
+  if ((needs & kNotAscii) != 0 || v.size() > max_bytes) {
     out += Value(SanitizeUtf8(BoundedLogField(v, max_bytes)));
-  } else if (plain) {
+  } else if (needs == 0 && !v.empty()) {
     out += v;
   } else {
     out += Value(v);
