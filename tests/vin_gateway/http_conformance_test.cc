@@ -240,6 +240,35 @@ TEST_F(ConformanceTest, ClientThatNeverReadsIsCutOffWithALogNote) {
   EXPECT_LT(Seen().size(), 64U);  // cut off: the rest of the requests were never handled
 }
 
+// An answer is written directly as far as the socket takes it, the rest asynchronously: through
+// a small receive buffer, pipelined big answers still arrive whole and in order, and the answer
+// after them too.
+TEST_F(ConformanceTest, BigAnswersArriveWholeAndInOrderThroughASmallReceiveBuffer) {
+  Start();
+  RawClient client(port(), 5s, 4096);
+  ASSERT_TRUE(client.connected());
+  client.Send(
+      "GET /big HTTP/1.1\r\nHost: a\r\n\r\n"
+      "GET /big HTTP/1.1\r\nHost: a\r\n\r\n"
+      "GET /x HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n");
+  const std::string answers = client.ReadToEnd();
+  const std::string big_body(std::size_t{1} << 20, 'x');
+  std::size_t at = 0;
+  for (int i = 0; i < 2; ++i) {
+    const std::size_t head_end = answers.find("\r\n\r\n", at);
+    ASSERT_NE(head_end, std::string::npos) << i;
+    const std::string head = answers.substr(at, head_end - at);
+    EXPECT_TRUE(StartsWith(head, "HTTP/1.1 200 OK\r\n")) << head;
+    EXPECT_NE(head.find("Content-Length: 1048576"), std::string::npos) << head;
+    ASSERT_GE(answers.size(), head_end + 4 + big_body.size()) << i;
+    EXPECT_EQ(answers.compare(head_end + 4, big_body.size(), big_body), 0) << i;
+    at = head_end + 4 + big_body.size();
+  }
+  const std::string last = answers.substr(at);
+  EXPECT_TRUE(StartsWith(last, "HTTP/1.1 200 OK\r\n")) << last.substr(0, 200);
+  EXPECT_TRUE(last.ends_with(R"({"ok":true})")) << last.substr(0, 200);
+}
+
 TEST_F(ConformanceTest, LoggedMethodIsBounded) {
   Start();
   RawClient client(port());

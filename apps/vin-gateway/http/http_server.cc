@@ -435,6 +435,14 @@ net::awaitable<void> HttpServer::Serve(Impl& impl, tcp::socket socket, Session& 
   }
   beast::tcp_stream stream(std::move(socket));
   session.stream = &stream;
+  // Non-blocking at the user level, for the direct write of each answer (below): a write that
+  // would block then returns at once. Asio's asynchronous operations work the same either way.
+  bool direct_writes = false;
+  {
+    boost::system::error_code ec;
+    stream.socket().non_blocking(true, ec);
+    direct_writes = !ec;
+  }
   beast::flat_buffer buffer;
   std::string head;         // the answer's status line and fields, rendered anew for each answer
   bool served_one = false;  // a request was answered on this connection
@@ -624,12 +632,29 @@ net::awaitable<void> HttpServer::Serve(Impl& impl, tcp::socket socket, Session& 
     // answer's headers (Content-Length included), never its body (RFC 9110 9.3.2).
     const std::array<net::const_buffer, 2> answer{
         net::buffer(head), is_head ? net::const_buffer() : net::buffer(response.body)};
-    start_deadline(impl.options.write_timeout);
-    auto [write_ec, write_n] = co_await net::async_write(stream, answer, kTuple);
-    (void)write_n;
-    deadline_state->active = false;
-    if (write_ec && deadline_state->expired) {
-      write_ec = beast::error::timeout;  // cut off at the write timeout
+    // Written directly as far as the socket takes it without blocking (an answer of a few KB
+    // into an empty send buffer: nearly always all of it), which saves an asynchronous
+    // operation and a resumption per answer; the rest, if any, asynchronously under the write
+    // timeout. The next read still waits for the reactor, so connections keep taking turns.
+    boost::system::error_code write_ec;
+    std::size_t written = 0;
+    if (direct_writes) {
+      written = stream.socket().write_some(answer, write_ec);
+      if (write_ec == net::error::would_block || write_ec == net::error::try_again) {
+        write_ec = {};
+      }
+    }
+    if (!write_ec && written < net::buffer_size(answer)) {
+      beast::buffers_suffix<std::array<net::const_buffer, 2>> rest(answer);
+      rest.consume(written);
+      start_deadline(impl.options.write_timeout);
+      auto [ec, n] = co_await net::async_write(stream, rest, kTuple);
+      (void)n;
+      write_ec = ec;
+      deadline_state->active = false;
+      if (write_ec && deadline_state->expired) {
+        write_ec = beast::error::timeout;  // cut off at the write timeout
+      }
     }
     std::optional<AccessRecord> record;
     {
