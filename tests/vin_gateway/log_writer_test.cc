@@ -8,7 +8,9 @@
 #include <array>
 #include <chrono>
 #include <csignal>
+#include <cstddef>
 #include <cstdint>
+#include <new>
 #include <string>
 #include <thread>
 
@@ -159,6 +161,26 @@ TEST(LogWriterTest, AClosedOutputNeverBlocksAndCountsItsLines) {
     EXPECT_EQ(writer.dropped(), 100U);
   }
   std::signal(SIGPIPE, old);
+}
+
+// A writer made where an earlier one was (the same address), on a thread that gathered lines
+// for the earlier one, must not take the earlier writer's turn: that turn's io_context may be
+// gone (it was, and the gateway's test binary crashed, when a turn named its writer by address).
+// Here the io_context stays, so that taking the turn shows: a flush posted to it.
+TEST(LogWriterTest, AWriterAtAnEarlierWritersAddressDoesNotTakeItsTurn) {
+  Pipe pipe;
+  boost::asio::io_context io;
+  alignas(LogWriter) std::array<std::byte, sizeof(LogWriter)> storage{};
+  auto* first = new (storage.data()) LogWriter(pipe.write_end);
+  first->GatherPerTurn(io);
+  first->~LogWriter();
+  auto* second = new (storage.data()) LogWriter(pipe.write_end);
+  ASSERT_EQ(static_cast<void*>(second), static_cast<void*>(first));
+  second->Write("second");
+  second->Flush();
+  second->~LogWriter();
+  EXPECT_EQ(io.poll(), 0U);  // nothing was posted for a turn of `io`
+  EXPECT_EQ(pipe.Drain(), "second\n");
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <utility>
 
@@ -28,6 +29,11 @@ bool NeverBlocks(int fd) {
          (S_ISCHR(st.st_mode) && major(st.st_rdev) == 1 && minor(st.st_rdev) == 3);  // /dev/null
 }
 
+std::uint64_t NextWriterId() {
+  static std::atomic<std::uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+
 std::uint64_t CountLines(std::string_view data) {
   return static_cast<std::uint64_t>(std::count(data.begin(), data.end(), '\n'));
 }
@@ -36,7 +42,7 @@ std::uint64_t CountLines(std::string_view data) {
 
 // The calling thread's batch for the current loop turn.
 struct LogWriter::Turn {
-  LogWriter* writer = nullptr;
+  std::uint64_t writer_id = 0;  // the LogWriter::id_ of the writer it gathers for; 0: none
   boost::asio::io_context* io = nullptr;
   std::string lines;
   std::uint64_t count = 0;
@@ -49,13 +55,17 @@ LogWriter::Turn& LogWriter::ThisThreadTurn() {
 }
 
 LogWriter::LogWriter(int fd, LogWriterOptions options)
-    : fd_(fd),
+    : id_(NextWriterId()),
+      fd_(fd),
       options_(std::move(options)),
       never_blocks_(NeverBlocks(fd)),
       thread_([this] { Run(); }) {}
 
 LogWriter::~LogWriter() {
   Flush();
+  if (Turn& turn = ThisThreadTurn(); turn.writer_id == id_) {
+    turn = Turn{};  // this thread no longer gathers (its io_context may go before the thread)
+  }
   {
     std::lock_guard<std::mutex> lock(mu_);
     stopping_ = true;
@@ -66,13 +76,13 @@ LogWriter::~LogWriter() {
 
 void LogWriter::GatherPerTurn(boost::asio::io_context& io) {
   Turn& turn = ThisThreadTurn();
-  turn.writer = this;
+  turn.writer_id = id_;
   turn.io = &io;
 }
 
 void LogWriter::Write(std::string_view line) {
   Turn& turn = ThisThreadTurn();
-  if (turn.writer == this && turn.io != nullptr && !turn.io->stopped()) {
+  if (turn.writer_id == id_ && turn.io != nullptr && !turn.io->stopped()) {
     turn.lines.append(line.data(), line.size());
     turn.lines += '\n';
     ++turn.count;
@@ -102,7 +112,7 @@ void LogWriter::Write(std::string_view line) {
 void LogWriter::FlushThisThread() {
   Turn& turn = ThisThreadTurn();
   turn.posted = false;
-  if (turn.writer != this || turn.count == 0) {
+  if (turn.writer_id != id_ || turn.count == 0) {
     return;
   }
   WriteLines(turn.lines, turn.count);

@@ -61,7 +61,7 @@ class LogWriter {
   // `line` and a newline: into this thread's turn batch, or written at once.
   void Write(std::string_view line);
   // From now on, lines written on this thread are batched per turn of `io`, which this thread
-  // runs.
+  // runs (until the thread ends, or this writer is destroyed).
   void GatherPerTurn(boost::asio::io_context& io);
   // Hands this thread's turn batch to the output now.
   void FlushThisThread();
@@ -84,6 +84,10 @@ class LogWriter {
   // refuses.
   void WriteOut(const std::string& batch);
 
+  // Which writer a thread's turn batch belongs to: a number never reused, not the address (a
+  // writer made where an earlier one was would take that writer's batch and its io_context,
+  // which may be gone).
+  const std::uint64_t id_;
   const int fd_;
   const LogWriterOptions options_;
   const bool never_blocks_;  // a regular file or /dev/null: write(2) never waits for a reader
