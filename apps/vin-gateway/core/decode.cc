@@ -1,5 +1,6 @@
 #include "core/decode.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <string>
@@ -91,9 +92,15 @@ std::optional<Decode> DeserializeDecode(std::string_view text) {
 }
 
 std::string SanitizeUtf8(std::string_view s) {
-  std::string out;
+  // ASCII, the usual case (VINs, statuses, request ids), in one copy: the leading ASCII run.
+  const auto ascii_end = std::find_if(s.begin(), s.end(),
+                                      [](char c) { return static_cast<unsigned char>(c) >= 0x80; });
+  std::string out(s.begin(), ascii_end);
+  if (ascii_end == s.end()) {
+    return out;
+  }
   out.reserve(s.size());
-  std::size_t i = 0;
+  std::size_t i = out.size();
   while (i < s.size()) {
     const auto lead = static_cast<unsigned char>(s[i]);
     std::size_t n = 0;
