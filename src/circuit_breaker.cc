@@ -228,11 +228,16 @@ struct CircuitBreaker::Impl {
         deps.random != nullptr || cfg.inflight_slow_accounting || cfg.half_open_max_probes > 1) {
       // The ramp's state, the jitter's generator, the in-flight list, more than one probe slot.
       Extras& x = extras(deps.random);
-      if (cfg.inflight_slow_accounting) {
-        x.inflight = std::make_unique<InflightTracker>();
+      try {
+        if (cfg.inflight_slow_accounting) {
+          x.inflight = std::make_unique<InflightTracker>();
+        }
+        InstallProbeRoomLocked(MakeProbeRoom(cfg.half_open_max_probes));
+      } catch (...) {
+        delete extras_block.load(std::memory_order_relaxed);  // ~Impl will not run
+        throw;
       }
     }
-    ReserveProbeSlots(cfg.half_open_max_probes);
     AssignProbeSlotsLocked(cfg.half_open_max_probes);
     PublishHotSettingsLocked();
     closed_since = clock().Now();
@@ -242,7 +247,7 @@ struct CircuitBreaker::Impl {
   Impl& operator=(const Impl&) = delete;
 
   // The breaker this state belongs to: the object at the start of the allocation (operator new),
-  // which keeps the clock and the name (they fill its line; Impl does not repeat them).
+  // which keeps the clock and the name (Impl does not repeat them).
   const CircuitBreaker& owner() const noexcept {
     return *std::launder(reinterpret_cast<const CircuitBreaker*>(
         reinterpret_cast<const std::byte*>(this) - kImplOffset));
@@ -279,9 +284,9 @@ struct CircuitBreaker::Impl {
   // configured alike, see SharedConfig).
   std::shared_ptr<const Config> config;
 
-  // The fields that change only with transitions and probes, between the lock-free group and
-  // the lock, so that the lock and what is written with it (below) lie at least one cache line
-  // away from both the lock-free group and the next object in the heap.
+  // Fields written only at transitions and probes, between the lock-free group and the lock: the
+  // lock and the small fields written with it on every locked call (below) then lie a cache line
+  // past the lock-free group (static_asserted in CircuitBreaker's constructor).
   TimePoint closed_since{};         // Guarded by mu.
   Duration base_cooldown;           // Guarded by mu. Before jitter; grows per bad probe.
   std::uint64_t probes = 0;         // Guarded by mu.
@@ -300,7 +305,11 @@ struct CircuitBreaker::Impl {
   std::uint16_t probes_in_flight = 0;
   std::uint16_t good_probes = 0;
   std::uint16_t probe_count = 0;  // The slots of this HALF_OPEN (see probe_slots()).
-  ProbeSlot inline_probe;         // Guarded by mu. The slot of the default cap (see probe_slots()).
+  // Calls seen and probes admitted in this HALF_OPEN, for the ramp's start share (over its
+  // first 65,535 calls, see CountHalfOpenCallLocked).
+  std::uint16_t half_open_calls = 0;
+  std::uint16_t half_open_admitted = 0;
+  ProbeSlot inline_probe;  // Guarded by mu. The slot of the default cap (see probe_slots()).
 
   // What most breakers never use, in a block allocated on first use and kept until the breaker
   // dies, so that a plain breaker does not carry it: listeners, a fleet coordinator, the lock of
@@ -331,25 +340,22 @@ struct CircuitBreaker::Impl {
     std::atomic<Duration::rep> ramp_end_ns{0};
     std::atomic<double> ramp_start_share{1.0};
     std::atomic<std::uint64_t> ramp_credit{0};
-    // Calls seen and probes admitted in this HALF_OPEN, for the ramp's start share (so only
-    // counted where the block exists, as it does wherever a ramp is configured; a ramp added by
-    // Reconfigure during a HALF_OPEN counts from then). Halved together at the limit
-    // (CountHalfOpenCallLocked). Guarded by mu.
-    std::uint32_t half_open_calls = 0;
-    std::uint32_t half_open_admitted = 0;
 
     // Only with inflight_slow_accounting (a std::deque allocates even when empty). Guarded by mu
     // (the pointer: set at creation or by Reconfigure, then kept until the breaker dies, since
     // permits may still carry its tickets).
     std::unique_ptr<InflightTracker> inflight;
-    // The probe slots once the cap has exceeded one: grown by ReserveProbeSlots, never shrunk.
+    // The probe slots once the cap has exceeded one: grown by InstallProbeRoomLocked, never
+    // shrunk.
     std::unique_ptr<ProbeSlot[]> probe_heap;  // NOLINT(modernize-avoid-c-arrays): 8 bytes, not 24
     std::uint32_t probe_capacity = 1;         // Guarded by mu. The slots probe_heap holds, or 1.
   };
-  // Made by the constructor when the config has a recovery ramp or a cooldown jitter, else by the
-  // first AddListener, SetCoordination, Adopt or Reconfigure (which may install either: so the
-  // block exists whenever `ramping` is set, a word carries kRampBit, or a cooldown is drawn with
-  // jitter). Installed by compare-and-swap.
+  // Made by the constructor when the config has a recovery ramp, a cooldown jitter, the in-flight
+  // list or a probe cap above one, or the deps an injected generator; else by the first
+  // AddListener, SetCoordination, Adopt or Reconfigure (which may install any of those). So the
+  // block exists whenever `ramping` is set, a word carries kRampBit, a cooldown is drawn with
+  // jitter, the in-flight list is in use, or the probe slots are more than one. Installed by
+  // compare-and-swap.
   std::atomic<Extras*> extras_block{nullptr};
 
   // The block, made if it is not yet (`injected_random` only matters then: the constructor
@@ -409,38 +415,47 @@ struct CircuitBreaker::Impl {
     Extras* x = extras_if_made();
     return {x != nullptr && x->probe_heap ? x->probe_heap.get() : &inline_probe, probe_count};
   }
-  // Room for n slots, keeping those in use. Allocates only when n exceeds the room (rare and
-  // small: at most 10,000 slots), so that AssignProbeSlotsLocked never does.
-  void ReserveProbeSlots(std::uint32_t n) {
-    if (n <= 1 || n <= extras().probe_capacity) {
+  // Room for n slots (at most 10,000), so that AssignProbeSlotsLocked never allocates: made
+  // before taking mu (MakeProbeRoom), installed under it keeping the slots in use.
+  struct ProbeRoom {
+    std::unique_ptr<ProbeSlot[]> slots;  // NOLINT(modernize-avoid-c-arrays): see probe_heap
+    std::uint32_t capacity = 0;
+  };
+  // Empty when the room suffices. Only the constructor and Reconfigure (which holds
+  // reconfigure_mu, and made the block) change the room, so they read it without mu.
+  ProbeRoom MakeProbeRoom(std::uint32_t n) const {
+    const Extras* x = extras_if_made();
+    if (n <= 1 || (x != nullptr && n <= x->probe_capacity)) {
+      return {};
+    }
+    return {std::make_unique<ProbeSlot[]>(n), n};  // NOLINT(modernize-avoid-c-arrays)
+  }
+  void InstallProbeRoomLocked(ProbeRoom room) noexcept {
+    if (!room.slots) {
       return;
     }
-    auto grown =
-        std::make_unique<ProbeSlot[]>(n);  // NOLINT(modernize-avoid-c-arrays): see probe_heap
     const std::span<ProbeSlot> in_use = probe_slots();
-    std::copy(in_use.begin(), in_use.end(), grown.get());
-    Extras& x = extras();
-    x.probe_heap = std::move(grown);
-    x.probe_capacity = n;
+    std::copy(in_use.begin(), in_use.end(), room.slots.get());
+    Extras& x = made_extras();  // a room above one is made only where the block exists
+    x.probe_heap = std::move(room.slots);
+    x.probe_capacity = room.capacity;
   }
   // n free slots (n within the reserved room).
   void AssignProbeSlotsLocked(std::uint32_t n) noexcept {
     probe_count = static_cast<std::uint16_t>(n);
     std::ranges::fill(probe_slots(), ProbeSlot{});
   }
-  // A call seen in HALF_OPEN, and whether it became a probe. At the counters' limit both are
-  // halved, which keeps the share.
+  // A call seen in HALF_OPEN, and whether it became a probe. The share is taken over the
+  // HALF_OPEN's first 65,535 calls: past them the counts stay (by then the share is at most the
+  // probe cap in 65,535, which starts a ramp from nearly nothing either way).
   void CountHalfOpenCallLocked(bool admitted) noexcept {
-    Extras* x = extras_if_made();
-    if (x == nullptr) {
+    if (half_open_calls == std::numeric_limits<std::uint16_t>::max()) {
       return;
     }
-    if (x->half_open_calls == std::numeric_limits<std::uint32_t>::max()) {
-      x->half_open_calls /= 2;
-      x->half_open_admitted /= 2;
+    ++half_open_calls;
+    if (admitted) {
+      ++half_open_admitted;
     }
-    ++x->half_open_calls;
-    x->half_open_admitted += admitted ? 1 : 0;
   }
 
   TimePoint open_until() const noexcept {
@@ -517,10 +532,10 @@ struct CircuitBreaker::Impl {
   void StartRampLocked(TimePoint at, EventBatch& events) noexcept {
     // The share HALF_OPEN admitted: its probes among the calls it saw.
     Extras& ramp = made_extras();  // a config with a ramp made the block (see extras_block)
-    const double s0 = ramp.half_open_calls == 0
+    const double s0 = half_open_calls == 0
                           ? 1.0
-                          : std::min(1.0, static_cast<double>(ramp.half_open_admitted) /
-                                              static_cast<double>(ramp.half_open_calls));
+                          : std::min(1.0, static_cast<double>(half_open_admitted) /
+                                              static_cast<double>(half_open_calls));
     constexpr auto kRelaxed = std::memory_order_relaxed;
     ramp.ramp_start_ns.store(at.time_since_epoch().count(), kRelaxed);
     ramp.ramp_end_ns.store((at + config->recovery_ramp).time_since_epoch().count(), kRelaxed);
@@ -686,10 +701,8 @@ struct CircuitBreaker::Impl {
       }
       case State::kHalfOpen:
         successes_to_close = static_cast<std::uint16_t>(config->effective_half_open_successes());
-        if (Extras* x = extras_if_made()) {
-          x->half_open_calls = 0;
-          x->half_open_admitted = 0;
-        }
+        half_open_calls = 0;
+        half_open_admitted = 0;
         break;
       case State::kDisabled:
       case State::kForcedOpen:
@@ -1421,6 +1434,7 @@ std::optional<ConfigError> CircuitBreaker::Reconfigure(const Config& config) {
   if (new_window) {
     window = MakeWindowState(config);
   }
+  Impl::ProbeRoom probe_room = s.MakeProbeRoom(config.half_open_max_probes);
   std::shared_ptr<const Config> shared = SharedConfig(config);
   EventBatch events;
   {
@@ -1432,8 +1446,7 @@ std::optional<ConfigError> CircuitBreaker::Reconfigure(const Config& config) {
       s.base_cooldown =
           std::clamp(s.base_cooldown, config.cooldown, config.effective_cooldown_max());
     }
-    // Rare and small (at most 10,000 slots); only when the cap grows past the capacity.
-    s.ReserveProbeSlots(config.half_open_max_probes);
+    s.InstallProbeRoomLocked(std::move(probe_room));  // made above when the cap grows past it
     if (inflight) {
       s.extras().inflight = std::move(inflight);  // before the config that needs it
     }

@@ -212,6 +212,46 @@ TEST_F(RecoveryRampTest, TheStartedEventFollowsTheClosingTransition) {
   EXPECT_EQ(r->at, t->at);
 }
 
+// The start share counts every call of the HALF_OPEN, also when the ramp (and the block that
+// holds its state) came with a Reconfigure during it.
+TEST_F(RecoveryRampTest, ARampAddedDuringHalfOpenStartsFromTheWholeHalfOpensShare) {
+  auto b = CircuitBreaker::Create("plain", {.failure_threshold = 1, .cooldown = seconds(10)},
+                                  {.clock = &clock_})
+               .value();
+  b->TryAcquire()->Record(Outcome::kFailure);
+  clock_.Advance(seconds(10));
+  auto probe = b->TryAcquire();
+  ASSERT_TRUE(probe.has_value() && probe->is_probe());
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_FALSE(b->TryAcquire().has_value());
+  }
+  CircuitBreakerConfig ramped = b->config();
+  ramped.recovery_ramp = seconds(10);
+  ASSERT_FALSE(b->Reconfigure(ramped).has_value());
+  b->AddListener([this](const Event& e) { events_.push_back(e); });
+  probe->Record(Outcome::kSuccess);
+  const auto recoveries = RecoveryEvents();
+  ASSERT_EQ(recoveries.size(), 1U);
+  EXPECT_DOUBLE_EQ(recoveries[0].start_share, 0.25);  // 1 probe of 4 calls
+}
+
+// A HALF_OPEN that turns away more calls than its counters hold: the share is the one of its
+// first 65,535 calls.
+TEST_F(RecoveryRampTest, AVeryLongHalfOpenTakesTheShareOfItsFirstCalls) {
+  auto b = Make(Ramped());
+  b->TryAcquire()->Record(Outcome::kFailure);
+  clock_.Advance(seconds(10));
+  auto probe = b->TryAcquire();
+  ASSERT_TRUE(probe.has_value() && probe->is_probe());
+  for (int i = 0; i < 99'999; ++i) {
+    ASSERT_FALSE(b->TryAcquire().has_value());
+  }
+  probe->Record(Outcome::kSuccess);
+  const auto recoveries = RecoveryEvents();
+  ASSERT_EQ(recoveries.size(), 1U);
+  EXPECT_DOUBLE_EQ(recoveries[0].start_share, 1.0 / 65'535);
+}
+
 // ---- strict judgment ----
 
 TEST_F(RecoveryRampTest, OneFailureDuringTheRampReopensWithTheGrownCooldown) {
