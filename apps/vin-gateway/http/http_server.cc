@@ -635,7 +635,8 @@ net::awaitable<void> HttpServer::Serve(Impl& impl, tcp::socket socket, Session& 
     // Written directly as far as the socket takes it without blocking (an answer of a few KB
     // into an empty send buffer: nearly always all of it), which saves an asynchronous
     // operation and a resumption per answer; the rest, if any, asynchronously under the write
-    // timeout. The next read still waits for the reactor, so connections keep taking turns.
+    // timeout. Connections keep taking turns: the next read completes through the queue (Beast
+    // posts even a read that the buffer already holds).
     boost::system::error_code write_ec;
     std::size_t written = 0;
     if (direct_writes) {
