@@ -143,24 +143,37 @@ std::string NormalizeVin(std::string_view raw) {
   while (end > begin && IsAsciiSpace(raw[end - 1])) {
     --end;
   }
-  std::string out;
-  out.reserve(end - begin);
+  // Written in place into a buffer of the largest size, then cut: no per-byte append.
+  std::string out(end - begin, '\0');
+  std::size_t n = 0;
   for (std::size_t i = begin; i < end; ++i) {
     const char c = raw[i];
-    if (c == ' ' || c == '-') {
-      continue;
-    }
-    out += (c >= 'a' && c <= 'z') ? static_cast<char>(c - 'a' + 'A') : c;
+    out[n] = (c >= 'a' && c <= 'z') ? static_cast<char>(c - 'a' + 'A') : c;
+    n += (c != ' ' && c != '-') ? 1 : 0;
   }
+  out.resize(n);
   return out;
 }
 
-bool IsVinChar(char c) noexcept {
-  if (c >= '0' && c <= '9') {
-    return true;
+namespace {
+
+// By byte: its ISO 3779 value plus one for a VIN character (0 for anything else), so that one
+// lookup both checks a character and weighs it.
+constexpr std::array<std::uint8_t, 256> kVinCharValue = [] {
+  std::array<std::uint8_t, 256> values{};
+  for (int b = 0; b < 256; ++b) {
+    const char c = static_cast<char>(b);
+    const bool vin_char =
+        (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z' && c != 'I' && c != 'O' && c != 'Q');
+    values[static_cast<std::size_t>(b)] =
+        vin_char ? static_cast<std::uint8_t>(Transliterate(c) + 1) : std::uint8_t{0};
   }
-  return c >= 'A' && c <= 'Z' && c != 'I' && c != 'O' && c != 'Q';
-}
+  return values;
+}();
+
+}  // namespace
+
+bool IsVinChar(char c) noexcept { return kVinCharValue[static_cast<unsigned char>(c)] != 0; }
 
 std::optional<char> ComputeCheckDigit(std::string_view vin) {
   if (vin.size() != kVinLength) {
@@ -168,10 +181,11 @@ std::optional<char> ComputeCheckDigit(std::string_view vin) {
   }
   int total = 0;
   for (std::size_t i = 0; i < kVinLength; ++i) {
-    if (!IsVinChar(vin[i])) {
+    const int value = kVinCharValue[static_cast<unsigned char>(vin[i])];
+    if (value == 0) {
       return std::nullopt;
     }
-    total += Transliterate(vin[i]) * kWeights[i];
+    total += (value - 1) * kWeights[i];
   }
   const int remainder = total % 11;
   return remainder == 10 ? 'X' : static_cast<char>('0' + remainder);
@@ -198,9 +212,8 @@ VinCheck ValidateVin(std::string_view raw) {
   check.vin = NormalizeVin(raw);
   // The usual input, 17 VIN characters, needs no split into UTF-8 sequences (a vector per
   // request on the hot path); anything else takes the general path and its precise problems.
-  if (check.vin.size() == kVinLength &&
-      std::all_of(check.vin.begin(), check.vin.end(), IsVinChar)) {
-    check.check_digit = CheckDigitOf(check.vin);
+  if (const std::optional<char> expected = ComputeCheckDigit(check.vin)) {
+    check.check_digit = *expected == check.vin[8] ? CheckDigit::kValid : CheckDigit::kMismatch;
     return check;
   }
   const std::vector<std::string_view> chars = Characters(check.vin);
