@@ -143,12 +143,15 @@ std::string NormalizeVin(std::string_view raw) {
   while (end > begin && IsAsciiSpace(raw[end - 1])) {
     --end;
   }
-  // Written in place into a buffer of the largest size, then cut: no per-byte append.
+  // Written in place into a buffer of the largest size, then cut: no per-byte append. Through a
+  // local pointer: a store through the string's own would make the compiler reload it per byte.
   std::string out(end - begin, '\0');
+  char* const dst = out.data();
+  const char* const src = raw.data();
   std::size_t n = 0;
   for (std::size_t i = begin; i < end; ++i) {
-    const char c = raw[i];
-    out[n] = (c >= 'a' && c <= 'z') ? static_cast<char>(c - 'a' + 'A') : c;
+    const char c = src[i];
+    dst[n] = (c >= 'a' && c <= 'z') ? static_cast<char>(c - 'a' + 'A') : c;
     n += (c != ' ' && c != '-') ? 1 : 0;
   }
   out.resize(n);
