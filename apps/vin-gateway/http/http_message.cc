@@ -1,5 +1,8 @@
 #include "http/http_message.h"
 
+#include <utility>
+#include <variant>
+
 #include <boost/json/serialize.hpp>
 
 namespace vin_gateway {
@@ -19,6 +22,13 @@ HttpResponse JsonResponse(unsigned status, const boost::json::object& body,
   response.body = boost::json::serialize(body);
   response.log_status = std::move(log_status);
   return response;
+}
+
+boost::asio::awaitable<HttpResponse> Awaited(HandlerResult result) {
+  if (auto* at_once = std::get_if<HttpResponse>(&result)) {
+    co_return std::move(*at_once);
+  }
+  co_return co_await std::get<boost::asio::awaitable<HttpResponse>>(std::move(result));
 }
 
 }  // namespace vin_gateway

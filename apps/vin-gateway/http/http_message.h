@@ -1,9 +1,13 @@
 // vin-gateway/http/http_message.h
 //
 // The HTTP layer's own request and response, independent of the HTTP library: the server
-// (http_server.h) turns each Beast request into an `HttpRequest`, awaits its handler (the
-// Router), and writes the `HttpResponse`. Responses also carry what the request's access log line
-// says (status spelling, VIN, source, upstream latency).
+// (http_server.h) turns each Beast request into an `HttpRequest`, calls its handler (the Router),
+// and writes the `HttpResponse`. Responses also carry what the request's access log line says
+// (status spelling, VIN, source, upstream latency).
+//
+// A handler answers at once when it has all it needs (a fresh hit in the in-process front, every
+// route but the decodes and the batch): then no coroutine frame is made for the request. Only a
+// request that must wait (the cache backend, the upstream) returns an awaitable.
 //
 // Thread safety: value types; the helpers are pure. Time: none.
 //
@@ -12,12 +16,15 @@
 //   HttpResponse ok = JsonResponse(200, StatusJson(TransportStatus::kOk, "Ready."), "OK");
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
+#include <variant>
 #include <vector>
 
+#include <boost/asio/awaitable.hpp>
 #include <boost/json/object.hpp>
 
 #include "fusebox/clock.h"
@@ -38,6 +45,9 @@ struct HttpResponse {
   unsigned status = 200;
   std::string content_type = "application/json";
   std::string body;
+  // A body shared with its keeper instead of copied (a fresh hit's rendered body); when set it
+  // is the body and `body` is ignored.
+  std::shared_ptr<const std::string> shared_body;
   std::vector<std::pair<std::string, std::string>> headers;  // e.g. {"Retry-After", "12"}
 
   // For the request's log line.
@@ -46,7 +56,18 @@ struct HttpResponse {
   std::string log_source;  // "live", "cache", "" ; "cache-stale" for stale copies
   std::optional<fusebox::Duration> upstream_latency;
   std::string log_detail;  // why the upstream call failed
+
+  // The bytes of the body: shared_body's when set, else body's.
+  std::string_view body_bytes() const noexcept {
+    return shared_body != nullptr ? std::string_view(*shared_body) : std::string_view(body);
+  }
 };
+
+// What a handler gives back: the answer, or an awaitable that yields it.
+using HandlerResult = std::variant<HttpResponse, boost::asio::awaitable<HttpResponse>>;
+
+// The response of `result`, awaited when it must be (for callers that await anyway).
+boost::asio::awaitable<HttpResponse> Awaited(HandlerResult result);
 
 // `status`'s HTTP code and JSON body ({"status", "message"}; message sanitized, default
 // DefaultMessage(status)).

@@ -15,6 +15,7 @@
 #include <optional>
 #include <string_view>
 #include <utility>
+#include <variant>
 
 #include <fmt/compile.h>
 #include <fmt/format.h>
@@ -165,8 +166,8 @@ struct HttpServer::Session {
   bool idle = false;                    // waiting for the next request
 
   std::mutex mu;
-  // The request being handled or answered (its log record so far and when it began); nullopt
-  // between requests. Guarded by mu.
+  // The request this session waits on, for its handler or for the client to take the answer
+  // (its log record so far and when it began); nullopt otherwise. Guarded by mu.
   std::optional<std::pair<AccessRecord, std::chrono::steady_clock::time_point>> in_progress;
   bool cut_off = false;  // LogUnfinishedRequests logged the request in progress. Guarded by mu.
 };
@@ -604,18 +605,32 @@ net::awaitable<void> HttpServer::Serve(Impl& impl, tcp::socket socket, Session& 
     const bool client_keep_alive = request.keep_alive();
     const std::string request_client = impl.ClientOf(peer_address, client, request);
     HttpRequest in = ToHttpRequest(std::move(request), request_client);
-    {
-      AccessRecord record;
-      record.request_id = id;
-      record.method = BoundedLogField(in.method, kMaxLoggedMethod);
-      record.target = BoundedLogField(in.target, kMaxLoggedTarget);
-      record.client = request_client;
-      std::lock_guard<std::mutex> lock(session.mu);
-      session.in_progress.emplace(std::move(record), started);
-    }
+    AccessRecord record;
+    record.request_id = id;
+    record.method = BoundedLogField(in.method, kMaxLoggedMethod);
+    record.target = BoundedLogField(in.target, kMaxLoggedTarget);
+    record.client = request_client;
+    // The request is shown to LogUnfinishedRequests (another thread, at the end of the shutdown
+    // grace period) only while this coroutine waits: on an awaited answer, or on a write the
+    // socket did not take at once. An answer made and written without waiting is logged right
+    // after, on this thread, before anything else runs here.
+    bool shown = false;
+    const auto show_in_progress = [&] {
+      if (!shown) {
+        shown = true;
+        std::lock_guard<std::mutex> lock(session.mu);
+        session.in_progress.emplace(record, started);
+      }
+    };
     HttpResponse response;
     try {
-      response = co_await impl.handler(in);
+      HandlerResult result = impl.handler(std::move(in));
+      if (auto* at_once = std::get_if<HttpResponse>(&result)) {
+        response = std::move(*at_once);
+      } else {
+        show_in_progress();
+        response = co_await std::move(std::get<net::awaitable<HttpResponse>>(result));
+      }
     } catch (const std::exception& e) {
       response = HttpResponse{};
       response.status = 500;
@@ -631,7 +646,9 @@ net::awaitable<void> HttpServer::Serve(Impl& impl, tcp::socket socket, Session& 
     // One gather write (one sendmsg) of the head and the body. A HEAD answer carries the GET
     // answer's headers (Content-Length included), never its body (RFC 9110 9.3.2).
     const std::array<net::const_buffer, 2> answer{
-        net::buffer(head), is_head ? net::const_buffer() : net::buffer(response.body)};
+        net::buffer(head),
+        is_head ? net::const_buffer()
+                : net::buffer(response.body_bytes().data(), response.body_bytes().size())};
     // Written directly as far as the socket takes it without blocking (an answer of a few KB
     // into an empty send buffer: nearly always all of it), which saves an asynchronous
     // operation and a resumption per answer; the rest, if any, asynchronously under the write
@@ -648,6 +665,7 @@ net::awaitable<void> HttpServer::Serve(Impl& impl, tcp::socket socket, Session& 
     if (!write_ec && written < net::buffer_size(answer)) {
       beast::buffers_suffix<std::array<net::const_buffer, 2>> rest(answer);
       rest.consume(written);
+      show_in_progress();
       start_deadline(impl.options.write_timeout);
       auto [ec, n] = co_await net::async_write(stream, rest, kTuple);
       (void)n;
@@ -657,30 +675,29 @@ net::awaitable<void> HttpServer::Serve(Impl& impl, tcp::socket socket, Session& 
         write_ec = beast::error::timeout;  // cut off at the write timeout
       }
     }
-    std::optional<AccessRecord> record;
-    {
+    bool logged_already = false;  // by LogUnfinishedRequests
+    if (shown) {
       std::lock_guard<std::mutex> lock(session.mu);
-      if (!session.cut_off && session.in_progress) {
-        record = std::move(session.in_progress->first);
-      }
+      logged_already = session.cut_off;
       session.in_progress.reset();
       session.cut_off = false;
     }
-    if (impl.access_log && record) {
-      record->http_status = response.status;
-      record->status = response.log_status;
-      record->vin = response.log_vin;
-      record->source = response.log_source;
-      record->upstream_latency = response.upstream_latency;
-      record->detail = response.log_detail;
+    if (impl.access_log && !logged_already) {
+      record.http_status = response.status;
+      // The answer is written: its log fields are moved, not copied.
+      record.status = std::move(response.log_status);
+      record.vin = std::move(response.log_vin);
+      record.source = std::move(response.log_source);
+      record.upstream_latency = response.upstream_latency;
+      record.detail = std::move(response.log_detail);
       if (write_ec == beast::error::timeout) {
-        record->note = "the client took no answer within the write timeout";
+        record.note = "the client took no answer within the write timeout";
       } else if (write_ec) {
-        record->note = "the answer could not be written: " + write_ec.message();
+        record.note = "the answer could not be written: " + write_ec.message();
       }
-      record->elapsed =
+      record.elapsed =
           std::chrono::duration_cast<fusebox::Duration>(std::chrono::steady_clock::now() - started);
-      impl.access_log(*record);
+      impl.access_log(record);
     }
     served_one = true;
     if (write_ec || !keep_alive) {

@@ -94,7 +94,9 @@ struct AccessRecord {
   fusebox::Duration elapsed{0};
 };
 
-using Handler = std::function<boost::asio::awaitable<HttpResponse>(HttpRequest)>;
+// Answers one request: at once, or by an awaitable (http_message.h). A handler that throws, at
+// once or while awaited, is answered 500 INTERNAL_ERROR.
+using Handler = std::function<HandlerResult(HttpRequest)>;
 using AccessLog = std::function<void(const AccessRecord&)>;
 
 class HttpServer {

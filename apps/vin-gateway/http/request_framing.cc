@@ -153,7 +153,7 @@ void AppendResponseHead(const HttpResponse& response, unsigned version, std::str
     set("Connection", "keep-alive");
   }
   // Content-Length even on a 304 (its 0 is what Beast 1.81 writes there too; clients ignore it).
-  const fmt::format_int length(response.body.size());
+  const fmt::format_int length(response.body_bytes().size());
   set("Content-Length", std::string_view(length.data(), length.size()));
 
   const unsigned code = response.status;

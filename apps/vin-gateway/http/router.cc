@@ -40,33 +40,41 @@ std::optional<int> ParseModelYear(std::string_view text) {
 
 }  // namespace
 
-HttpResponse AnswerResponse(const DecodeAnswer& answer) {
+HttpResponse AnswerResponse(DecodeAnswer answer) {
   HttpResponse response;
   response.status = answer.http_status();
-  response.body = answer.rendered_body ? *answer.rendered_body : AnswerBody(answer);
+  if (answer.rendered_body != nullptr) {
+    response.shared_body = std::move(answer.rendered_body);
+  } else {
+    response.body = AnswerBody(answer);
+  }
   if (HasRetryAfter(answer.status) && !answer.stale && answer.source != Source::kOffline) {
     response.headers.emplace_back("Retry-After",
                                   std::to_string(RetryAfterSeconds(answer.retry_after)));
   }
   response.log_status = std::string(ToString(answer.status));
-  response.log_vin = answer.vin_readable ? SanitizeUtf8(answer.vin) : std::string();
+  if (answer.check_digit) {
+    response.log_vin = std::move(answer.vin);  // validated: VIN characters only
+  } else if (answer.vin_readable) {
+    response.log_vin = SanitizeUtf8(answer.vin);
+  }
   response.log_source = std::string(ToString(answer.source));
   if (answer.stale) {
     response.log_source += "-stale";
   }
   response.upstream_latency = answer.upstream_latency;
-  response.log_detail = answer.upstream_detail;
+  response.log_detail = std::move(answer.upstream_detail);
   return response;
 }
 
-net::awaitable<HttpResponse> Router::Handle(HttpRequest request) {
+HandlerResult Router::Handle(HttpRequest request) {
   std::optional<RequestTarget> target = ParseRequestTarget(request.target, 8);
   if (!target) {
-    co_return ErrorResponse(TransportStatus::kBadRequest,
-                            "The request target is not a valid URL path.");
+    return ErrorResponse(TransportStatus::kBadRequest,
+                         "The request target is not a valid URL path.");
   }
   if (target->too_many_segments) {
-    co_return ErrorResponse(TransportStatus::kNotFound);
+    return ErrorResponse(TransportStatus::kNotFound);
   }
   const std::vector<std::string>& segments = target->segments;
   std::optional<std::string> modelyear;
@@ -96,107 +104,115 @@ net::awaitable<HttpResponse> Router::Handle(HttpRequest request) {
   if (segments.size() == 4 && segments[0] == "api" && segments[1] == "v1" && segments[2] == "vin") {
     if (segments[3] == "batch") {
       if (auto refused = only(post, kPostOnly)) {
-        co_return *refused;
+        return std::move(*refused);
       }
-      co_return co_await DecodeBatch(request);
+      return DecodeBatch(std::move(request));
     }
     if (auto refused = only(get, kGetOnly)) {
-      co_return *refused;
+      return std::move(*refused);
     }
-    co_return co_await DecodeOne(request, segments[3], modelyear, source);
+    return DecodeOne(request, segments[3], modelyear, source);
   }
   if (segments.size() == 3 && segments[0] == "api" && segments[1] == "v1" && segments[2] == "vin") {
     // "/api/v1/vin/" with an empty segment: the VIN is empty.
     if (auto refused = only(get, kGetOnly)) {
-      co_return *refused;
+      return std::move(*refused);
     }
-    co_return co_await DecodeOne(request, "", modelyear, source);
+    return DecodeOne(request, "", modelyear, source);
   }
   if (segments.size() == 1) {
     const std::string& name = segments[0];
     if (name == "healthz") {
       if (auto refused = only(get, kGetOnly)) {
-        co_return *refused;
+        return std::move(*refused);
       }
-      co_return JsonResponse(200, StatusJson(TransportStatus::kOk, "Serving."), "OK");
+      return JsonResponse(200, StatusJson(TransportStatus::kOk, "Serving."), "OK");
     }
     if (name == "readyz") {
       if (auto refused = only(get, kGetOnly)) {
-        co_return *refused;
+        return std::move(*refused);
       }
-      co_return ReadyResponse(deps_);
+      return ReadyResponse(deps_);
     }
     if (name == "status") {
       if (auto refused = only(get, kGetOnly)) {
-        co_return *refused;
+        return std::move(*refused);
       }
-      co_return StatusResponse(deps_);
+      return StatusResponse(deps_);
     }
     if (name == "metrics") {
       if (auto refused = only(get, kGetOnly)) {
-        co_return *refused;
+        return std::move(*refused);
       }
-      co_return MetricsResponse(deps_);
+      return MetricsResponse(deps_);
     }
   }
   if (segments.empty() ||
       (segments.size() == 1 && (segments[0].empty() || segments[0] == "index.html"))) {
     if (auto refused = only(get, kGetOnly)) {
-      co_return *refused;
+      return std::move(*refused);
     }
-    co_return AssetResponse(*FindWebAsset("/index.html"), "/index.html", request.if_none_match);
+    return AssetResponse(*FindWebAsset("/index.html"), "/index.html", request.if_none_match);
   }
   if (segments.size() == 2 && segments[0] == "assets") {
     const std::string path = "/assets/" + segments[1];
     if (const WebAsset* asset = FindWebAsset(path)) {
       if (auto refused = only(get, kGetOnly)) {
-        co_return *refused;
+        return std::move(*refused);
       }
-      co_return AssetResponse(*asset, path, request.if_none_match);
+      return AssetResponse(*asset, path, request.if_none_match);
     }
-    co_return ErrorResponse(TransportStatus::kNotFound);
+    return ErrorResponse(TransportStatus::kNotFound);
   }
   if (segments.size() == 4 && segments[0] == "admin" && segments[1] == "breakers") {
     if (auto refused = AdminAuthRefusal(deps_.admin_token, request.authorization,
                                         deps_.admin_throttle, request.client)) {
-      co_return *refused;
+      return std::move(*refused);
     }
     if (auto refused = only(post, kPostOnly)) {
-      co_return *refused;
+      return std::move(*refused);
     }
-    co_return AdminCommand(deps_.registry, segments[2], segments[3]);
+    return AdminCommand(deps_.registry, segments[2], segments[3]);
   }
-  co_return ErrorResponse(TransportStatus::kNotFound);
+  return ErrorResponse(TransportStatus::kNotFound);
 }
 
-net::awaitable<HttpResponse> Router::DecodeOne(const HttpRequest& request, std::string_view raw_vin,
-                                               std::optional<std::string> modelyear,
-                                               std::optional<std::string> source) {
+HandlerResult Router::DecodeOne(const HttpRequest& request, std::string_view raw_vin,
+                                const std::optional<std::string>& modelyear,
+                                const std::optional<std::string>& source) {
   int model_year = 0;
   if (modelyear) {
     std::optional<int> year = ParseModelYear(*modelyear);
     if (!year) {
-      co_return ErrorResponse(TransportStatus::kBadRequest,
-                              "modelyear must be a four-digit year between 1900 and 2100.");
+      return ErrorResponse(TransportStatus::kBadRequest,
+                           "modelyear must be a four-digit year between 1900 and 2100.");
     }
     model_year = *year;
   }
   if (source) {
     if (*source != "offline") {
-      co_return ErrorResponse(TransportStatus::kBadRequest, "source must be offline.");
+      return ErrorResponse(TransportStatus::kBadRequest, "source must be offline.");
     }
     if (!deps_.service.offline_snapshot()) {
-      co_return ErrorResponse(TransportStatus::kNotFound,
-                              "This gateway has no offline vPIC database.");
+      return ErrorResponse(TransportStatus::kNotFound,
+                           "This gateway has no offline vPIC database.");
     }
-    co_return AnswerResponse(deps_.service.DecodeOffline(raw_vin, model_year));
+    return AnswerResponse(deps_.service.DecodeOffline(raw_vin, model_year));
   }
-  DecodeAnswer answer =
-      co_await deps_.service.Decode(std::string(raw_vin), model_year, request.client);
-  co_return AnswerResponse(answer);
+  // A fresh hit in the in-process front, or an invalid VIN, is answered here and now; anything
+  // else goes on in a coroutine (the cache backend, a flight, the upstream).
+  DecodeService::Step step = deps_.service.Begin(raw_vin, model_year);
+  if (step.done) {
+    return AnswerResponse(std::move(step.answer));
+  }
+  return DecodeLater(std::move(step), request.client);
 }
 
-net::awaitable<HttpResponse> Router::DecodeBatch(const HttpRequest& request) {
+net::awaitable<HttpResponse> Router::DecodeLater(DecodeService::Step step, std::string client) {
+  co_return AnswerResponse(co_await deps_.service.Decode(std::move(step), std::move(client)));
+}
+
+net::awaitable<HttpResponse> Router::DecodeBatch(HttpRequest request) {
   boost::system::error_code ec;
   json::value root = json::parse(request.body, ec);
   if (ec || !root.is_object()) {

@@ -1,10 +1,10 @@
 // vin-gateway/http/router.h
 //
 // The gateway's routes, independent of the HTTP library: the server (http_server.h) turns each
-// request into an `HttpRequest` (http_message.h), awaits `Router::Handle`, and writes the
-// `HttpResponse`. The router dispatches and answers the decode routes itself; the page and its
-// assets are static_assets.h, the admin commands admin_route.h, /readyz and /status
-// status_route.h, /metrics metrics_route.h.
+// request into an `HttpRequest` (http_message.h), calls `Router::Handle` (awaiting its answer only
+// when it must wait), and writes the `HttpResponse`. The router dispatches and answers the decode
+// routes itself; the page and its assets are static_assets.h, the admin commands admin_route.h,
+// /readyz and /status status_route.h, /metrics metrics_route.h.
 //
 //   GET  /api/v1/vin/{vin}[?modelyear=YYYY]    one decode (DecodeService::Decode)
 //   POST /api/v1/vin/batch                     {"vins": [...1..50], "modelyear": YYYY}
@@ -30,7 +30,8 @@
 //
 // Example:
 //   Router router(deps);
-//   HttpResponse response = co_await router.Handle(std::move(request));
+//   HandlerResult result = router.Handle(std::move(request));   // an HttpResponse, or
+//   HttpResponse response = co_await std::get<1>(std::move(result));   // one to await
 #pragma once
 
 #include <cstddef>
@@ -54,19 +55,22 @@ class Router {
  public:
   explicit Router(RouterDeps deps) : deps_(std::move(deps)) {}
 
-  boost::asio::awaitable<HttpResponse> Handle(HttpRequest request);
+  // The answer at once where nothing needs awaiting (every route but the two decode routes, and a
+  // decode answered by DecodeService::Begin); an awaitable otherwise.
+  HandlerResult Handle(HttpRequest request);
 
  private:
-  boost::asio::awaitable<HttpResponse> DecodeOne(const HttpRequest& request,
-                                                 std::string_view raw_vin,
-                                                 std::optional<std::string> modelyear,
-                                                 std::optional<std::string> source);
-  boost::asio::awaitable<HttpResponse> DecodeBatch(const HttpRequest& request);
+  HandlerResult DecodeOne(const HttpRequest& request, std::string_view raw_vin,
+                          const std::optional<std::string>& modelyear,
+                          const std::optional<std::string>& source);
+  boost::asio::awaitable<HttpResponse> DecodeLater(DecodeService::Step step, std::string client);
+  boost::asio::awaitable<HttpResponse> DecodeBatch(HttpRequest request);
 
   RouterDeps deps_;
 };
 
-// The response for a decode answer: status, JSON body, Retry-After when the status has one.
-HttpResponse AnswerResponse(const DecodeAnswer& answer);
+// The response for a decode answer: status, JSON body (the rendered one shared, not copied),
+// Retry-After when the status has one.
+HttpResponse AnswerResponse(DecodeAnswer answer);
 
 }  // namespace vin_gateway

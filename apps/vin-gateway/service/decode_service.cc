@@ -184,10 +184,23 @@ void DecodeService::HoldUpstream(Duration retry_after) noexcept {
 
 net::awaitable<DecodeService::Lookup> DecodeService::LookUp(std::string key) {
   const WallTime now = deps_.wall_clock.Now();
+  Lookup front = LookUpFront(key, now);
+  if (front.fresh != nullptr) {
+    co_return front;
+  }
+  co_return co_await LookUpBackend(std::move(key), std::move(front.any_age), now);
+}
+
+DecodeService::Lookup DecodeService::LookUpFront(const std::string& key, WallTime now) {
   HotDecodes::Entry hot = hot_.Lookup(key);
   if (hot.decode != nullptr && now - hot.decode->fetched_at < options_.cache_ttl) {
-    co_return Lookup{hot.decode, hot.decode, std::move(hot.fresh_body)};
+    return Lookup{hot.decode, hot.decode, std::move(hot.fresh_body)};
   }
+  return Lookup{nullptr, std::move(hot.decode), nullptr};
+}
+
+net::awaitable<DecodeService::Lookup> DecodeService::LookUpBackend(std::string key, DecodePtr front,
+                                                                   WallTime now) {
   // Not in the front, or too old there: the backend may hold a younger copy (a front that
   // evicted and re-read, or a backend shared between gateways, as a redis:// one will be).
   // A backend that fails is a miss (Cache never throws by contract; one that does anyway, or a
@@ -202,11 +215,11 @@ net::awaitable<DecodeService::Lookup> DecodeService::LookUp(std::string key) {
     decode.reset();
   }
   if (!decode) {
-    co_return Lookup{nullptr, std::move(hot.decode), nullptr};
+    co_return Lookup{nullptr, std::move(front), nullptr};
   }
   DecodePtr shared = std::make_shared<const vin_gateway::Decode>(std::move(*decode));
-  if (hot.decode != nullptr && hot.decode->fetched_at > shared->fetched_at) {
-    shared = std::move(hot.decode);
+  if (front != nullptr && front->fetched_at > shared->fetched_at) {
+    shared = std::move(front);
   }
   hot_.Put(key, shared);
   if (now - shared->fetched_at < options_.cache_ttl) {
@@ -428,17 +441,42 @@ net::awaitable<void> DecodeService::Lead(Flights::Leader leader, std::string vin
 
 net::awaitable<DecodeAnswer> DecodeService::Decode(std::string raw_vin, int model_year,
                                                    std::string client) {
-  DecodeAnswer answer;
-  const VinCheck check = ValidateVin(raw_vin);
+  return Decode(Begin(raw_vin, model_year), std::move(client));
+}
+
+DecodeService::Step DecodeService::Begin(std::string_view raw_vin, int model_year) {
+  Step step;
+  step.model_year = model_year;
+  DecodeAnswer& answer = step.answer;
+  VinCheck check = ValidateVin(raw_vin);
   if (!check.ok()) {
     AnswerInvalid(answer, check, raw_vin.size());
     deps_.metrics.CountAnswer(answer.status, answer.source, false);
-    co_return answer;
+    step.done = true;
+    return step;
   }
-  answer.vin = check.vin;
+  answer.vin = std::move(check.vin);
   answer.check_digit = check.check_digit;
-  const std::string key = CacheKey(answer.vin, model_year);
-  Lookup lookup = co_await LookUp(key);
+  step.key = CacheKey(answer.vin, model_year);
+  step.looked_at = deps_.wall_clock.Now();
+  Lookup front = LookUpFront(step.key, step.looked_at);
+  if (front.fresh != nullptr) {
+    AnswerFresh(answer, step.key, std::move(front));
+    step.done = true;
+    return step;
+  }
+  step.front_copy = std::move(front.any_age);
+  return step;
+}
+
+net::awaitable<DecodeAnswer> DecodeService::Decode(Step step, std::string client) {
+  if (step.done) {
+    co_return std::move(step.answer);
+  }
+  DecodeAnswer answer = std::move(step.answer);
+  const int model_year = step.model_year;
+  const std::string key = std::move(step.key);
+  Lookup lookup = co_await LookUpBackend(key, std::move(step.front_copy), step.looked_at);
   if (lookup.fresh != nullptr) {
     AnswerFresh(answer, key, std::move(lookup));
     co_return answer;

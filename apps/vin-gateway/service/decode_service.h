@@ -121,6 +121,23 @@ class DecodeService {
   boost::asio::awaitable<DecodeAnswer> Decode(std::string raw_vin, int model_year,
                                               std::string client);
 
+  // The same decode in two steps, for a caller that answers without a coroutine when it can:
+  // Begin does what never waits (validation, the in-process front). When the step is `done`, its
+  // answer is the decode's (an invalid VIN, a fresh hit; counted in the metrics as Decode counts
+  // them); else Decode(step, client) goes on from there (the backend, a flight, the upstream).
+  struct Step {
+    DecodeAnswer answer;
+    bool done = false;
+    // For Decode(step, ...): the cache key, the front's copy (not fresh; may be null), and the
+    // wall time the front was judged at.
+    int model_year = 0;
+    std::string key;
+    DecodePtr front_copy;
+    WallTime looked_at{};
+  };
+  Step Begin(std::string_view raw_vin, int model_year);
+  boost::asio::awaitable<DecodeAnswer> Decode(Step step, std::string client);
+
   // Up to 50 VINs (the caller checks the count): invalid ones answered locally, fresh cache hits
   // from the cache, the rest in one upstream DecodeVINValuesBatch call with batch priority.
   boost::asio::awaitable<std::vector<DecodeAnswer>> DecodeBatch(std::vector<std::string> raw_vins,
@@ -181,6 +198,11 @@ class DecodeService {
                                             std::vector<DecodePtr>* decoded);
   // The front, then (when the front has no fresh copy) one backend read.
   boost::asio::awaitable<Lookup> LookUp(std::string key);
+  // The front alone, judged at `now`: `fresh` and `fresh_body` set on a fresh copy, `any_age`
+  // whatever it holds.
+  Lookup LookUpFront(const std::string& key, WallTime now);
+  // The backend, for a key whose front copy (`front`, may be null) was not fresh at `now`.
+  boost::asio::awaitable<Lookup> LookUpBackend(std::string key, DecodePtr front, WallTime now);
   void AnswerFresh(DecodeAnswer& answer, const std::string& key, Lookup lookup);
   boost::asio::awaitable<void> Store(DecodePtr decode);
   // Fills `answer` from `live`. When the live decode is impossible it looks for a stale copy:
