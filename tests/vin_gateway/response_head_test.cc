@@ -1,7 +1,8 @@
 // The answer's head as the server writes it (AppendResponseHead) against Beast's own serializer
 // for the same message: byte for byte, for every kind of answer the gateway gives (JSON with and
 // without keep-alive, HTTP/1.0, Retry-After, a static asset whose Cache-Control replaces the
-// default, 304 without a body, an unknown status code).
+// default, 304 without a body, an unknown status code, a shared body).
+#include <memory>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -32,7 +33,7 @@ std::string BeastBytes(const HttpResponse& response, unsigned version, const std
     out.set(name, value);
   }
   out.keep_alive(keep_alive);
-  out.body() = response.body;
+  out.body() = std::string(response.body_bytes());
   out.prepare_payload();
   std::ostringstream wire;
   wire << out;
@@ -43,7 +44,7 @@ std::string OurBytes(const HttpResponse& response, unsigned version, const std::
                      bool keep_alive) {
   std::string bytes;
   vin_gateway::AppendResponseHead(response, version, id, keep_alive, bytes);
-  return bytes + response.body;
+  return bytes + std::string(response.body_bytes());
 }
 
 HttpResponse Response(unsigned status, std::string body,
@@ -61,8 +62,12 @@ TEST(ResponseHeadTest, SameBytesAsBeastForEveryKindOfAnswer) {
       {{"Cache-Control", "no-cache"}, {"ETag", "\"abc\""}, {"X-Content-Type-Options", "nosniff"}});
   asset.content_type = "text/html; charset=utf-8";
   HttpResponse not_modified = Response(304, "", {{"cache-control", "no-cache"}, {"ETag", "\"a\""}});
+  HttpResponse shared = Response(200, "");
+  shared.shared_body = std::make_shared<const std::string>(R"({"status":"OK","vin":"1"})");
   const std::vector<HttpResponse> answers = {
       Response(200, R"({"status":"OK"})"),
+      shared,
+      Response(405, "{}", {{"Allow", "GET, HEAD"}, {"X-Extra", "1"}}),
       Response(503, R"({"status":"CIRCUIT_OPEN"})", {{"Retry-After", "20"}}),
       Response(429, R"({"status":"RATE_LIMITED"})", {{"Retry-After", "1"}, {"Retry-After", "2"}}),
       Response(404, ""),
@@ -82,7 +87,7 @@ TEST(ResponseHeadTest, SameBytesAsBeastForEveryKindOfAnswer) {
       }
     }
   }
-  EXPECT_EQ(compared, 28);
+  EXPECT_EQ(compared, 36);
 }
 
 TEST(ResponseHeadTest, AppendsToWhatIsThere) {

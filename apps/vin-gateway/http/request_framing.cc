@@ -1,8 +1,12 @@
 #include "http/request_framing.h"
 
 #include <algorithm>
+#include <array>
+#include <cstddef>
+#include <cstring>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 #include <boost/beast/core/error.hpp>
@@ -124,19 +128,84 @@ std::optional<HttpResponse> ReadFailureResponse(const boost::system::error_code&
   return std::nullopt;  // the client left or the server is draining: just close
 }
 
+namespace {
+
+// The names the server sets itself: a handler's header of one of these names replaces the
+// server's field (as Beast's `set` would).
+bool IsServerFieldName(std::string_view name) {
+  return IEquals(name, "Server") || IEquals(name, "Content-Type") ||
+         IEquals(name, "Cache-Control") || IEquals(name, "X-Request-Id") ||
+         IEquals(name, "Connection") || IEquals(name, "Content-Length");
+}
+
+// Whether the handler's headers leave every field where it is: none has a server field's name
+// or an earlier header's.
+bool HeadersReplaceNothing(const std::vector<std::pair<std::string, std::string>>& headers) {
+  for (std::size_t i = 0; i < headers.size(); ++i) {
+    if (IsServerFieldName(headers[i].first)) {
+      return false;
+    }
+    for (std::size_t j = 0; j < i; ++j) {
+      if (IEquals(headers[i].first, headers[j].first)) {
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
 void AppendResponseHead(const HttpResponse& response, unsigned version, std::string_view request_id,
                         bool keep_alive, std::string& out) {
+  using std::string_view_literals::operator""sv;
+  const unsigned code = response.status;
+  const beast::string_view reason = http::obsolete_reason(static_cast<http::status>(code));
+  std::array<char, 13> status_line{};
+  std::memcpy(status_line.data(), "HTTP/1.1 200 ", status_line.size());
+  status_line[5] = static_cast<char>('0' + (version / 10) % 10);
+  status_line[7] = static_cast<char>('0' + version % 10);
+  status_line[9] = static_cast<char>('0' + (code / 100) % 10);
+  status_line[10] = static_cast<char>('0' + (code / 10) % 10);
+  status_line[11] = static_cast<char>('0' + code % 10);
+  out.append(status_line.data(), status_line.size());
+  out.append(reason.data(), reason.size());
+  // Content-Length even on a 304 (its 0 is what Beast 1.81 writes there too; clients ignore it).
+  const fmt::format_int length(response.body_bytes().size());
+  const std::string_view connection = version >= 11 && !keep_alive ? "close"sv
+                                      : version < 11 && keep_alive ? "keep-alive"sv
+                                                                   : ""sv;
+  if (HeadersReplaceNothing(response.headers)) {
+    // The usual answer: the fields in order, in a few appends of whole runs.
+    out += "\r\nServer: vin-gateway\r\nContent-Type: "sv;
+    out += response.content_type;
+    out += "\r\nCache-Control: no-store\r\nX-Request-Id: "sv;
+    out += request_id;
+    out += "\r\n"sv;
+    for (const auto& [name, value] : response.headers) {
+      out += name;
+      out += ": "sv;
+      out += value;
+      out += "\r\n"sv;
+    }
+    if (!connection.empty()) {
+      out += "Connection: "sv;
+      out += connection;
+      out += "\r\n"sv;
+    }
+    out += "Content-Length: "sv;
+    out.append(length.data(), length.size());
+    out += "\r\n\r\n"sv;
+    return;
+  }
   // The header fields in the order Beast's message would hold them: setting a name that is
   // already there removes it and appends the new field at the end.
   using Field = std::pair<std::string_view, std::string_view>;
   boost::container::small_vector<Field, 12> fields;
-  const auto drop = [&fields](std::string_view name) {
+  const auto set = [&fields](std::string_view name, std::string_view value) {
     fields.erase(std::remove_if(fields.begin(), fields.end(),
                                 [name](const Field& field) { return IEquals(field.first, name); }),
                  fields.end());
-  };
-  const auto set = [&fields, &drop](std::string_view name, std::string_view value) {
-    drop(name);
     fields.emplace_back(name, value);
   };
   // The server's own four names are distinct: only what comes after them can replace a field.
@@ -147,35 +216,18 @@ void AppendResponseHead(const HttpResponse& response, unsigned version, std::str
   for (const auto& [name, value] : response.headers) {
     set(name, value);
   }
-  if (version >= 11 && !keep_alive) {
-    set("Connection", "close");
-  } else if (version < 11 && keep_alive) {
-    set("Connection", "keep-alive");
+  if (!connection.empty()) {
+    set("Connection", connection);
   }
-  // Content-Length even on a 304 (its 0 is what Beast 1.81 writes there too; clients ignore it).
-  const fmt::format_int length(response.body_bytes().size());
   set("Content-Length", std::string_view(length.data(), length.size()));
-
-  const unsigned code = response.status;
-  const beast::string_view reason = http::obsolete_reason(static_cast<http::status>(code));
-  out += "HTTP/";
-  out += static_cast<char>('0' + (version / 10) % 10);
-  out += '.';
-  out += static_cast<char>('0' + version % 10);
-  out += ' ';
-  out += static_cast<char>('0' + (code / 100) % 10);
-  out += static_cast<char>('0' + (code / 10) % 10);
-  out += static_cast<char>('0' + code % 10);
-  out += ' ';
-  out.append(reason.data(), reason.size());
-  out += "\r\n";
+  out += "\r\n"sv;
   for (const auto& [name, value] : fields) {
     out += name;
-    out += ": ";
+    out += ": "sv;
     out += value;
-    out += "\r\n";
+    out += "\r\n"sv;
   }
-  out += "\r\n";
+  out += "\r\n"sv;
 }
 
 HttpRequest ToHttpRequest(http::request<http::string_body>&& request, std::string client) {
