@@ -7,6 +7,7 @@
 #include <chrono>
 #include <memory>
 #include <mutex>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -40,31 +41,48 @@ using vin_gateway::testing::StartsWith;
 
 // The server on its own io_context and thread. Its handler answers 200 {"ok":true} and records
 // what it saw; "/big" answers 1 MiB; "/post-only" answers 405 (with a body and Allow) to anything
-// but POST, as the router does; "/slow" waits until the fixture lets it go.
+// but POST, as the router does; "/slow" waits until the fixture lets it go. "/at-once..." is
+// answered without a coroutine, as the router answers a fresh hit (with a shared body):
+// "/at-once-huge" 32 MiB (more than any socket buffers), "/at-once-throw" by an exception.
 class ConformanceTest : public ::testing::Test {
  protected:
+  net::awaitable<HttpResponse> AnswerLater(HttpRequest request) {
+    if (request.target == "/slow") {
+      slow_entered_ = true;
+      co_await slow_gate_.async_wait(net::as_tuple(net::use_awaitable));
+    }
+    if (request.target == "/post-only" && request.method != "POST") {
+      HttpResponse refused =
+          vin_gateway::ErrorResponse(vin_gateway::TransportStatus::kMethodNotAllowed);
+      refused.headers.emplace_back("Allow", "POST");
+      co_return refused;
+    }
+    HttpResponse response;
+    response.body = request.target == "/big" ? std::string(1 << 20, 'x') : R"({"ok":true})";
+    response.log_status = "OK";
+    co_return response;
+  }
+
   void Start(vin_gateway::HttpServerOptions options = {.host = "127.0.0.1", .port = 0}) {
     options.host = "127.0.0.1";
     options.port = 0;
-    auto handler = [this](HttpRequest request) -> net::awaitable<HttpResponse> {
+    auto handler = [this](HttpRequest request) -> vin_gateway::HandlerResult {
       {
         std::lock_guard<std::mutex> lock(mu_);
         seen_.push_back(request.method + " " + request.target + " " + request.body);
       }
-      if (request.target == "/slow") {
-        slow_entered_ = true;
-        co_await slow_gate_.async_wait(net::as_tuple(net::use_awaitable));
+      if (request.target.starts_with("/at-once")) {
+        if (request.target == "/at-once-throw") {
+          throw std::runtime_error("the handler failed before it awaited anything");
+        }
+        HttpResponse response;
+        response.shared_body = std::make_shared<const std::string>(
+            request.target == "/at-once-huge" ? std::string(std::size_t{32} << 20, 'x')
+                                              : R"({"ok":true})");
+        response.log_status = "OK";
+        return response;
       }
-      if (request.target == "/post-only" && request.method != "POST") {
-        HttpResponse refused =
-            vin_gateway::ErrorResponse(vin_gateway::TransportStatus::kMethodNotAllowed);
-        refused.headers.emplace_back("Allow", "POST");
-        co_return refused;
-      }
-      HttpResponse response;
-      response.body = request.target == "/big" ? std::string(1 << 20, 'x') : R"({"ok":true})";
-      response.log_status = "OK";
-      co_return response;
+      return AnswerLater(std::move(request));
     };
     auto created =
         vin_gateway::HttpServer::Create(io_, options, handler, [this](const AccessRecord& record) {
@@ -348,6 +366,61 @@ TEST_F(ConformanceTest, Http12IsServedAs11) {
   RawClient two(port());
   two.Send("GET /x HTTP/2.0\r\nHost: a\r\n\r\n");
   EXPECT_TRUE(StartsWith(two.ReadToEnd(), "HTTP/1.1 400 "));
+}
+
+// Answers made without a coroutine: written (a shared body, HEAD without it) and logged once
+// each; a handler that throws before awaiting anything is a 500, logged once.
+TEST_F(ConformanceTest, AnswersMadeAtOnceAreWrittenAndLoggedOnce) {
+  Start();
+  RawClient client(port());
+  client.Send(
+      "GET /at-once HTTP/1.1\r\nHost: a\r\n\r\n"
+      "HEAD /at-once HTTP/1.1\r\nHost: a\r\n\r\n"
+      "GET /at-once-throw HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n");
+  const std::string answers = client.ReadToEnd();
+  ASSERT_EQ(Answers(answers), 3U) << answers;
+  std::vector<std::string> parts;  // the answers (no body here holds "HTTP/1.1 ")
+  for (std::size_t at = 0; at < answers.size();) {
+    const std::size_t next = answers.find("HTTP/1.1 ", at + 1);
+    parts.push_back(answers.substr(at, next == std::string::npos ? next : next - at));
+    at = next == std::string::npos ? answers.size() : next;
+  }
+  ASSERT_EQ(parts.size(), 3U) << answers;
+  EXPECT_TRUE(StartsWith(parts[0], "HTTP/1.1 200 OK\r\n")) << parts[0];
+  EXPECT_TRUE(parts[0].ends_with("Content-Length: 11\r\n\r\n{\"ok\":true}")) << parts[0];
+  EXPECT_TRUE(parts[1].ends_with("Content-Length: 11\r\n\r\n")) << parts[1];  // no body
+  EXPECT_TRUE(StartsWith(parts[2], "HTTP/1.1 500 Internal Server Error\r\n")) << parts[2];
+  const std::vector<AccessRecord> records = WaitForRecords(3);
+  ASSERT_EQ(records.size(), 3U);
+  EXPECT_EQ(records[0].status, "OK");
+  EXPECT_EQ(records[1].method, "HEAD");
+  EXPECT_EQ(records[2].http_status, 500U);
+  EXPECT_EQ(records[2].status, "INTERNAL_ERROR");
+}
+
+// An answer made at once that the client does not take: the session waits on the write, so a
+// shutdown's LogUnfinishedRequests logs it as cut off, whether it ran before the session began to
+// wait or after, and the write's end (the write timeout here) logs nothing more.
+TEST_F(ConformanceTest, AnAnswerMadeAtOnceThatIsNotTakenIsLoggedOnceWhenCutOff) {
+  Start({.write_timeout = 300ms});
+  RawClient client(port(), 5s, 4096);
+  ASSERT_TRUE(client.connected());
+  client.Send("GET /at-once-huge HTTP/1.1\r\nHost: a\r\n\r\n");
+  const auto deadline = std::chrono::steady_clock::now() + 5s;
+  while (Seen().empty() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(1ms);
+  }
+  ASSERT_EQ(Seen().size(), 1U);  // being answered: no longer idle, so shutdown does not close it
+  server_->BeginShutdown();
+  server_->LogUnfinishedRequests();
+  while (server_->active_connections() > 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(5ms);
+  }
+  ASSERT_EQ(server_->active_connections(), 0);
+  const std::vector<AccessRecord> records = Records();
+  ASSERT_EQ(records.size(), 1U);
+  EXPECT_EQ(records[0].status, "SHUTTING_DOWN");
+  EXPECT_EQ(records[0].target, "/at-once-huge");
 }
 
 TEST_F(ConformanceTest, RequestCutOffAtTheEndOfTheGraceIsLogged) {

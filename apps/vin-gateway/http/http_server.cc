@@ -202,6 +202,8 @@ struct HttpServer::Impl {
   std::atomic<std::uint64_t> next_session{0};
   std::mutex mu;
   std::map<std::uint64_t, std::shared_ptr<Session>> sessions;  // Guarded by mu.
+  // LogUnfinishedRequests ran: a session that starts to wait after it logs its request itself.
+  std::atomic<bool> unfinished_logged{false};
   std::atomic<std::uint64_t> malformed_forwarded_for{0};
   std::atomic<std::int64_t> next_malformed_log_ns{0};  // steady clock
 
@@ -235,6 +237,31 @@ struct HttpServer::Impl {
       }
     }
     return std::move(client.address);
+  }
+
+  // Logs the request `session` waits on, if any and not logged yet, as cut off by the end of the
+  // shutdown grace period (it will get no answer). Returns whether it did.
+  bool LogCutOff(Session& session) {
+    std::optional<AccessRecord> record;
+    {
+      std::lock_guard<std::mutex> lock(session.mu);
+      if (session.in_progress && !session.cut_off) {
+        session.cut_off = true;
+        record = session.in_progress->first;
+        record->elapsed = std::chrono::duration_cast<fusebox::Duration>(
+            std::chrono::steady_clock::now() - session.in_progress->second);
+      }
+    }
+    if (!record) {
+      return false;
+    }
+    record->http_status = 0;
+    record->status = std::string(ToString(TransportStatus::kShuttingDown));
+    record->note = "cut off at the end of the shutdown grace period; no answer was sent";
+    if (access_log) {
+      access_log(*record);
+    }
+    return true;
   }
 };
 
@@ -384,6 +411,9 @@ void HttpServer::BeginShutdown() {
 }
 
 std::size_t HttpServer::LogUnfinishedRequests() {
+  // Set before any session is looked at: a session that shows its request after this looks at
+  // it has that request's line written by itself (Serve), so none is missed.
+  impl_->unfinished_logged.store(true);
   std::vector<std::shared_ptr<Session>> sessions;
   {
     std::lock_guard<std::mutex> lock(impl_->mu);
@@ -392,26 +422,9 @@ std::size_t HttpServer::LogUnfinishedRequests() {
     }
   }
   std::size_t logged = 0;
-  const auto now = std::chrono::steady_clock::now();
   for (const std::shared_ptr<Session>& session : sessions) {
-    std::optional<AccessRecord> record;
-    {
-      std::lock_guard<std::mutex> lock(session->mu);
-      if (session->in_progress && !session->cut_off) {
-        session->cut_off = true;
-        record = session->in_progress->first;
-        record->elapsed =
-            std::chrono::duration_cast<fusebox::Duration>(now - session->in_progress->second);
-      }
-    }
-    if (record) {
-      record->http_status = 0;
-      record->status = std::string(ToString(TransportStatus::kShuttingDown));
-      record->note = "cut off at the end of the shutdown grace period; no answer was sent";
+    if (impl_->LogCutOff(*session)) {
       ++logged;
-      if (impl_->access_log) {
-        impl_->access_log(*record);
-      }
     }
   }
   return logged;
@@ -565,7 +578,10 @@ net::awaitable<void> HttpServer::Serve(Impl& impl, tcp::socket socket, Session& 
         AppendResponseHead(*refusal, 11, id, false, head);
         start_deadline(impl.options.write_timeout);
         auto [write_ec, write_n] = co_await net::async_write(
-            stream, std::array<net::const_buffer, 2>{net::buffer(head), net::buffer(refusal->body)},
+            stream,
+            std::array<net::const_buffer, 2>{
+                net::buffer(head),
+                net::buffer(refusal->body_bytes().data(), refusal->body_bytes().size())},
             kTuple);
         (void)write_ec;
         (void)write_n;
@@ -616,10 +632,16 @@ net::awaitable<void> HttpServer::Serve(Impl& impl, tcp::socket socket, Session& 
     // after, on this thread, before anything else runs here.
     bool shown = false;
     const auto show_in_progress = [&] {
-      if (!shown) {
-        shown = true;
+      if (shown) {
+        return;
+      }
+      shown = true;
+      {
         std::lock_guard<std::mutex> lock(session.mu);
         session.in_progress.emplace(record, started);
+      }
+      if (impl.unfinished_logged.load()) {
+        impl.LogCutOff(session);  // shown too late for LogUnfinishedRequests to see it
       }
     };
     HttpResponse response;

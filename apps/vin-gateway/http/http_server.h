@@ -118,6 +118,8 @@ class HttpServer {
   void BeginShutdown();
   // One access log line (http_status 0, SHUTTING_DOWN) for each request still in progress, which
   // will get no answer; later completions of those requests are not logged again. Returns how many.
+  // A request that starts to wait (for its handler or for the client) after this call has its line
+  // written the same way by its session.
   std::size_t LogUnfinishedRequests();
 
   // "127.0.0.1:41234" (IPv6 in brackets).
