@@ -188,6 +188,53 @@ TEST(DecodeServiceTest, EntryOlderThanTtlIsDecodedLiveAgain) {
   EXPECT_EQ(h.client.calls, 2);
 }
 
+// Begin does what never waits and says whether that answered; Decode(step, ...) goes on from
+// where it stopped, with the front's stale copy carried along (no second look at the front).
+TEST(DecodeServiceTest, BeginAnswersWhatNeedsNoWaitingAndDecodeGoesOnFromTheStep) {
+  Harness h;
+  const auto go_on = [&h](vin_gateway::DecodeService::Step step) {
+    std::optional<DecodeAnswer> out;
+    net::co_spawn(h.io, h.service->Decode(std::move(step), "10.0.0.1"),
+                  [&out](std::exception_ptr error, DecodeAnswer answer) {
+                    if (!error) {
+                      out = std::move(answer);
+                    }
+                  });
+    h.io.restart();
+    h.io.run();
+    EXPECT_TRUE(out.has_value());
+    return out.value_or(DecodeAnswer{});
+  };
+  vin_gateway::DecodeService::Step first = h.service->Begin(kVin, 0);
+  EXPECT_FALSE(first.done);  // nothing stored yet
+  EXPECT_EQ(first.front_copy, nullptr);
+  EXPECT_EQ(h.metrics.fresh_hits(), 0U);
+  EXPECT_EQ(go_on(std::move(first)).source, Source::kLive);
+
+  const vin_gateway::DecodeService::Step hit = h.service->Begin(kVin, 0);
+  ASSERT_TRUE(hit.done);
+  EXPECT_EQ(hit.answer.source, Source::kCache);
+  ASSERT_NE(hit.answer.rendered_body, nullptr);
+  EXPECT_EQ(*hit.answer.rendered_body, vin_gateway::AnswerBody(hit.answer));
+  EXPECT_EQ(h.metrics.fresh_hits(), 1U);
+
+  const vin_gateway::DecodeService::Step invalid = h.service->Begin("1FTMW1T88MFA0000O", 0);
+  ASSERT_TRUE(invalid.done);
+  EXPECT_EQ(invalid.answer.status, DecodeStatus::kVinInvalid);
+
+  h.wall.Advance(25h);  // the front's copy is past the TTL: kept, not fresh
+  vin_gateway::DecodeService::Step old = h.service->Begin(kVin, 0);
+  EXPECT_FALSE(old.done);
+  ASSERT_NE(old.front_copy, nullptr);
+  h.client.mode = Mode::kStatus;
+  h.client.status = 503;
+  const DecodeAnswer stale = go_on(std::move(old));
+  EXPECT_EQ(stale.status, DecodeStatus::kUpstreamError);
+  EXPECT_TRUE(stale.stale);
+  EXPECT_EQ(h.client.calls, 2);
+  EXPECT_EQ(h.metrics.fresh_hits(), 1U);
+}
+
 TEST(DecodeServiceTest, ModelYearIsPartOfTheCacheKey) {
   Harness h;
   h.Decode(kVin);

@@ -1,7 +1,8 @@
 // The answer's head as the server writes it (AppendResponseHead) against Beast's own serializer
 // for the same message: byte for byte, for every kind of answer the gateway gives (JSON with and
 // without keep-alive, HTTP/1.0, Retry-After, a static asset whose Cache-Control replaces the
-// default, 304 without a body, an unknown status code, a shared body).
+// default, 304 without a body, an unknown status code, a shared body, a handler's header that
+// replaces the server's or an earlier one of another case).
 #include <memory>
 #include <sstream>
 #include <string>
@@ -68,6 +69,8 @@ TEST(ResponseHeadTest, SameBytesAsBeastForEveryKindOfAnswer) {
       Response(200, R"({"status":"OK"})"),
       shared,
       Response(405, "{}", {{"Allow", "GET, HEAD"}, {"X-Extra", "1"}}),
+      Response(200, "{}", {{"server", "other"}}),
+      Response(200, "{}", {{"X-A", "1"}, {"x-a", "2"}}),
       Response(503, R"({"status":"CIRCUIT_OPEN"})", {{"Retry-After", "20"}}),
       Response(429, R"({"status":"RATE_LIMITED"})", {{"Retry-After", "1"}, {"Retry-After", "2"}}),
       Response(404, ""),
@@ -87,7 +90,7 @@ TEST(ResponseHeadTest, SameBytesAsBeastForEveryKindOfAnswer) {
       }
     }
   }
-  EXPECT_EQ(compared, 36);
+  EXPECT_EQ(compared, 44);
 }
 
 TEST(ResponseHeadTest, AppendsToWhatIsThere) {

@@ -8,12 +8,14 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <regex>
 #include <set>
 #include <sstream>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include <fmt/format.h>
@@ -225,6 +227,46 @@ TEST(RouterTest, DecodeAnswersTheContractFields) {
   EXPECT_EQ(vehicle.at("plant_city"), "DEARBORN");
   EXPECT_FALSE(vehicle.contains("abs"));
   EXPECT_FALSE(body.at("message").as_string().empty());
+}
+
+// What needs no waiting is answered at once, without a coroutine: a fresh hit in the in-process
+// front (its body shared with the front, rendered once) and an invalid VIN, each counted once. A
+// VIN the front does not hold fresh is left to an awaitable.
+TEST(RouterTest, AFreshHitAndAnInvalidVinAreAnsweredAtOnce) {
+  RouterHarness h;
+  const auto at_once = [&h](const std::string& target) -> std::optional<HttpResponse> {
+    HttpRequest request;
+    request.method = "GET";
+    request.target = target;
+    vin_gateway::HandlerResult result = h.router->Handle(std::move(request));
+    if (auto* response = std::get_if<HttpResponse>(&result)) {
+      return std::move(*response);
+    }
+    return std::nullopt;
+  };
+  EXPECT_FALSE(at_once("/api/v1/vin/1FTMW1T88MFA00001"));  // not cached: the upstream's
+  EXPECT_EQ(h.Call("GET", "/api/v1/vin/1FTMW1T88MFA00001").status, 200U);
+  const std::uint64_t hits = h.metrics.fresh_hits();
+  const std::uint64_t oks = h.metrics.answers(DecodeStatus::kOk);
+  const std::optional<HttpResponse> first = at_once("/api/v1/vin/1ftmw1t88-mfa00001");
+  const std::optional<HttpResponse> second = at_once("/api/v1/vin/1FTMW1T88MFA00001");
+  ASSERT_TRUE(first && second);
+  EXPECT_EQ(h.metrics.fresh_hits(), hits + 2);
+  EXPECT_EQ(h.metrics.answers(DecodeStatus::kOk), oks + 2);
+  ASSERT_NE(first->shared_body, nullptr);
+  EXPECT_EQ(first->shared_body, second->shared_body);  // rendered once, never copied
+  EXPECT_TRUE(first->body.empty());
+  EXPECT_EQ(first->status, 200U);
+  EXPECT_EQ(RouterHarness::Body(*first).at("source"), "cache");
+  EXPECT_EQ(first->log_vin, "1FTMW1T88MFA00001");
+  EXPECT_EQ(first->log_source, "cache");
+
+  const std::uint64_t invalid = h.metrics.answers(DecodeStatus::kVinInvalid);
+  const std::optional<HttpResponse> bad = at_once("/api/v1/vin/1FTMW1T88MFA0000O");
+  ASSERT_TRUE(bad);
+  EXPECT_EQ(bad->status, 422U);
+  EXPECT_EQ(h.metrics.answers(DecodeStatus::kVinInvalid), invalid + 1);
+  EXPECT_EQ(h.client.calls, 1);  // only the first decode went upstream
 }
 
 TEST(RouterTest, PathSegmentIsPercentDecodedThenNormalized) {
@@ -693,15 +735,21 @@ TEST(AccessLogTest, TextValuesAreQuotedWhereverTheByteThatNeedsItFalls) {
     }
   }
   EXPECT_EQ(target_of(std::string(9, 'a') + "\x7f"), std::string(9, 'a') + "\x7f");  // DEL: bare
+  // Not ASCII within a whole word: valid UTF-8 stays as it is, bare or quoted.
+  EXPECT_EQ(target_of("caf\xc3\xa9-caf\xc3\xa9"), "caf\xc3\xa9-caf\xc3\xa9");
+  EXPECT_EQ(target_of("caf\xc3\xa9 \"x\"-y"), "\"caf\xc3\xa9 \\\"x\\\"-y\"");
   EXPECT_EQ(target_of("0123456789\xff"), "0123456789\xef\xbf\xbd");  // not UTF-8: mended
 }
 
 // The text line prints milliseconds in integers: as fmt prints the double for every duration
 // that is not an exact tie.
 TEST(AccessLogTest, TextMillisecondsMatchFixedPointFormatting) {
-  std::vector<std::int64_t> durations = {0,          1,           4'999,         5'001,
-                                         49'999,     50'001,      999'999,       1'000'000,
-                                         7'000'000'000, 123'456'789, 3'600'000'000'000};
+  std::vector<std::int64_t> durations = {
+      0, 1, 4'999, 5'001, 49'999, 50'001, 999'999, 1'000'000, 7'000'000'000, 123'456'789,
+      3'600'000'000'000,
+      // the fallbacks: negative, and too near the top for the rounding's addition
+      -500'000, -1, std::numeric_limits<std::int64_t>::max(),
+      std::numeric_limits<std::int64_t>::max() - 9'999};
   std::uint64_t x = 88172645463325252ULL;  // xorshift: durations from 1 ns to about 10 min
   for (int i = 0; i < 2000; ++i) {
     x ^= x << 13U;

@@ -5,9 +5,10 @@
 // and writes the `HttpResponse`. Responses also carry what the request's access log line says
 // (status spelling, VIN, source, upstream latency).
 //
-// A handler answers at once when it has all it needs (a fresh hit in the in-process front, every
-// route but the decodes and the batch): then no coroutine frame is made for the request. Only a
-// request that must wait (the cache backend, the upstream) returns an awaitable.
+// A handler answers at once when it has all it needs (every route but the batch; of the decodes,
+// a fresh hit in the in-process front, an invalid VIN, a bad parameter, an offline decode): then
+// no coroutine frame is made for the request. Only a request that must wait (the cache backend,
+// the upstream) returns an awaitable.
 //
 // Thread safety: value types; the helpers are pure. Time: none.
 //

@@ -30,8 +30,8 @@
 //
 // Example:
 //   Router router(deps);
-//   HandlerResult result = router.Handle(std::move(request));   // an HttpResponse, or
-//   HttpResponse response = co_await std::get<1>(std::move(result));   // one to await
+//   HandlerResult result = router.Handle(std::move(request));   // the answer, or one to await:
+//   HttpResponse response = co_await Awaited(std::move(result));
 #pragma once
 
 #include <cstddef>

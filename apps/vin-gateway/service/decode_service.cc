@@ -441,7 +441,7 @@ net::awaitable<void> DecodeService::Lead(Flights::Leader leader, std::string vin
 
 net::awaitable<DecodeAnswer> DecodeService::Decode(std::string raw_vin, int model_year,
                                                    std::string client) {
-  return Decode(Begin(raw_vin, model_year), std::move(client));
+  co_return co_await Decode(Begin(raw_vin, model_year), std::move(client));
 }
 
 DecodeService::Step DecodeService::Begin(std::string_view raw_vin, int model_year) {

@@ -35,7 +35,9 @@
 //
 // A fresh hit's JSON body is rendered once per stored decode (by core/answer_json.h's AnswerBody,
 // the one renderer) and kept in the in-process front (HotDecodes); DecodeAnswer::rendered_body
-// carries it to the HTTP layer.
+// carries it to the HTTP layer, which sends it without copying. The steps that never wait
+// (validation, the front) are also offered on their own (Begin): the router answers an invalid
+// VIN and a fresh hit in the front without a coroutine, and awaits Decode(step, ...) otherwise.
 // A 429's Retry-After (capped at 10 minutes) is honoured as the minimum cooldown: while the
 // breaker is not CLOSED, no call is let through before it has passed.
 //
