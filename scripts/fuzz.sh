@@ -3,12 +3,13 @@
 # bounded time on a corpus seeded from the project's own data (docs/fuzzing.md says what each
 # target checks, how fast it runs and how much it covers):
 #
-#   scripts/fuzz.sh [SECONDS_PER_TARGET]      (default 20: 7 targets, one per core at a time;
+#   scripts/fuzz.sh [SECONDS_PER_TARGET]      (default 20: 8 targets, one per core at a time;
 #                                             FUZZ_JOBS=N runs N at a time, at most 4)
 #
 #   vin_fuzzer              VIN normalizer + validator; seeds: every VIN of tests/data/vin-vectors.tsv
 #   vpic_parser_fuzzer      vPIC response parser; seeds: the recorded responses in apps/vpic-sim/data
 #   http_request_fuzzer     a client's bytes -> request parser -> router; tests/vin_gateway/fuzz/seeds
+#   upstream_answer_fuzzer  an upstream's bytes -> the vPIC client's answer reader; tests/vin_gateway/fuzz/seeds
 #   gateway_config_fuzzer   the gateway's --config TOML; tests/vin_gateway/fuzz/seeds
 #   sim_scenario_fuzzer     fusebox-sim's scenario loader; tests/fuzz/seeds and scenarios/*.toml
 #   vpic_fault_json_fuzzer  vpic-sim's control API fault body; tests/fuzz/seeds
@@ -71,6 +72,7 @@ stage_seeds() {
   done
 }
 stage_seeds http_request tests/vin_gateway/fuzz/seeds/http_request
+stage_seeds upstream_answer tests/vin_gateway/fuzz/seeds/upstream_answer
 stage_seeds gateway_config tests/vin_gateway/fuzz/seeds/gateway_config
 stage_seeds sim_scenario tests/fuzz/seeds/sim_scenario scenarios
 stage_seeds vpic_fault_json tests/fuzz/seeds/vpic_fault_json
@@ -105,6 +107,7 @@ targets=(
   "vin_fuzzer vin 128"
   "vpic_parser_fuzzer vpic 65536"
   "http_request_fuzzer http_request 16384 tests/vin_gateway/fuzz/http_request.dict"
+  "upstream_answer_fuzzer upstream_answer 8192 tests/vin_gateway/fuzz/upstream_answer.dict"
   "gateway_config_fuzzer gateway_config 4096 tests/vin_gateway/fuzz/gateway_config.dict"
   "sim_scenario_fuzzer sim_scenario 8192 tests/fuzz/toml.dict"
   "vpic_fault_json_fuzzer vpic_fault_json 1024 tests/fuzz/fault_json.dict"

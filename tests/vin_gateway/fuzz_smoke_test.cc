@@ -87,6 +87,14 @@ TEST(FuzzSmokeTest, HttpRequestPathHoldsItsInvariantsOnSeedsAndMutations) {
             600);
 }
 
+TEST(FuzzSmokeTest, UpstreamAnswerReadHoldsItsInvariantsOnSeedsAndMutations) {
+  const std::vector<std::string> seeds = Seeds("upstream_answer");
+  ASSERT_GE(seeds.size(), 10U);
+  EXPECT_GT(
+      fusebox::fuzz::RunSeedsAndMutations(vin_gateway::fuzz::UpstreamAnswerRead, seeds, 60, 29),
+      600);
+}
+
 TEST(FuzzSmokeTest, GatewayConfigFileHoldsItsInvariantsOnSeedsAndMutations) {
   const std::vector<std::string> seeds = Seeds("gateway_config");
   ASSERT_GE(seeds.size(), 5U);

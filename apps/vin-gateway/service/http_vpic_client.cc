@@ -22,6 +22,8 @@
 #include <boost/beast/ssl.hpp>
 #include <boost/url/parse.hpp>
 
+#include "service/upstream_answer.h"
+
 namespace vin_gateway {
 namespace {
 
@@ -276,15 +278,6 @@ class HttpVpicClient final : public VpicClient {
     co_return co_await Write(*conn.plain, request);
   }
 
-  template <typename Stream>
-  static net::awaitable<boost::system::error_code> Read(
-      Stream& stream, beast::flat_buffer& buffer,
-      http::response_parser<http::string_body>& parser) {
-    auto [ec, n] = co_await http::async_read(stream, buffer, parser, kTuple);
-    (void)n;
-    co_return ec;
-  }
-
   net::awaitable<UpstreamReply> Exchange(http::request<http::string_body> request) {
     requests_.fetch_add(1, std::memory_order_relaxed);
     request.set(http::field::host, host_header_);
@@ -319,27 +312,30 @@ class HttpVpicClient final : public VpicClient {
       co_return reply;
     }
     beast::flat_buffer buffer;
-    http::response_parser<http::string_body> parser;
-    parser.body_limit(options_.body_limit);
-    parser.header_limit(64 * 1024);
+    UpstreamAnswer got;
     if (conn->tls) {
-      ec = co_await Read(*conn->tls, buffer, parser);
+      got = co_await ReadUpstreamAnswer(*conn->tls, buffer, options_.body_limit);
     } else {
-      ec = co_await Read(*conn->plain, buffer, parser);
+      got = co_await ReadUpstreamAnswer(*conn->plain, buffer, options_.body_limit);
     }
-    if (ec) {
-      reply.transport = FromError(ec);
-      reply.detail = fmt::format("read: {}", ec.message());
-      co_return reply;
+    if (got.error) {
+      reply.transport = FromError(got.error);
+      if (got.upgrade) {
+        reply.detail = "read: an unasked-for 101 Switching Protocols";
+      } else if (got.interim > kMaxInterimAnswers) {
+        reply.detail = fmt::format("read: more than {} interim (1xx) answers", kMaxInterimAnswers);
+      } else {
+        reply.detail = fmt::format("read: {}", got.error.message());
+      }
+      co_return reply;  // the connection is closed with `conn`, never pooled
     }
-    http::response<http::string_body> response = parser.release();
+    http::response<http::string_body>& response = got.response;
     reply.status = response.result_int();
     if (auto it = response.find(http::field::retry_after); it != response.end()) {
       reply.retry_after = ParseRetryAfter(std::string_view(it->value().data(), it->value().size()));
     }
-    const bool keep = response.keep_alive() && buffer.size() == 0;
     reply.body = std::move(response.body());
-    if (keep) {
+    if (got.reusable) {
       ReturnIdle(std::move(conn));
     }
     co_return reply;

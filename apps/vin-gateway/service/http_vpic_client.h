@@ -5,8 +5,10 @@
 //   take an idle pooled connection (closed ones are dropped before the request is written)
 //     or connect: resolve, TCP connect, TLS handshake (SNI, certificate and host name verified)
 //   write the request (a pooled connection found broken on write is replaced once)
-//   read the answer: headers, then a body of at most 1 MiB
-//   keep-alive answer fully read: the connection goes back to the pool; otherwise it is closed
+//   read the answer: interim (1xx) answers set aside, then the final one's head and a body of
+//     at most 1 MiB (upstream_answer.h)
+//   the exchange ended cleanly (the final answer read whole, keep-alive, nothing after it): the
+//     connection goes back to the pool; otherwise it is closed
 //
 // A call that is cancelled (the budget ran out in fusebox::asio::Run) aborts its pending socket
 // operation at once and its connection is closed, never reused. Certificate verification is

@@ -27,6 +27,13 @@ int VpicParser(const std::uint8_t* data, std::size_t size);
 // server (which then answers 400, 413 or 431 and closes).
 int HttpRequestPath(const std::uint8_t* data, std::size_t size);
 
+// The bytes an upstream sends on one connection after a request, read by the HTTP vPIC client's
+// reader (service/upstream_answer.h) from an in-memory stream, whole and dribbled 7 bytes at a
+// time: the same interim answers, final status, body and error either way; the final answer is
+// never 1xx; at most kMaxInterimAnswers interim answers; the body within the cap; reusable only
+// after a whole keep-alive answer with nothing read past it.
+int UpstreamAnswerRead(const std::uint8_t* data, std::size_t size);
+
 // A --config TOML file (written to a memory file, read by ParseCommandLine as vin-gateway reads
 // it): either a GatewayConfig that Validate()s, whose breaker config the library accepts and whose
 // durations print and parse back to themselves; or a ConfigError naming a flag, with a message.
