@@ -17,8 +17,10 @@ constexpr std::int64_t kNoKey = std::numeric_limits<std::int64_t>::min();
 }  // namespace
 
 const std::vector<std::string_view>& FaultLabels() {
-  static const std::vector<std::string_view> kLabels = {
-      "ok", "slow", "error", "hang", "reset", "garbage", "truncated", "drip", "capacity_rejected"};
+  static const std::vector<std::string_view> kLabels = {"ok",        "slow",  "error",
+                                                        "hang",      "reset", "garbage",
+                                                        "truncated", "drip",  "capacity_rejected",
+                                                        "interim"};
   return kLabels;
 }
 
@@ -153,6 +155,18 @@ Decision FaultEngine::Admit(Micros now, std::int64_t in_flight) {
         d.label = "ok";
       } else {
         fail(SampleLatency(spec.latency));
+      }
+      break;
+    }
+    case FaultMode::kInterim: {
+      // The first request under the fault gets one, then one in `every`.
+      const std::uint64_t k = flap_count_++;
+      d.delay = SampleLatency(spec.latency);
+      if (k % static_cast<std::uint64_t>(spec.every) == 0) {
+        d.interim_status = spec.interim_status;
+        d.label = "interim";
+      } else {
+        d.label = "ok";
       }
       break;
     }

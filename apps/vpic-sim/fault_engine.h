@@ -46,11 +46,15 @@ struct Decision {
   std::optional<int> retry_after_s;
   int drip_bytes = 0;
   Micros drip_interval = 0;
+  // > 0: an informational answer with this status goes out at once, before `delay` and the
+  // action (kAnswer only).
+  int interim_status = 0;
   // The fault served, as counted in /__control/stats: one of FaultLabels().
   std::string_view label = "ok";
 };
 
-// "ok", "slow", "error", "hang", "reset", "garbage", "truncated", "drip", "capacity_rejected".
+// "ok", "slow", "error", "hang", "reset", "garbage", "truncated", "drip", "capacity_rejected",
+// "interim".
 const std::vector<std::string_view>& FaultLabels();
 
 class FaultEngine {
@@ -82,7 +86,7 @@ class FaultEngine {
   SplitMix64Random random_;
   // The state of the fault in force, reset whenever another one takes over.
   std::int64_t active_key_ = -1;
-  std::uint64_t flap_count_ = 0;
+  std::uint64_t flap_count_ = 0;  // flap and interim: requests counted under the fault
   std::optional<Micros> relapse_until_;
 };
 

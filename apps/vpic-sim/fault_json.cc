@@ -177,6 +177,7 @@ boost::json::object FaultSpecToJson(const FaultSpec& s) {
   o["relapse_ms"] = ms(s.relapse);
   o["drip_bytes"] = s.drip_bytes;
   o["drip_interval_ms"] = ms(s.drip_interval);
+  o["interim_status"] = s.interim_status;
   return o;
 }
 

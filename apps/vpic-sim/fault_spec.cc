@@ -14,14 +14,14 @@ constexpr Micros kMaxLatency = 3600 * kMicrosPerSecond;
 constexpr Micros kDefaultSlowLatency = 5 * kMicrosPerSecond;
 constexpr Micros kDefaultFragileRelapse = 5 * kMicrosPerSecond;
 
-constexpr std::array kModes = {FaultMode::kOk,        FaultMode::kError, FaultMode::kHang,
-                               FaultMode::kSlow,      FaultMode::kReset, FaultMode::kGarbage,
-                               FaultMode::kTruncated, FaultMode::kDrip,  FaultMode::kFlap,
-                               FaultMode::kCapacity};
+constexpr std::array kModes = {FaultMode::kOk,        FaultMode::kError,  FaultMode::kHang,
+                               FaultMode::kSlow,      FaultMode::kReset,  FaultMode::kGarbage,
+                               FaultMode::kTruncated, FaultMode::kDrip,   FaultMode::kFlap,
+                               FaultMode::kCapacity,  FaultMode::kInterim};
 
-constexpr std::array<std::string_view, 11> kModeNames = {"ok",    "error",    "hang",      "slow",
-                                                         "reset", "garbage",  "truncated", "drip",
-                                                         "flap",  "capacity", "fragile"};
+constexpr std::array<std::string_view, 12> kModeNames = {
+    "ok",        "error", "hang", "slow",     "reset",   "garbage",
+    "truncated", "drip",  "flap", "capacity", "interim", "fragile"};
 
 using Options = FaultOptions;
 
@@ -58,7 +58,8 @@ constexpr auto kFields = std::to_array<FaultField>({
     {"latency_sigma", "latency_sigma", FieldKind::kNumber, "lognormal sigma (default 0.5)", 0, 10,
      [](const FaultSpec& s) -> std::optional<double> { return s.latency.sigma; }, nullptr,
      &Options::latency_sigma, nullptr},
-    {"every", "every", FieldKind::kInteger, "flap: run length of ok and of error (default 5)", 1,
+    {"every", "every", FieldKind::kInteger,
+     "flap: run length of ok and of error (default 5); interim: one answer in N (default 1)", 1,
      1'000'000,
      [](const FaultSpec& s) -> std::optional<double> { return static_cast<double>(s.every); },
      &Options::every, nullptr, nullptr},
@@ -79,6 +80,12 @@ constexpr auto kFields = std::to_array<FaultField>({
      [](const FaultSpec& s)
          -> std::optional<double> { return static_cast<double>(s.drip_interval); },
      &Options::drip_interval, nullptr, nullptr},
+    {"interim_status", "interim_status", FieldKind::kInteger,
+     "interim: the 1xx status sent first (default 103; not 101)", 1, 0,
+     [](const FaultSpec& s) -> std::optional<double> {
+       return static_cast<double>(s.interim_status);
+     },
+     &Options::interim_status, nullptr, nullptr},
 });
 
 ConfigError Bad(std::string_view canonical, Syntax syntax, std::string_view what) {
@@ -116,6 +123,13 @@ std::optional<ConfigError> ValidateAs(const FaultSpec& s, Syntax syntax) {
           s.status != 504) {
         return Bad("status", syntax,
                    fmt::format("must be one of 429, 500, 502, 503, 504, got {}", s.status));
+      }
+      continue;
+    }
+    if (field.name == "interim_status") {
+      if (s.interim_status < 100 || s.interim_status > 199 || s.interim_status == 101) {
+        return Bad("interim_status", syntax,
+                   fmt::format("must be in [100, 199] but not 101, got {}", s.interim_status));
       }
       continue;
     }
@@ -186,6 +200,8 @@ std::string_view ToString(FaultMode mode) {
       return "flap";
     case FaultMode::kCapacity:
       return "capacity";
+    case FaultMode::kInterim:
+      return "interim";
   }
   return "";
 }
@@ -290,6 +306,13 @@ Result<FaultSpec, ConfigError> BuildFaultSpec(const FaultOptions& o, Syntax synt
   s.latency.sigma = o.latency_sigma.value_or(s.latency.sigma);
   if (o.every) {
     if (auto e = ToInt("every", *o.every, syntax, s.every)) {
+      return *e;
+    }
+  } else if (s.mode == FaultMode::kInterim) {
+    s.every = 1;
+  }
+  if (o.interim_status) {
+    if (auto e = ToInt("interim_status", *o.interim_status, syntax, s.interim_status)) {
       return *e;
     }
   }

@@ -14,6 +14,9 @@
 //   capacity   at most `capacity` requests in flight; one more gets 503, or, with `relapse` > 0,
 //              collapses the service into `error` for `relapse` (like the fusebox-sim `fragile`
 //              upstream; `fragile` is accepted as a name for capacity with relapse 5 s)
+//   interim    one answer in `every` (default 1: all) is preceded by an informational answer
+//              (`interim_status`, default 103 Early Hints) sent at once; the answer follows after
+//              `latency` (a CDN's early hints, a server's 100 Continue nobody asked for)
 //
 // A fault is set three ways: flags (`--latency 250ms`), the control API's JSON
 // (`"latency_ms": 250`, fault_json.h) and a TOML schedule phase (`latency = "250ms"`,
@@ -50,9 +53,11 @@ enum class FaultMode : std::uint8_t {
   kDrip,
   kFlap,
   kCapacity,
+  kInterim,
 };
 
-// "ok", "error", "hang", "slow", "reset", "garbage", "truncated", "drip", "flap", "capacity".
+// "ok", "error", "hang", "slow", "reset", "garbage", "truncated", "drip", "flap", "capacity",
+// "interim".
 std::string_view ToString(FaultMode mode);
 // The inverse of ToString; also accepts "fragile" (kCapacity). nullopt for anything else.
 std::optional<FaultMode> ParseFaultMode(std::string_view name);
@@ -87,6 +92,7 @@ struct FaultSpec {
   // Retry-After in whole seconds: default 1 with status 429, else unset (no header); [0, 86400].
   std::optional<int> retry_after_s;
   // flap: the run length of ok and of error answers. Default 5; range [1, 1000000].
+  // interim: one answer in `every` gets an interim answer first. Default 1; same range.
   int every = 5;
   // capacity: requests in flight that are served. Default 1; range [1, 1000000].
   int capacity = 1;
@@ -97,6 +103,9 @@ struct FaultSpec {
   int drip_bytes = 4;
   // drip: the interval. Default 1 s; range [1 ms, 60 s].
   Micros drip_interval = kMicrosPerSecond;
+  // interim: the informational status sent before the answer. Default 103; range [100, 199]
+  // but 101 (Switching Protocols is no interim answer: it ends HTTP on the connection).
+  int interim_status = 103;
 
   // The first field outside its range (named as in the TOML schedule), or nullopt.
   std::optional<ConfigError> Validate() const;
@@ -125,6 +134,7 @@ struct FaultOptions {
   std::optional<Micros> relapse;
   std::optional<std::int64_t> drip_bytes;
   std::optional<Micros> drip_interval;
+  std::optional<std::int64_t> interim_status;
 };
 
 // How a setting's value is written.

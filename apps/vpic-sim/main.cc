@@ -49,6 +49,9 @@ Fault modes (--mode, a schedule phase's `mode`, or POST /__control/faults {"mode
   capacity   at most --capacity (default 1) requests in flight; one more gets 503, or with
              --relapse > 0 collapses into `error` for that long
   fragile    capacity with --relapse 5s by default (fusebox-sim's name)
+  interim    one answer in --every (default 1: all) is preceded by an informational answer
+             (--interim-status, default 103 Early Hints; 100-199 but not 101) sent at once;
+             the answer follows after --latency (default 0)
 Durations: "250ms", "8s", "2m", "300us" or a number of seconds (in a schedule file a string
 needs its unit: from = "10s" or from = 10, not "10").
 

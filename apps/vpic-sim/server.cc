@@ -107,6 +107,20 @@ std::string ErrorBodyFor(int status, std::optional<int> retry_after_s) {
   return boost::json::serialize(body);
 }
 
+// An informational (1xx) answer: a head alone, never a body (interim mode).
+std::string InterimHead(int code) {
+  std::string head = fmt::format("HTTP/1.1 {} {}\r\n", code,
+                                 code == 100   ? "Continue"
+                                 : code == 102 ? "Processing"
+                                 : code == 103 ? "Early Hints"
+                                               : "Informational");
+  if (code == 103) {
+    head += "Link: </assets/style.css>; rel=preload; as=style\r\n";
+  }
+  head += "\r\n";
+  return head;
+}
+
 // The raw head of a response whose body the server writes itself (truncated, drip).
 std::string RawHead(unsigned status, std::string_view content_type, std::size_t content_length,
                     bool keep_alive) {
@@ -168,6 +182,26 @@ asio::awaitable<bool> WaitWatching(Stream& stream, beast::flat_buffer& buffer, M
   asio::steady_timer timer(co_await asio::this_coro::executor, std::chrono::microseconds(delay));
   const auto first = co_await (timer.async_wait(kUseTuple) || WatchForClose(stream, buffer));
   co_return first.index() == 0;
+}
+
+// What comes before the answer: an informational answer at once (interim mode; never to an
+// HTTP/1.0 client, which cannot read one), then the decision's delay, watching the connection.
+// False when the client left or the write failed. Its own coroutine: with these writes inline in
+// ServeDecode, gcc 12 at -O3 warns (-Wmismatched-new-delete) inside Asio's frame recycling.
+template <class Stream>
+asio::awaitable<bool> BeforeTheAnswer(Stream& stream, beast::flat_buffer& buffer,
+                                      const Decision& decision, unsigned version) {
+  if (decision.interim_status > 0 && version >= 11) {
+    const std::string interim = InterimHead(decision.interim_status);
+    auto [ec, n] = co_await asio::async_write(stream, asio::buffer(interim), kUseTuple);
+    if (ec) {
+      co_return false;
+    }
+  }
+  if (decision.delay > 0) {
+    co_return co_await WaitWatching(stream, buffer, decision.delay);
+  }
+  co_return true;
 }
 
 struct HostPort {
@@ -460,7 +494,8 @@ asio::awaitable<bool> Server::ServeDecode(Stream& stream, const Request& request
       }
     }
   }
-  if (decision.delay > 0 && !co_await WaitWatching(stream, buffer, decision.delay)) {
+  if ((decision.delay > 0 || decision.interim_status > 0) &&
+      !co_await BeforeTheAnswer(stream, buffer, decision, version)) {
     co_return false;  // the client left: nothing to answer
   }
 

@@ -374,6 +374,32 @@ TEST(FaultEngineTest, FlapAlternatesEveryNRequests) {
   EXPECT_EQ(statuses, (std::vector<int>{200, 200, 502, 502, 200, 200, 502, 502}));
 }
 
+TEST(FaultEngineTest, InterimPrecedesOneAnswerInEvery) {
+  FaultEngine engine(MustParse(R"({"mode":"interim","every":3,"latency_ms":300})"), {}, 1);
+  std::vector<int> interim;
+  for (int i = 0; i < 7; ++i) {
+    const Decision d = engine.Admit(0, 1);
+    EXPECT_EQ(d.action, Action::kAnswer);
+    EXPECT_EQ(d.delay, 300'000);
+    interim.push_back(d.interim_status);
+  }
+  EXPECT_EQ(interim, (std::vector<int>{103, 0, 0, 103, 0, 0, 103}));
+}
+
+TEST(FaultJsonTest, InterimDefaultsToEarlyHintsOnEveryAnswer) {
+  const FaultSpec s = MustParse(R"({"mode":"interim"})");
+  EXPECT_EQ(s.mode, FaultMode::kInterim);
+  EXPECT_EQ(s.interim_status, 103);
+  EXPECT_EQ(s.every, 1);
+  EXPECT_EQ(MustParse(R"({"mode":"interim","interim_status":100})").interim_status, 100);
+}
+
+TEST(FaultJsonTest, InterimStatusOutsideOneHundredsOrSwitchingProtocolsIsRefused) {
+  EXPECT_EQ(ErrorField(R"({"mode":"interim","interim_status":101})"), "interim_status");
+  EXPECT_EQ(ErrorField(R"({"mode":"interim","interim_status":200})"), "interim_status");
+  EXPECT_EQ(ErrorField(R"({"mode":"interim","interim_status":99})"), "interim_status");
+}
+
 TEST(FaultEngineTest, CapacityRejectsOnlyBeyondCapacity) {
   FaultEngine engine(MustParse(R"({"mode":"capacity","capacity":2})"), {}, 1);
   EXPECT_EQ(engine.Admit(0, 2).action, Action::kAnswer);

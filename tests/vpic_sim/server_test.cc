@@ -438,6 +438,39 @@ TEST(FaultModeTest, DripSendsAFewBytesPerInterval) {
   EXPECT_EQ(body.substr(0, 4), R"({"Co)");
 }
 
+TEST(FaultModeTest, InterimSendsEarlyHintsAtOnceThenTheAnswerAfterTheLatency) {
+  auto server = StartWithFault(R"({"mode":"interim","latency_ms":300})");
+  // Within the latency only the interim answer has come (a read that times out closes the
+  // connection, so the whole exchange is read on a second one).
+  TestConnection first;
+  ASSERT_TRUE(first.Connect(server->port()));
+  ASSERT_TRUE(first.Send(HttpGet(kSyntheticPath)));
+  const test_client::RawRead early = first.ReadAll(150ms);
+  EXPECT_EQ(early.end, ReadEnd::kTimeout);
+  EXPECT_EQ(early.bytes.rfind("HTTP/1.1 103 Early Hints\r\n", 0), 0U) << early.bytes;
+  EXPECT_TRUE(early.bytes.ends_with("\r\n\r\n")) << early.bytes;
+  EXPECT_EQ(early.bytes.find("200 OK"), std::string::npos);
+  // Then the real answer follows on the same connection.
+  TestConnection second;
+  ASSERT_TRUE(second.Connect(server->port()));
+  ASSERT_TRUE(second.Send(HttpGet(kSyntheticPath)));
+  const test_client::RawRead whole = second.ReadAll(1500ms);
+  EXPECT_EQ(whole.bytes.rfind("HTTP/1.1 103 Early Hints\r\n", 0), 0U) << whole.bytes;
+  const std::size_t final_at = whole.bytes.find("HTTP/1.1 200 OK\r\n");
+  ASSERT_NE(final_at, std::string::npos) << whole.bytes.substr(0, 200);
+  EXPECT_NE(whole.bytes.find("1G1JC1440PZ215164", final_at), std::string::npos);
+  EXPECT_EQ(StatsValue(Stats(server->port()), "faults", "interim"), 2);
+}
+
+TEST(FaultModeTest, InterimIsNeverSentToAnHttp10Client) {
+  auto server = StartWithFault(R"({"mode":"interim","interim_status":100})");
+  TestConnection c;
+  ASSERT_TRUE(c.Connect(server->port()));
+  ASSERT_TRUE(c.Send("GET " + std::string(kSyntheticPath) + " HTTP/1.0\r\n\r\n"));
+  const test_client::RawRead read = c.ReadAll(2s);
+  EXPECT_EQ(read.bytes.rfind("HTTP/1.0 200", 0), 0U) << read.bytes.substr(0, 40);
+}
+
 TEST(FaultModeTest, FlapAlternatesOkAndError) {
   auto server = StartWithFault(R"({"mode":"flap","every":2,"status":502})");
   std::vector<unsigned> statuses;
