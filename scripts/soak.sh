@@ -7,13 +7,18 @@
 # Builds nothing: the binaries come from BIN_DIR (default build/release/bin). Traffic is wrk with
 # a Lua script (scripts/install-deps.sh installs wrk), in rounds of 10 s: hits, misses, invalid
 # VINs, batches, /status, /metrics, /healthz and admin commands (FUSEBOX_ADMIN_TOKEN set; a few
-# with a wrong token). vpic-sim's schedule (--schedule) alternates 5 s healthy with 5 s of a fault
-# (error 503, hang, slow, reset, garbage, truncated, drip, flap, 429, capacity with relapse).
+# with a wrong token). vpic-sim's schedule (--schedule) alternates 5 s "healthy" with 5 s of a
+# fault (error 503, hang, slow, reset, garbage, truncated, drip, flap, 429, capacity with relapse,
+# 100 Continue with the answer 300 ms later); "healthy" sends 103 Early Hints before a third of
+# its answers. Every decode answered 200 of a VIN whose model year depends on the year asked
+# (Harley-Davidson, year code B: 2011 plain, 1981 with ?modelyear=1981) is checked against what
+# it asked, so an answer read off the wire for another request is caught.
 # After each round it prints the gateway's resident set and descriptors, the round's p99 latency
 # and the answers by HTTP status. At the end it fails (exit 1) when:
 #   - either process died;
 #   - an answer had a status outside 200 401 422 429 502 503 504, or wrk saw socket errors
 #     (429: the client rate limit is off, so only failed admin tokens can be throttled);
+#   - a decode answered 200 carried another model year than the one asked (or none was checked);
 #   - the resident set grew: median of the last third of the samples over the first third's by
 #     more than SOAK_RSS_GROWTH_PCT percent (default 25) and more than 4 MiB;
 #   - the descriptors grew: last third's median over the first third's by more than
@@ -92,6 +97,9 @@ retry_after = 2'
 capacity = 2
 relapse = "2s"
 latency = "50ms"'
+  'mode = "interim"
+interim_status = 100
+latency = "300ms"'
 )
 schedule="$work/schedule.toml"
 : >"$schedule"
@@ -102,7 +110,7 @@ done
 
 # ---- the processes ----
 token="soak-$RANDOM$RANDOM"
-"$bin_dir/vpic-sim" --listen 127.0.0.1:0 --schedule "$schedule" >"$work/sim.out" 2>"$work/sim.log" &
+"$bin_dir/vpic-sim" --listen 127.0.0.1:0 --schedule "$schedule" --mode interim --every 3 >"$work/sim.out" 2>"$work/sim.log" &
 sim_pid=$!
 if ! sim_url="$(await_listening "$work/sim.out" "$sim_pid")"; then
   echo "soak: vpic-sim did not start:" >&2
@@ -129,6 +137,8 @@ local hits = {}
 for i = 1, 20 do hits[i] = string.format("1FTMW1T88MC%06d", i) end
 local threads = {}
 statuses = {}
+checked = 0
+wrong = 0
 local n = 0
 
 local function random_vin()
@@ -174,18 +184,37 @@ function request()
   elseif k == 17 and n % 1000 == 537 then
     return wrk.format("POST", "/admin/breakers/vpic/reset",
                       {["Authorization"] = "Bearer wrong-" .. token})
+  elseif k == 18 then
+    return wrk.format("GET", string.format("/api/v1/vin/1HD1KHM18BB%06d?modelyear=1981",
+                                           math.random(200)))
+  elseif k == 19 then
+    return wrk.format("GET", string.format("/api/v1/vin/1HD1KHM18BB%06d", math.random(200)))
   else
     return wrk.format("GET", "/api/v1/vin/" .. hits[math.random(#hits)] .. "?modelyear=2021")
   end
 end
 
+-- A 200 decode of a Harley-Davidson VIN must carry the model year it asked for: "modelyear" in the
+-- answer is the year asked (absent when none was), vehicle.model_year what vPIC decoded.
 function response(status, headers, body)
   statuses[status] = (statuses[status] or 0) + 1
+  if status == 200 and body:find('"vin":"1HD1KHM18BB', 1, true) then
+    checked = checked + 1
+    local asked = body:match('"modelyear":(%d+)')
+    local got = body:match('"model_year":"(%d+)"')
+    if got ~= (asked == "1981" and "1981" or "2011") then
+      wrong = wrong + 1
+      if wrong <= 3 then io.stderr:write("SOAK-WRONG " .. body:sub(1, 300) .. "\n") end
+    end
+  end
 end
 
 function done(summary, latency, requests)
   local total = {}
+  local all_checked, all_wrong = 0, 0
   for _, thread in ipairs(threads) do
+    all_checked = all_checked + thread:get("checked")
+    all_wrong = all_wrong + thread:get("wrong")
     for status, count in pairs(thread:get("statuses")) do
       total[status] = (total[status] or 0) + count
     end
@@ -194,8 +223,8 @@ function done(summary, latency, requests)
   for status, count in pairs(total) do parts[#parts + 1] = status .. "=" .. count end
   table.sort(parts)
   local e = summary.errors
-  io.write(string.format("SOAK requests=%d p99_ms=%.1f socket_errors=%d %s\n",
-                         summary.requests, latency:percentile(99) / 1000,
+  io.write(string.format("SOAK requests=%d p99_ms=%.1f checked=%d wrong_year=%d socket_errors=%d %s\n",
+                         summary.requests, latency:percentile(99) / 1000, all_checked, all_wrong,
                          e.connect + e.read + e.write + e.timeout, table.concat(parts, " ")))
 end
 LUA
@@ -203,6 +232,7 @@ LUA
 rss_samples=()
 fd_samples=()
 failures=()
+checked_total=0
 rounds=$((minutes * 6))
 printf '%6s %9s %5s %9s %9s %s\n' "t" "rss_kib" "fds" "p99_ms" "requests" "answers"
 for ((round = 1; round <= rounds; round++)); do
@@ -231,6 +261,9 @@ for ((round = 1; round <= rounds; round++)); do
   requests="$(sed -E 's/.*requests=([0-9]+).*/\1/' <<<"$line")"
   p99="$(sed -E 's/.*p99_ms=([0-9.]+).*/\1/' <<<"$line")"
   socket_errors="$(sed -E 's/.*socket_errors=([0-9]+).*/\1/' <<<"$line")"
+  checked="$(sed -E 's/.*checked=([0-9]+).*/\1/' <<<"$line")"
+  wrong_year="$(sed -E 's/.*wrong_year=([0-9]+).*/\1/' <<<"$line")"
+  checked_total=$((checked_total + checked))
   answers="$(sed -E 's/.*socket_errors=[0-9]+ ?//' <<<"$line")"
   printf '%5ss %9s %5s %9s %9s %s\n' "$((round * 10))" "$rss" "$fds" "$p99" "$requests" "$answers"
   for pair in $answers; do
@@ -239,6 +272,9 @@ for ((round = 1; round <= rounds; round++)); do
       *) failures+=("round $round: ${pair#*=} answers with status ${pair%%=*}") ;;
     esac
   done
+  if ((wrong_year > 0)); then
+    failures+=("round $round: $wrong_year of $checked decodes carried another model year than asked: $(grep -m1 '^SOAK-WRONG' "$work/wrk.out" || true)")
+  fi
   if ((socket_errors > 0)); then
     failures+=("round $round: $socket_errors socket errors (connect, read, write or timeout)")
   fi
@@ -266,6 +302,10 @@ if ((samples >= 3)); then
 elif ((${#failures[@]} == 0)); then
   failures+=("only $samples samples: too few to judge a trend")
 fi
+if ((checked_total == 0 && ${#failures[@]} == 0)); then
+  failures+=("no decode's model year was checked")
+fi
+echo "soak: $checked_total decodes checked against the VIN and model year asked"
 echo "soak: vpic-sim served $(curl -s "$sim_url/__control/stats" | sed -E 's/.*"requests_total": ?([0-9]+).*/\1/') upstream requests"
 
 if ((${#failures[@]} > 0)); then

@@ -23,12 +23,16 @@
 #include <vector>
 
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 #include <gtest/gtest.h>
+#include <boost/json.hpp>
 
 #include "reliability/reliability_support.h"
 
 namespace reliability {
 namespace {
+
+namespace json = boost::json;
 
 // The breaker settings a fault runs under: the matrix's name for them and the gateway's flags.
 struct Policy {
@@ -421,6 +425,74 @@ TEST_F(HostileUpstreamTest, FourHungAtOnceUnderATimeWindowWithSlowCalls) {
   Check({"hang, 4 at once", R"({"mode":"hang"})", std::vector<std::string>(4, "UPSTREAM_SLOW"),
          true, true, 4},
         kFullCycle, kTimeWindowSlow);
+}
+
+// Interim (1xx) answers before the real one (vpic-sim's `interim` mode). RFC 9110 requires a
+// client to accept 1xx answers it did not ask for: each decode is served, the breaker stays
+// CLOSED, and the pooled connection is reused rather than given up.
+TEST_F(HostileUpstreamTest, EarlyHintsBeforeEveryAnswer) {
+  Check({.name = "103 Early Hints before every answer",
+         .control = R"({"mode":"interim","interim_status":103})",
+         .answers = std::vector<std::string>(10, "OK"),
+         .opens = false},
+        "CLOSED");
+  const json::value upstream = Status().at("upstream");
+  EXPECT_GE(upstream.at("connections_reused").to_number<long>(), 8)
+      << "the connection was not pooled after an exchange with an interim answer";
+}
+
+// A `100 Continue` at once and the answer 300 ms later: a client that took the interim answer as
+// the final one failed the decode and pooled the connection, and the next decode on it read the
+// late answer as its own, caching a model-year decode under the plain key. Every answer must be
+// the one asked for: the VIN, and the model year (a Harley-Davidson VIN whose year code B reads
+// 2011 plain and 1981 when asked), live and then from the cache.
+TEST_F(HostileUpstreamTest, LateAnswerAfterContinueIsNeverAnotherDecodesAnswer) {
+  StartSim();
+  StartGateway();
+  Fault(R"({"mode":"interim","interim_status":100,"latency_ms":300})");
+  std::vector<std::string> wrong;
+  int served = 0;
+  int asked = 0;
+  const auto ask = [&](const std::string& vin, int year) {
+    ++asked;
+    const HttpResult r =
+        Get("/api/v1/vin/" + vin + (year != 0 ? fmt::format("?modelyear={}", year) : ""));
+    const json::value body = Json(r);
+    const std::string want_year = year == 0 ? "2011" : std::to_string(year);
+    const std::string got_vin = Field(r, "vin");
+    std::string got_year;
+    if (const json::object* object = body.if_object()) {
+      if (const json::value* vehicle = object->if_contains("vehicle"); vehicle != nullptr) {
+        if (const json::value* decoded =
+                vehicle->is_object() ? vehicle->get_object().if_contains("model_year") : nullptr;
+            decoded != nullptr && decoded->is_string()) {
+          got_year = std::string(decoded->get_string());
+        }
+      }
+    }
+    if (r.status == 200 && Field(r, "status") == "OK" && got_vin == vin && got_year == want_year) {
+      ++served;
+    } else {
+      wrong.push_back(fmt::format("{} year {}: HTTP {} {} vin {} model_year {}", vin, year,
+                                  r.status, Field(r, "status"), got_vin, got_year));
+    }
+  };
+  for (int i = 0; i < 4; ++i) {
+    const std::string vin = fmt::format("1HD1KHM18BB{:06d}", i);
+    ask(vin, 1981);  // live
+    ask(vin, 0);     // live: the plain key
+    ask(vin, 1981);  // cached
+    ask(vin, 0);     // cached
+  }
+  EXPECT_TRUE(wrong.empty()) << fmt::format("{}", fmt::join(wrong, "\n"));
+  EXPECT_EQ(BreakerState(), "CLOSED");
+  AddMatrixRow({"hostile upstream", "100 Continue at once, the answer 300 ms later",
+                "consecutive 3, call timeout 500 ms",
+                "16 of 16 decodes OK with the VIN and model year asked (4 VINs: modelyear=1981, "
+                "plain, each twice: live, then cached); breaker CLOSED",
+                fmt::format("{} of {} as asked{}; breaker {}", served, asked,
+                            wrong.empty() ? "" : "; first wrong: " + wrong.front(), BreakerState()),
+                wrong.empty() && BreakerState() == "CLOSED"});
 }
 
 // Answers vpic-sim cannot make, from FakeUpstream.
