@@ -2,11 +2,14 @@
 // its valid range.
 #include "config/config.h"
 
+#include <sys/stat.h>
+
 #include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 namespace {
@@ -218,6 +221,73 @@ TEST(ConfigTest, UnknownFileKeyIsRefused) {
   auto parsed = Parse({"--config", file.path()});
   ASSERT_FALSE(parsed);
   EXPECT_NE(parsed.error().message.find("colour"), std::string::npos);
+}
+
+// A --config path that is not a file with something in it is refused with the reason, naming
+// --config and the path: it once read as an empty file, and the gateway ran on the defaults.
+void ExpectConfigFileRefused(const std::string& path, const std::string& reason) {
+  auto parsed = Parse({"--config", path});
+  ASSERT_FALSE(parsed) << path;
+  EXPECT_EQ(parsed.error().field, "--config");
+  EXPECT_EQ(parsed.error().message, "--config: '" + path + "' " + reason);
+}
+
+TEST(ConfigTest, ConfigPathThatIsADirectoryIsRefused) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / "vin_gateway_config_dir.toml";
+  std::filesystem::remove_all(dir);
+  ASSERT_TRUE(std::filesystem::create_directory(dir));
+  ExpectConfigFileRefused(dir.string(), "is a directory, not a regular file");
+  std::filesystem::remove(dir);
+}
+
+// Opened without O_NONBLOCK, a FIFO with no writer blocks the open for ever (before the fix this
+// test hung: run it under ctest's timeout to see it fail). Refused at once now.
+TEST(ConfigTest, ConfigPathThatIsAFifoIsRefusedWithoutBlocking) {
+  const std::filesystem::path fifo =
+      std::filesystem::temp_directory_path() / "vin_gateway_config_fifo.toml";
+  std::filesystem::remove(fifo);
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  ExpectConfigFileRefused(fifo.string(), "is a FIFO (named pipe), not a regular file");
+  std::filesystem::remove(fifo);
+}
+
+TEST(ConfigTest, ConfigFileOverOneMibIsRefused) {
+  // Valid TOML throughout (comments): refused for its size alone.
+  std::string text;
+  while (text.size() <= vin_gateway::kMaxConfigFileBytes) {
+    text += "# a comment line that fills the file up past the cap of a config file\n";
+  }
+  const TomlFile big("vin_gateway_config_big.toml", text);
+  ExpectConfigFileRefused(big.path(), fmt::format("is {} bytes, over the 1 MiB a config file may "
+                                                  "hold",
+                                                  text.size()));
+  // At the cap exactly: read.
+  const std::string setting = "cooldown = \"9s\"\n";
+  const TomlFile at_cap(
+      "vin_gateway_config_at_cap.toml",
+      setting + text.substr(0, vin_gateway::kMaxConfigFileBytes - setting.size()));
+  EXPECT_EQ(std::filesystem::file_size(at_cap.path()), vin_gateway::kMaxConfigFileBytes);
+  auto parsed = Parse({"--config", at_cap.path()});
+  ASSERT_TRUE(parsed) << parsed.error().message;
+  EXPECT_EQ(parsed->config.cooldown, 9s);
+}
+
+TEST(ConfigTest, EmptyConfigFileIsRefusedButCommentsAloneAreRead) {
+  const std::string reason = "is empty (a file that sets nothing must hold at least a comment)";
+  const TomlFile empty("vin_gateway_config_empty.toml", "");
+  ExpectConfigFileRefused(empty.path(), reason);
+  const TomlFile blank("vin_gateway_config_blank.toml", "\n  \t\n\n");
+  ExpectConfigFileRefused(blank.path(), reason);
+  const TomlFile comments("vin_gateway_config_comments.toml", "# every setting at its default\n");
+  auto parsed = Parse({"--config", comments.path()});
+  ASSERT_TRUE(parsed) << parsed.error().message;
+  EXPECT_EQ(parsed->config.failure_threshold, 3U);
+}
+
+TEST(ConfigTest, MissingConfigFileNamesTheReason) {
+  ExpectConfigFileRefused("/nonexistent/vin-gateway.toml",
+                          "cannot be opened: No such file or directory");
 }
 
 TEST(ConfigTest, HelpListsEveryFlag) {

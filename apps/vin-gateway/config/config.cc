@@ -1,14 +1,21 @@
 #include "config/config.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
+#include <cctype>
+#include <cerrno>
 #include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <exception>
 #include <limits>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <utility>
 
 #include <fmt/format.h>
@@ -781,10 +788,118 @@ fusebox::CircuitBreakerConfig GatewayConfig::BreakerConfig() const {
   return breaker;
 }
 
+namespace {
+
+ConfigError FileError(const std::string& path, std::string_view why) {
+  return ConfigError{"--config", fmt::format("--config: '{}' {}", path, why)};
+}
+
+ConfigError FileErrno(const std::string& path, std::string_view what, int error) {
+  // generic_category's message is strerror_r's: safe on the reload thread.
+  return FileError(path, fmt::format("{}: {}", what, std::generic_category().message(error)));
+}
+
+// What a path that is not a regular file is, for the refusal.
+std::string_view KindOf(mode_t mode) {
+  if (S_ISDIR(mode)) {
+    return "a directory";
+  }
+  if (S_ISFIFO(mode)) {
+    return "a FIFO (named pipe)";
+  }
+  if (S_ISCHR(mode)) {
+    return "a character device";
+  }
+  if (S_ISBLK(mode)) {
+    return "a block device";
+  }
+  if (S_ISSOCK(mode)) {
+    return "a socket";
+  }
+  return "an unknown kind of file";
+}
+
+bool Blank(std::string_view text) {
+  return std::all_of(text.begin(), text.end(),
+                     [](char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; });
+}
+
+// Reads `fd` to its end or past `cap` bytes, whichever comes first (a regular file may grow after
+// fstat): the text, or nullopt with errno set.
+std::optional<std::string> ReadUpTo(int fd, std::size_t cap) {
+  std::string text;
+  std::array<char, 8192> chunk{};
+  while (text.size() <= cap) {
+    const ssize_t n = ::read(fd, chunk.data(), chunk.size());
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    if (n < 0) {
+      return std::nullopt;
+    }
+    if (n == 0) {
+      break;
+    }
+    text.append(chunk.data(), static_cast<std::size_t>(n));
+  }
+  return text;
+}
+
+// The text of the open file `fd`, if it is a regular file within the cap.
+fusebox::Result<std::string, ConfigError> ReadRegularFile(int fd, const std::string& path) {
+  // The descriptor's own stat, not the path's: what is checked is what is read.
+  struct stat info {};
+  if (::fstat(fd, &info) != 0) {
+    return FileErrno(path, "cannot be read", errno);
+  }
+  if (!S_ISREG(info.st_mode)) {
+    return FileError(path, fmt::format("is {}, not a regular file", KindOf(info.st_mode)));
+  }
+  if (static_cast<std::uintmax_t>(info.st_size) > kMaxConfigFileBytes) {
+    return FileError(path, fmt::format("is {} bytes, over the {} MiB a config file may hold",
+                                       info.st_size, kMaxConfigFileBytes >> 20U));
+  }
+  std::optional<std::string> text = ReadUpTo(fd, kMaxConfigFileBytes);
+  if (!text) {
+    return FileErrno(path, "cannot be read", errno);
+  }
+  if (text->size() > kMaxConfigFileBytes) {
+    // It grew between fstat and read.
+    return FileError(
+        path, fmt::format("is over the {} MiB a config file may hold", kMaxConfigFileBytes >> 20U));
+  }
+  return std::move(*text);
+}
+
+}  // namespace
+
+fusebox::Result<std::string, ConfigError> ReadConfigFile(const std::string& path) {
+  // O_NONBLOCK: opening a FIFO (or a device) must not wait for a writer; it is refused below.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) {
+    return FileErrno(path, "cannot be opened", errno);
+  }
+  auto text = ReadRegularFile(fd, path);
+  ::close(fd);
+  if (!text) {
+    return text.error();
+  }
+  if (Blank(*text)) {
+    // Most often a file being rewritten (an editor truncates it, then writes): the defaults it
+    // would mean are never what the operator who named a config file wants.
+    return FileError(path, "is empty (a file that sets nothing must hold at least a comment)");
+  }
+  return text;
+}
+
 std::optional<ConfigError> ApplyConfigFile(GatewayConfig& config, const std::string& path) {
+  auto file = ReadConfigFile(path);
+  if (!file) {
+    return file.error();
+  }
   toml::table table;
   try {
-    table = toml::parse_file(path);
+    table = toml::parse(*file, path);
   } catch (const toml::parse_error& e) {
     return ConfigError{"--config",
                        fmt::format("--config: cannot read '{}': {}", path, e.description())};
@@ -856,7 +971,8 @@ fusebox::Result<CommandLine, ConfigError> ParseCommandLine(const std::vector<std
   CLI::App app{"vin-gateway: VIN decodes in front of NHTSA vPIC, guarded by a circuit breaker",
                "vin-gateway"};
   std::string config_path;
-  app.add_option("--config", config_path, "TOML file; flags override it");
+  app.add_option("--config", config_path,
+                 "TOML file (a regular file of at most 1 MiB, not empty); flags override it");
   std::vector<std::string> values(std::size(kSettings));
   std::vector<std::vector<std::string>> lists(std::size(kSettings));
   std::vector<CLI::Option*> options;

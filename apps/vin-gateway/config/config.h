@@ -9,6 +9,8 @@
 // A repeatable flag such as --trusted-proxy is a TOML array of strings; flags given on the
 // command line replace the file's list.
 // Durations are written like 500ms, 7s, 20m, 1h, 30d (a bare number is seconds).
+// The file must be a regular file of at most 1 MiB (kMaxConfigFileBytes) with something in it: a
+// directory, a FIFO, a device, a larger file or an empty one is refused (ReadConfigFile).
 // One table in config.cc is the single source of every setting: its flag, TOML key, --help text,
 // parser and range check; ApplySetting, ApplyConfigFile, --help and Validate all read it.
 //
@@ -23,6 +25,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -168,7 +171,17 @@ fusebox::Result<CommandLine, ConfigError> ParseCommandLine(int argc, const char*
 std::optional<ConfigError> ApplySetting(GatewayConfig& config, std::string_view flag,
                                         std::string_view value);
 
-// Reads a TOML file and applies its keys. Unknown keys are refused.
+// The most a --config file may hold: a whole config is a few KiB.
+inline constexpr std::size_t kMaxConfigFileBytes = std::size_t{1} << 20U;
+
+// The text of the --config file at `path`, or a ConfigError (field "--config") naming the path
+// and why: it cannot be opened or read, it is not a regular file (a directory, a FIFO, a device),
+// it is larger than kMaxConfigFileBytes, or it is empty (nothing but whitespace; a file with
+// only comments is fine). Never blocks on what the path names: it is opened O_NONBLOCK and
+// checked through fstat of the descriptor before a byte is read.
+fusebox::Result<std::string, ConfigError> ReadConfigFile(const std::string& path);
+
+// Reads a TOML file (ReadConfigFile) and applies its keys. Unknown keys are refused.
 std::optional<ConfigError> ApplyConfigFile(GatewayConfig& config, const std::string& path);
 
 // The flags ("--listen", ...) of the settings that differ between the running config and a

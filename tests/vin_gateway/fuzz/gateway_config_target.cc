@@ -1,8 +1,9 @@
 // GatewayConfigFile: a --config TOML file through the gateway's config loader.
 //
-// The loader reads a path (toml::parse_file), so the input is written to a memory file
-// (memfd_create) once per input and read back through /proc/self/fd/N: no disk, no leftovers. The
-// steps are ParseCommandLine's for `--config FILE`: the defaults, ApplyConfigFile, Validate.
+// The loader reads a path (ReadConfigFile: a regular file, which a memfd is), so the input is
+// written to a memory file (memfd_create) once per input and read back through /proc/self/fd/N:
+// no disk, no leftovers. The steps are ParseCommandLine's for `--config FILE`: the defaults,
+// ApplyConfigFile, Validate.
 #include <sys/mman.h>
 #include <unistd.h>
 
