@@ -6,9 +6,10 @@
 // The first line on stdout is "listening on http://HOST:PORT". Logs (one line per request) go to
 // stderr. SIGTERM/SIGINT: stop accepting, let in-flight requests finish for up to
 // --shutdown-grace, exit 0. SIGHUP: re-read the --config file (with the command line's flags
-// still over it) and apply its breaker settings to the live breaker; other settings that changed
-// are logged as needing a restart, and a bad file changes nothing. SIGPIPE and SIGXFSZ are
-// ignored (a closed peer, a cache file at the size limit: errors to handle, not reasons to die).
+// still over it, on a thread of its own) and apply its breaker settings to the live breaker;
+// other settings that changed are logged as needing a restart, and a bad file changes nothing.
+// SIGPIPE and SIGXFSZ are ignored (a closed peer, a cache file at the size limit: errors to handle,
+// not reasons to die).
 #include <pthread.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -31,11 +32,13 @@
 #include <boost/asio/detached.hpp>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
 #include "config/config.h"
+#include "config/reload_reader.h"
 #include "fusebox/bulkhead.h"
 #include "fusebox/clock.h"
 #include "fusebox/fleet.h"
@@ -99,19 +102,14 @@ std::string InFileTerms(const std::string& change) {
   return key + change.substr(colon);
 }
 
-// SIGHUP: the config file and the command line read again, as at start. The breaker's settings
-// go to the live breaker (Reconfigure keeps its state where the change allows); any other
-// setting that differs from the one in force is only reported, since the listener, the cache,
-// the pool and the threads were built from it. A file that does not read or validate changes
-// nothing.
-void Reload(const std::vector<std::string>& args, const std::string& config_path,
-            const vin_gateway::GatewayConfig& started_with, fusebox::CircuitBreaker& breaker,
-            const std::function<void(std::string_view, std::string_view)>& log) {
-  if (config_path.empty()) {
-    log("warn", "SIGHUP: no --config file was given; nothing to re-read, nothing changed");
-    return;
-  }
-  auto reread = vin_gateway::ParseCommandLine(args);
+// SIGHUP, on the event loop, once the reload reader has read the config file and the command
+// line again, as at start. The breaker's settings go to the live breaker (Reconfigure keeps its
+// state where the change allows); any other setting that differs from the one in force is only
+// reported, since the listener, the cache, the pool and the threads were built from it. A file
+// that does not read or validate changes nothing.
+void ApplyReload(const vin_gateway::ReloadReader::Reread& reread, const std::string& config_path,
+                 const vin_gateway::GatewayConfig& started_with, fusebox::CircuitBreaker& breaker,
+                 const std::function<void(std::string_view, std::string_view)>& log) {
   if (!reread) {
     log("error", fmt::format("SIGHUP: {} refused, the settings in force stay: {}", config_path,
                              reread.error().message));
@@ -321,16 +319,30 @@ int Run(const vin_gateway::GatewayConfig& config, const std::vector<std::string>
   }
   server = std::move(*created);
 
-  // SIGHUP re-reads the config file, on the first event loop. Armed before the "listening" line,
-  // so that a supervisor that reloads as soon as the gateway is up never hits the default action
-  // (which would end the process).
+  // SIGHUP re-reads the config file. The signal is taken on the first event loop, but the file is
+  // read and parsed by the reload reader's thread (a FIFO, a huge file or a slow disk must not
+  // stall requests); the result comes back to the first event loop, which applies it. Armed
+  // before the "listening" line, so that a supervisor that reloads as soon as the gateway is up
+  // never hits the default action (which would end the process).
+  // The reader's read holds its own copy of the arguments: a read stuck at shutdown outlives Run.
+  vin_gateway::ReloadReader reload_reader([args] { return vin_gateway::ParseCommandLine(args); },
+                                          [&](vin_gateway::ReloadReader::Reread reread) {
+                                            net::post(io, [&, reread = std::move(reread)] {
+                                              ApplyReload(reread, config_path, config, **breaker,
+                                                          log);
+                                            });
+                                          });
   net::signal_set reload_signals(io, SIGHUP);
   std::function<void()> await_reload = [&] {
     reload_signals.async_wait([&](const boost::system::error_code& ec, int) {
       if (ec) {
         return;
       }
-      Reload(args, config_path, config, **breaker, log);
+      if (config_path.empty()) {
+        log("warn", "SIGHUP: no --config file was given; nothing to re-read, nothing changed");
+      } else {
+        reload_reader.Request();
+      }
       await_reload();
     });
   };
@@ -407,6 +419,8 @@ int Run(const vin_gateway::GatewayConfig& config, const std::vector<std::string>
   for (std::thread& t : threads) {
     t.join();
   }
+  // A reload still reading is not waited for (and no longer applied).
+  reload_reader.Stop();
   // From here on we are exiting anyway. Destroying the signal_set would restore the default
   // action, and a late SIGTERM (a supervisor repeating itself) would then kill the process with
   // the cache half-closed and report a signal instead of a clean exit: block, then ignore.

@@ -1,0 +1,99 @@
+#include "config/reload_reader.h"
+
+#include <condition_variable>
+#include <exception>
+#include <mutex>
+#include <utility>
+
+#include <fmt/format.h>
+
+namespace vin_gateway {
+
+struct ReloadReader::State {
+  State(std::function<Reread()> read_fn, std::function<void(Reread)> deliver_fn)
+      : read(std::move(read_fn)), deliver(std::move(deliver_fn)) {}
+
+  const std::function<Reread()> read;  // called on the thread only, outside the lock
+  std::mutex mu;
+  std::condition_variable wake;
+  std::function<void(Reread)> deliver;  // Guarded by mu; emptied by Stop().
+  bool requested = false;               // Guarded by mu: a read is wanted.
+  bool reading = false;                 // Guarded by mu: `read` is running.
+  bool stopping = false;                // Guarded by mu.
+};
+
+namespace {
+
+// `read`'s result; what it throws (std::bad_alloc) refuses this reload instead of ending the
+// process from a thread nobody catches on.
+ReloadReader::Reread ReadOnce(const std::function<ReloadReader::Reread()>& read) {
+  try {
+    return read();
+  } catch (const std::exception& e) {
+    return ConfigError{"--config", fmt::format("--config: cannot be re-read: {}", e.what())};
+  }
+}
+
+}  // namespace
+
+ReloadReader::ReloadReader(std::function<Reread()> read, std::function<void(Reread)> deliver)
+    : state_(std::make_shared<State>(std::move(read), std::move(deliver))),
+      thread_([state = state_] { Loop(state); }) {}
+
+ReloadReader::~ReloadReader() { Stop(); }
+
+void ReloadReader::Request() {
+  {
+    const std::lock_guard lock(state_->mu);
+    // A flag, not a count: requests during a read make one more read, not a queue of them.
+    state_->requested = true;
+  }
+  state_->wake.notify_one();
+}
+
+void ReloadReader::Stop() {
+  bool reading = false;
+  {
+    const std::lock_guard lock(state_->mu);
+    state_->stopping = true;
+    // Delivered under the lock (Loop): once this is empty, nothing is delivered any more.
+    state_->deliver = nullptr;
+    reading = state_->reading;
+  }
+  state_->wake.notify_one();
+  if (!thread_.joinable()) {
+    return;
+  }
+  // Idle, the thread sees `stopping` at once and ends: join it. Reading, it may be stuck in the
+  // kernel (a hung mount) for as long as it likes; shutdown does not wait for it, and its result
+  // is dropped when the read returns.
+  if (reading) {
+    thread_.detach();
+  } else {
+    thread_.join();
+  }
+}
+
+void ReloadReader::Loop(const std::shared_ptr<State>& state) {
+  std::unique_lock lock(state->mu);
+  for (;;) {
+    state->wake.wait(lock, [&] { return state->requested || state->stopping; });
+    if (state->stopping) {
+      return;
+    }
+    state->requested = false;
+    state->reading = true;
+    lock.unlock();
+    Reread reread = ReadOnce(state->read);
+    lock.lock();
+    state->reading = false;
+    if (state->stopping) {
+      return;
+    }
+    // Under the lock, so that Stop() cannot return while a delivery is under way; `deliver` only
+    // hands the result on (a post to the event loop), it never waits.
+    state->deliver(std::move(reread));
+  }
+}
+
+}  // namespace vin_gateway
