@@ -225,7 +225,10 @@ int Run(const vin_gateway::GatewayConfig& config, const std::vector<std::string>
     cache = vin_gateway::OpenCache(config.cache_uri, config.cache_max_entries);
   }
   if (const vin_gateway::CacheStats stats = cache->Stats(); !stats.healthy) {
-    log("error", fmt::format("cache broken, serving live decodes without it: {}", stats.error));
+    // The error leaves the location out (it is shown on the public routes); the operator's log
+    // names it.
+    log("error", fmt::format("cache broken, serving live decodes without it: {}: {}",
+                             stats.location, stats.error));
   }
   vin_gateway::RateLimiter limiter(config.client_rate, config.effective_client_burst(), clock);
   auto client =

@@ -1,7 +1,8 @@
 // The gateway short of local resources: a cache directory it may not write, a file-size limit of
 // a few KiB (RLIMIT_FSIZE, set with prlimit), a cache file overwritten with garbage while it runs.
-// In each case it keeps answering live decodes, says in /status that the cache is broken, and
-// never blames the upstream: the breaker stays CLOSED with no failure counted.
+// In each case it keeps answering live decodes, says in /status and /readyz that the cache is
+// broken (never with the file's path: those routes are public), and never blames the upstream:
+// the breaker stays CLOSED with no failure counted.
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -33,35 +34,82 @@ class ExhaustedResourcesTest : public GatewayProcessTest {
     return ok;
   }
 
-  // The part every case shares: the gateway alive, the cache reported broken, the breaker
-  // untouched. Adds the matrix row.
+  // What the gateway shows of a broken cache.
+  struct Observed {
+    bool alive = false;
+    bool healthy = true;  // /status
+    bool ready_says_broken = false;
+    std::string error;
+    // Neither /status, /readyz nor /metrics names the test's directory (where the file is).
+    bool location_hidden = false;
+    std::string state;
+    std::int64_t failed = -1;
+  };
+
+  // The part every case shares: the gateway alive, the cache reported broken on /status and
+  // /readyz without its path, the breaker untouched.
+  Observed ObserveBrokenCache() {
+    Observed o;
+    o.alive = Get("/healthz").status == 200;
+    const json::value status = Status();
+    EXPECT_TRUE(status.is_object()) << "no /status: the gateway is gone";
+    if (!status.is_object()) {
+      return o;
+    }
+    const json::object& cache = status.at("cache").as_object();
+    o.healthy = cache.at("healthy").as_bool();
+    o.error = cache.contains("error") ? std::string(cache.at("error").as_string()) : "";
+    const json::value& breaker = status.at("breakers").as_array().at(0);
+    o.state = std::string(breaker.at("state").as_string());
+    o.failed = breaker.at("failed").to_number<std::int64_t>();
+    const HttpResult ready = Get("/readyz");
+    const json::value ready_body = Json(ready);
+    o.ready_says_broken = ready.status == 200 && ready_body.is_object() &&
+                          ready_body.at("cache").at("healthy") == false &&
+                          ready_body.at("cache").as_object().contains("error");
+    const std::string place = dir_.filename().string();
+    o.location_hidden = true;
+    for (const char* route : {"/status", "/readyz", "/metrics"}) {
+      const HttpResult r = Get(route);
+      const bool hidden = r.body.find(place) == std::string::npos;
+      EXPECT_TRUE(hidden) << route << " names the cache's directory: " << r.body;
+      o.location_hidden = o.location_hidden && hidden;
+    }
+    EXPECT_TRUE(o.alive);
+    EXPECT_FALSE(o.healthy) << "/status does not say the cache is broken";
+    EXPECT_TRUE(o.ready_says_broken) << ready.body;
+    EXPECT_FALSE(o.error.empty());
+    EXPECT_EQ(o.state, "CLOSED");
+    EXPECT_EQ(o.failed, 0);
+    return o;
+  }
+
+  static bool AsExpected(const Observed& o) {
+    return o.alive && !o.healthy && o.ready_says_broken && !o.error.empty() && o.location_hidden &&
+           o.state == "CLOSED" && o.failed == 0;
+  }
+
+  static std::string Describe(const Observed& o) {
+    return fmt::format("cache healthy {} ({}){}; breaker {}, {} failed", o.healthy,
+                       o.error.empty() ? "no error" : o.error,
+                       o.location_hidden ? "" : ", its directory shown", o.state, o.failed);
+  }
+
+  static constexpr const char* kExpectedBroken =
+      "/status and /readyz cache healthy false with an error, the file's directory on no public "
+      "route";
+
+  // Observes and adds the matrix row.
   void CheckAndRecord(const std::string& fault, int ok, int asked,
                       const std::string& expected_note = "",
                       const std::string& observed_note = "") {
-    const bool alive = Get("/healthz").status == 200;
-    const json::value status = Status();
-    ASSERT_TRUE(status.is_object()) << "no /status: the gateway is gone";
-    const json::object& cache = status.at("cache").as_object();
-    const bool healthy = cache.at("healthy").as_bool();
-    const std::string error =
-        cache.contains("error") ? std::string(cache.at("error").as_string()) : "";
-    const json::value& breaker = status.at("breakers").as_array().at(0);
-    const std::string state(breaker.at("state").as_string());
-    const auto failed = breaker.at("failed").to_number<std::int64_t>();
-    EXPECT_TRUE(alive);
+    const Observed o = ObserveBrokenCache();
     EXPECT_EQ(ok, asked);
-    EXPECT_FALSE(healthy) << "/status does not say the cache is broken";
-    EXPECT_FALSE(error.empty());
-    EXPECT_EQ(state, "CLOSED");
-    EXPECT_EQ(failed, 0);
-    AddMatrixRow(
-        {"exhausted resources", fault, "sqlite cache, call timeout 500 ms",
-         fmt::format("{0}/{0} decodes 200 live; /status cache healthy false with an "
-                     "error{1}; breaker CLOSED, 0 failed",
-                     asked, expected_note),
-         fmt::format("{}/{} decodes 200; {}cache healthy {} ({}); breaker {}, {} failed", ok, asked,
-                     observed_note, healthy, error.empty() ? "no error" : error, state, failed),
-         alive && ok == asked && !healthy && !error.empty() && state == "CLOSED" && failed == 0});
+    AddMatrixRow({"exhausted resources", fault, "sqlite cache, call timeout 500 ms",
+                  fmt::format("{0}/{0} decodes 200 live; {1}{2}; breaker CLOSED, 0 failed", asked,
+                              kExpectedBroken, expected_note),
+                  fmt::format("{}/{} decodes 200; {}{}", ok, asked, observed_note, Describe(o)),
+                  ok == asked && AsExpected(o)});
   }
 };
 

@@ -1,6 +1,6 @@
 // Both cache backends: get/put, LRU bound, the awaitable interface, and for SQLite: created with
-// its directory on first run, WAL mode, survives a reopen, and a broken file is reported, not
-// fatal.
+// its directory on first run, WAL mode, survives a reopen, and a broken file is reported (never by
+// its path), not fatal.
 #include "service/cache.h"
 
 #include <sqlite3.h>
@@ -10,6 +10,8 @@
 #include <fstream>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <boost/asio/co_spawn.hpp>
@@ -214,6 +216,58 @@ TEST(SqliteCacheTest, BrokenFileIsReportedAndBehavesAsAnEmptyCache) {
   EXPECT_FALSE(stats.error.empty());
   cache->PutNow("A", Entry("a"));
   EXPECT_FALSE(cache->GetNow("A").has_value());
+  std::filesystem::remove_all(dir);
+}
+
+// Stats().error is shown on the public routes: whatever broke, it names neither the file nor its
+// directory (the log line adds the location).
+TEST(SqliteCacheTest, ErrorsNeverNameTheFileOrItsDirectory) {
+  const auto dir = TempDir("sqlite_secret_place");
+  std::filesystem::create_directories(dir);
+  const std::string secret = dir.filename().string();
+  std::vector<std::pair<std::string, vin_gateway::CacheStats>> broken;
+  auto add = [&broken](const std::string& what, const vin_gateway::ImmediateCache& cache) {
+    broken.emplace_back(what, cache.Stats());
+  };
+
+  std::ofstream(dir / "a-file") << "x";
+  add("directory cannot be made",
+      *vin_gateway::MakeSqliteCache((dir / "a-file" / "sub" / "c.sqlite").string(), 100));
+  std::filesystem::create_directories(dir / "a-directory");
+  add("a directory as the file",
+      *vin_gateway::MakeSqliteCache((dir / "a-directory").string(), 100));
+  std::ofstream(dir / "garbage", std::ios::binary) << std::string(4096, '\x7f');
+  add("not a database", *vin_gateway::MakeSqliteCache((dir / "garbage").string(), 100));
+
+  const std::string held = (dir / "held.sqlite").string();
+  auto holder = vin_gateway::MakeSqliteCache(held, 100);
+  ASSERT_TRUE(holder->Stats().healthy) << holder->Stats().error;
+  add("in use by another process", *vin_gateway::MakeSqliteCache(held, 100));
+
+  // A file overwritten under a running cache: the lookup of an entry written before fails.
+  const auto overwritten = dir / "overwritten.sqlite";
+  {
+    auto filler = vin_gateway::MakeSqliteCache(overwritten.string(), 1000);
+    for (int n = 0; n < 200; ++n) {
+      filler->PutNow(ChurnKey(n), Entry(std::string(500, 'p'), n));
+    }
+  }  // closed: its log is checkpointed into the file
+  auto running = vin_gateway::MakeSqliteCache(overwritten.string(), 1000);
+  ASSERT_TRUE(running->Stats().healthy) << running->Stats().error;
+  std::ofstream(overwritten, std::ios::binary | std::ios::trunc) << std::string(256 * 1024, 'Z');
+  for (int n = 0; n < 200 && running->Stats().healthy; ++n) {
+    running->GetNow(ChurnKey(n));
+  }
+  add("overwritten while running", *running);
+
+  for (const auto& [what, stats] : broken) {
+    EXPECT_FALSE(stats.healthy) << what;
+    EXPECT_FALSE(stats.error.empty()) << what;
+    EXPECT_EQ(stats.error.find(secret), std::string::npos) << what << ": " << stats.error;
+    EXPECT_NE(stats.location.find(secret), std::string::npos) << what << ": the log's location";
+  }
+  running.reset();
+  holder.reset();
   std::filesystem::remove_all(dir);
 }
 

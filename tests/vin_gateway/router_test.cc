@@ -541,6 +541,30 @@ TEST(RouterTest, PublicStatusHidesTheCacheFilePath) {
   std::filesystem::remove_all(dir);
 }
 
+// A cache that is broken says why on the public routes, without its file's path or directory:
+// the error there is the backend's own words, the location is only for the log.
+TEST(RouterTest, PublicStatusHidesThePathOfABrokenCache) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
+                                    ("fusebox-router-secret-dir-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / "secret-cache.sqlite").string();
+  std::ofstream(path, std::ios::binary) << std::string(4096, '\x7f');  // not a database
+  {
+    RouterHarness h(std::nullopt, vin_gateway::MakeSqliteCache(path, 100));
+    for (const char* target : {"/status", "/readyz", "/metrics"}) {
+      const HttpResponse r = h.Call("GET", target);
+      EXPECT_EQ(r.status, 200U) << target;
+      EXPECT_EQ(r.body_bytes().find("secret-"), std::string::npos) << r.body_bytes();
+      if (std::string_view(target) != "/metrics") {
+        const boost::json::value cache = RouterHarness::Body(r).at("cache");
+        EXPECT_EQ(cache.at("healthy"), false) << target;
+        EXPECT_NE(cache.at("error").as_string(), "") << target;
+      }
+    }
+  }
+  std::filesystem::remove_all(dir);
+}
+
 TEST(RouterTest, StatusListsTheDecodeBreakersRecentTransitions) {
   RouterHarness h;
   h.wall.Advance(90s);

@@ -55,10 +55,12 @@ struct CacheEntry {
 };
 
 struct CacheStats {
-  std::string backend;   // "memory", "sqlite"
-  std::string location;  // the file for sqlite
+  std::string backend;   // "memory", "sqlite", "redis"
+  std::string location;  // the file for sqlite, the URL for redis: for the operator's log only
   bool healthy = true;
-  std::string error;  // the last error when unhealthy
+  // The last error when unhealthy. Never names the location (the file's path, its directory, the
+  // URL): the public routes (/status, /readyz) show it; a log line adds `location` itself.
+  std::string error;
   std::uint64_t entries = 0;
   std::uint64_t max_entries = 0;
   std::uint64_t gets = 0;

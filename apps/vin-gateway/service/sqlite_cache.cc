@@ -198,13 +198,14 @@ class SqliteCache final : public ImmediateCache {
 
   void OpenLocked(int busy_timeout_ms) {
     refresh_gap_ = static_cast<sqlite3_int64>(std::max<std::uint64_t>(1, max_entries_ / 16));
+    // No error names the file or its directory: the error is shown on the public routes
+    // (/status, /readyz); the log line that reports it adds the location.
     const std::filesystem::path file(path_);
     if (file.has_parent_path()) {
       std::error_code ec;
       std::filesystem::create_directories(file.parent_path(), ec);
       if (ec) {
-        BreakLocked(fmt::format("cannot create directory '{}': {}", file.parent_path().string(),
-                                ec.message()));
+        BreakLocked(fmt::format("cannot create the cache file's directory: {}", ec.message()));
         return;
       }
     }
@@ -212,7 +213,7 @@ class SqliteCache final : public ImmediateCache {
         sqlite3_open_v2(path_.c_str(), &db_,
                         SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
     if (rc != SQLITE_OK) {
-      BreakLocked(fmt::format("cannot open '{}': {}", path_,
+      BreakLocked(fmt::format("cannot open the cache file: {}",
                               db_ != nullptr ? sqlite3_errmsg(db_) : sqlite3_errstr(rc)));
       return;
     }
@@ -238,10 +239,9 @@ class SqliteCache final : public ImmediateCache {
     }
     if (rc == SQLITE_BUSY) {
       sqlite3_free(message);
-      BreakLocked(
-          fmt::format("'{}' is in use by another process (one gateway per cache file); trying "
-                      "again every {} ms",
-                      path_, options_.relock_interval.count()));
+      BreakLocked(fmt::format(
+          "in use by another process (one gateway per cache file); trying again every {} ms",
+          options_.relock_interval.count()));
       locked_out_ = true;
       next_relock_ = std::chrono::steady_clock::now() + options_.relock_interval;
       return;
@@ -249,7 +249,7 @@ class SqliteCache final : public ImmediateCache {
     if (rc != SQLITE_OK) {
       std::string why = message != nullptr ? message : sqlite3_errstr(rc);
       sqlite3_free(message);
-      BreakLocked(fmt::format("'{}' is not a usable cache: {}", path_, why));
+      BreakLocked(fmt::format("not a usable cache: {}", why));
       return;
     }
     if (!PrepareLocked(get_, "SELECT payload, fetched_at_ms, used FROM decodes WHERE key = ?1") ||
@@ -271,7 +271,7 @@ class SqliteCache final : public ImmediateCache {
     }
     rc = sqlite3_step(stats.get());
     if (rc != SQLITE_ROW) {
-      BreakLocked(fmt::format("'{}' is not a usable cache: {}", path_, sqlite3_errmsg(db_)));
+      BreakLocked(fmt::format("not a usable cache: {}", sqlite3_errmsg(db_)));
       return;
     }
     entries_ = static_cast<std::uint64_t>(sqlite3_column_int64(stats.get(), 0));
@@ -296,7 +296,7 @@ class SqliteCache final : public ImmediateCache {
       keys_.Add(ColumnText(all.get(), 0));
     }
     if (rc != SQLITE_DONE) {
-      BreakLocked(fmt::format("'{}' is not a usable cache: {}", path_, sqlite3_errmsg(db_)));
+      BreakLocked(fmt::format("not a usable cache: {}", sqlite3_errmsg(db_)));
       return false;
     }
     return true;
@@ -312,7 +312,7 @@ class SqliteCache final : public ImmediateCache {
   bool PrepareLocked(Statement& statement, const char* sql) {
     const int rc = sqlite3_prepare_v2(db_, sql, -1, statement.out(), nullptr);
     if (rc != SQLITE_OK) {
-      BreakLocked(fmt::format("'{}' is not a usable cache: {}", path_, sqlite3_errmsg(db_)));
+      BreakLocked(fmt::format("not a usable cache: {}", sqlite3_errmsg(db_)));
       return false;
     }
     return true;
@@ -323,7 +323,7 @@ class SqliteCache final : public ImmediateCache {
   // trusted: stop using it.
   void FailLocked(int rc, const char* what) {
     ++errors_;
-    error_ = fmt::format("'{}' failed during {}: {}", path_, what, sqlite3_errstr(rc));
+    error_ = fmt::format("failed during {}: {}", what, sqlite3_errstr(rc));
     if (rc != SQLITE_BUSY && rc != SQLITE_LOCKED) {
       healthy_ = false;
       CloseLocked();
