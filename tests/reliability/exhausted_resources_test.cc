@@ -1,13 +1,17 @@
 // The gateway short of local resources: a cache directory it may not write, a file-size limit of
-// a few KiB (RLIMIT_FSIZE, set with prlimit), a cache file overwritten with garbage while it runs.
+// a few KiB (RLIMIT_FSIZE, set with prlimit), a cache file overwritten with garbage while it runs;
+// and a cache file that is not the gateway's (another application's SQLite database).
 // In each case it keeps answering live decodes, says in /status and /readyz that the cache is
 // broken (never with the file's path: those routes are public), and never blames the upstream:
 // the breaker stays CLOSED with no failure counted.
 #include <fcntl.h>
+#include <sqlite3.h>
 #include <unistd.h>
 
 #include <cstdint>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -174,6 +178,57 @@ TEST_F(ExhaustedResourcesTest, CacheFileOverwrittenWithGarbageWhileRunning) {
   ok += DecodeMany('G', 60);
   ok += DecodeMany('H', 20);
   CheckAndRecord("cache file overwritten with garbage while running", ok, 140);
+}
+
+// Another application's SQLite database (rollback journal, its own table) given as the cache:
+// the gateway reports it and runs without a cache, and the file is left byte for byte as it was:
+// not switched to WAL mode, no cache tables, no -wal or -shm file once the gateway has stopped.
+TEST_F(ExhaustedResourcesTest, AnotherApplicationsDatabaseAsTheCacheIsLeftUntouched) {
+  StartSim();
+  const std::filesystem::path file = dir_ / "users.db";
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(file.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db,
+                         "PRAGMA journal_mode=DELETE;"
+                         "CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT NOT NULL);"
+                         "INSERT INTO users (name) VALUES ('ada'), ('grace');",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  auto read = [](const std::filesystem::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  };
+  const std::string before = read(file);
+
+  StartGateway({"--cache", "sqlite:" + file.string()});
+  const int ok = DecodeMany('U', 10);
+  const Observed o = ObserveBrokenCache();
+  EXPECT_NE(o.error.find("not a vin-gateway cache"), std::string::npos) << o.error;
+  const bool named_in_log = gateway_->Log().find(file.string()) != std::string::npos;
+  EXPECT_TRUE(named_in_log) << "the operator's log names the file: " << gateway_->Log();
+  const int exit_status = gateway_->Terminate();
+  EXPECT_EQ(exit_status, 0);
+
+  const bool same_bytes = read(file) == before;
+  const bool no_log_files = !std::filesystem::exists(file.string() + "-wal") &&
+                            !std::filesystem::exists(file.string() + "-shm") &&
+                            !std::filesystem::exists(file.string() + "-journal");
+  EXPECT_TRUE(same_bytes) << "the file changed";
+  EXPECT_TRUE(no_log_files) << "a -wal, -shm or -journal file was left behind";
+  AddMatrixRow(
+      {"exhausted resources", "another application's SQLite database given as the cache",
+       "sqlite cache (a users table, journal_mode=delete), call timeout 500 ms",
+       fmt::format("10/10 decodes 200 live; {}, saying it is not a vin-gateway cache; breaker "
+                   "CLOSED, 0 failed; the log names the file; after exit the file byte for byte "
+                   "as before, no -wal/-shm",
+                   kExpectedBroken),
+       fmt::format("{}/10 decodes 200; {}; {}; after exit (status {}): {}, {}", ok, Describe(o),
+                   named_in_log ? "the log names the file" : "the log does not name the file",
+                   exit_status, same_bytes ? "same bytes" : "bytes changed",
+                   no_log_files ? "no -wal/-shm" : "-wal/-shm/-journal left"),
+       ok == 10 && AsExpected(o) && o.error.find("not a vin-gateway cache") != std::string::npos &&
+           named_in_log && exit_status == 0 && same_bytes && no_log_files});
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // Both cache backends: get/put, LRU bound, the awaitable interface, and for SQLite: created with
-// its directory on first run, WAL mode, survives a reopen, and a broken file is reported (never by
-// its path), not fatal.
+// its directory on first run, WAL mode, stamped with the cache's application id, survives a
+// reopen, a broken file is reported (never by its path), not fatal, and a file that is not a
+// cache is refused and left byte for byte as it was.
 #include "service/cache.h"
 
 #include <sqlite3.h>
@@ -8,7 +9,10 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <map>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -36,6 +40,61 @@ std::filesystem::path TempDir(const std::string& name) {
 CacheEntry Entry(const std::string& payload, int seconds = 0) {
   return {payload, WallTime(std::chrono::seconds(1'700'000'000 + seconds))};
 }
+
+// Runs `sql` on `file` through a connection of its own, as another application would. With
+// `keep_log`, closes without a checkpoint: a WAL-mode file keeps its -wal and -shm files, as a
+// writer that crashed leaves them.
+void Exec(const std::filesystem::path& file, const std::string& sql, bool keep_log = false) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(file.string().c_str(), &db), SQLITE_OK);
+  char* message = nullptr;
+  const int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &message);
+  EXPECT_EQ(rc, SQLITE_OK) << (message != nullptr ? message : "") << " in " << sql;
+  sqlite3_free(message);
+  if (keep_log) {
+    sqlite3_db_config(db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, nullptr);
+  }
+  sqlite3_close(db);
+}
+
+// The first column of the first row of `sql` on `file`, as text ("" when there is none).
+std::string QueryText(const std::filesystem::path& file, const std::string& sql) {
+  sqlite3* db = nullptr;
+  std::string value;
+  sqlite3_stmt* stmt = nullptr;
+  if (sqlite3_open(file.string().c_str(), &db) == SQLITE_OK &&
+      sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr) == SQLITE_OK &&
+      sqlite3_step(stmt) == SQLITE_ROW && sqlite3_column_text(stmt, 0) != nullptr) {
+    value = reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0));
+  }
+  sqlite3_finalize(stmt);
+  sqlite3_close(db);
+  return value;
+}
+
+// Every file in `dir`, by name, with its size and a hash of its bytes: equal snapshots mean no
+// byte changed and no file came or went (a -wal or -shm left behind shows as a new name).
+std::map<std::string, std::string> Snapshot(const std::filesystem::path& dir) {
+  std::map<std::string, std::string> files;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    std::ifstream in(entry.path(), std::ios::binary);
+    std::ostringstream bytes;
+    bytes << in.rdbuf();
+    const std::string content = bytes.str();
+    files[entry.path().filename().string()] = std::to_string(content.size()) + " bytes, hash " +
+                                              std::to_string(std::hash<std::string>{}(content));
+  }
+  return files;
+}
+
+// The schema of the caches made before the application id (the same tables and index as now).
+constexpr const char* kSchemaBeforeTheApplicationId =
+    "CREATE TABLE IF NOT EXISTS decodes ("
+    "  key TEXT PRIMARY KEY NOT NULL,"
+    "  payload TEXT NOT NULL,"
+    "  fetched_at_ms INTEGER NOT NULL,"
+    "  used INTEGER NOT NULL);"
+    "CREATE INDEX IF NOT EXISTS decodes_by_use ON decodes(used);";
 
 class CacheBackendTest : public ::testing::TestWithParam<std::string> {
  protected:
@@ -219,6 +278,141 @@ TEST(SqliteCacheTest, BrokenFileIsReportedAndBehavesAsAnEmptyCache) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(SqliteCacheTest, NewCacheIsStampedWithTheApplicationIdAndKeepsItsWalIndexInMemory) {
+  const auto dir = TempDir("sqlite_stamp");
+  const auto file = dir / "c.sqlite";
+  {
+    auto cache = vin_gateway::MakeSqliteCache(file.string(), 100);
+    ASSERT_TRUE(cache->Stats().healthy) << cache->Stats().error;
+    cache->PutNow("A", Entry("a"));
+    // EXCLUSIVE locking mode before WAL mode: the WAL index lives in the process, no -shm file.
+    EXPECT_FALSE(std::filesystem::exists(file.string() + "-shm"));
+  }
+  EXPECT_EQ(QueryText(file, "PRAGMA application_id"),
+            std::to_string(vin_gateway::kSqliteCacheApplicationId));
+  std::filesystem::remove_all(dir);
+}
+
+TEST(SqliteCacheTest, CacheFromBeforeTheApplicationIdIsKeptWithItsEntriesAndStamped) {
+  const auto dir = TempDir("sqlite_unstamped");
+  std::filesystem::create_directories(dir);
+  const auto file = dir / "c.sqlite";
+  Exec(file, std::string("PRAGMA journal_mode=WAL;") + kSchemaBeforeTheApplicationId +
+                 "INSERT INTO decodes VALUES ('A', 'a', 1700000003000, 1);");
+  ASSERT_EQ(QueryText(file, "PRAGMA application_id"), "0");
+  {
+    auto cache = vin_gateway::MakeSqliteCache(file.string(), 100);
+    ASSERT_TRUE(cache->Stats().healthy) << cache->Stats().error;
+    EXPECT_EQ(cache->Stats().entries, 1U);
+    const auto got = cache->GetNow("A");
+    ASSERT_TRUE(got.has_value());
+    EXPECT_EQ(got->payload, "a");
+    EXPECT_EQ(got->fetched_at, Entry("", 3).fetched_at);
+  }
+  EXPECT_EQ(QueryText(file, "PRAGMA application_id"),
+            std::to_string(vin_gateway::kSqliteCacheApplicationId));
+  // Stamped, it opens again as a cache of its own.
+  auto reopened = vin_gateway::MakeSqliteCache(file.string(), 100);
+  EXPECT_TRUE(reopened->Stats().healthy) << reopened->Stats().error;
+  EXPECT_TRUE(reopened->GetNow("A").has_value());
+  reopened.reset();
+  std::filesystem::remove_all(dir);
+}
+
+// Another application's database, in rollback-journal mode, given as the cache: refused with the
+// reason, and neither converted to WAL mode nor given the cache's tables.
+TEST(SqliteCacheTest, AnotherApplicationsDatabaseIsRefusedAndLeftUntouched) {
+  const auto dir = TempDir("sqlite_foreign");
+  std::filesystem::create_directories(dir);
+  const auto file = dir / "users.db";
+  Exec(file,
+       "PRAGMA journal_mode=DELETE;"
+       "CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT NOT NULL);"
+       "INSERT INTO users (name) VALUES ('ada'), ('grace');");
+  const auto before = Snapshot(dir);
+  ASSERT_EQ(before.size(), 1U);
+  {
+    auto cache = vin_gateway::MakeSqliteCache(file.string(), 100);
+    const vin_gateway::CacheStats stats = cache->Stats();
+    EXPECT_FALSE(stats.healthy);
+    EXPECT_EQ(stats.error, "not a vin-gateway cache: it holds other tables (users)");
+    cache->PutNow("A", Entry("a"));
+    EXPECT_FALSE(cache->GetNow("A").has_value());
+  }
+  EXPECT_EQ(Snapshot(dir), before);  // the same bytes, no -wal or -shm left behind
+  EXPECT_EQ(QueryText(file, "PRAGMA journal_mode"), "delete");
+  EXPECT_EQ(QueryText(file, "SELECT COUNT(*) FROM sqlite_master WHERE name LIKE 'decodes%'"), "0");
+  EXPECT_EQ(QueryText(file, "SELECT group_concat(name) FROM users"), "ada,grace");
+  std::filesystem::remove_all(dir);
+}
+
+// Every other kind of file that is not a cache: refused with a precise reason, byte for byte as
+// it was (the database, and its -wal and -shm when it came with them).
+TEST(SqliteCacheTest, FilesThatAreNotCachesAreRefusedAndLeftByteForByte) {
+  struct Case {
+    const char* name;
+    std::function<void(const std::filesystem::path&)> make;
+    std::string error;
+  };
+  const std::string long_name(60, 't');
+  const std::vector<Case> cases = {
+      {"a WAL database with the log a crashed writer left",
+       [](const std::filesystem::path& f) {
+         Exec(f,
+              "PRAGMA journal_mode=WAL; PRAGMA wal_autocheckpoint=0;"
+              "CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT);"
+              "INSERT INTO users (name) VALUES ('ada');",
+              /*keep_log=*/true);
+       },
+       "it holds other tables (users)"},
+      {"another application's id, no tables",
+       [](const std::filesystem::path& f) { Exec(f, "PRAGMA application_id=1196444487;"); },
+       "it carries another application's id (0x47504b47)"},
+      {"the cache's tables and others, one with a long name",
+       [&long_name](const std::filesystem::path& f) {
+         Exec(f, std::string(kSchemaBeforeTheApplicationId) +
+                     "CREATE TABLE notes (x); CREATE VIEW recent AS SELECT 1;"
+                     "CREATE TABLE " +
+                     long_name + " (x); CREATE TABLE more (x);");
+       },
+       "it holds other tables (notes, view recent, " + std::string(40, 't') + "... and 1 more)"},
+      {"a decodes table of other columns",
+       [](const std::filesystem::path& f) {
+         Exec(f, "CREATE TABLE decodes (key TEXT PRIMARY KEY, value BLOB);");
+       },
+       "its decodes table has other columns (key TEXT PRIMARY KEY, value BLOB)"},
+      {"the cache's table without its index on use",
+       [](const std::filesystem::path& f) {
+         Exec(f,
+              "CREATE TABLE decodes (key TEXT PRIMARY KEY NOT NULL, payload TEXT NOT NULL,"
+              " fetched_at_ms INTEGER NOT NULL, used INTEGER NOT NULL);");
+       },
+       "its decodes table lacks the cache's indexes"},
+      {"not a database",
+       [](const std::filesystem::path& f) {
+         std::ofstream(f, std::ios::binary) << std::string(4096, '\x7f');
+       },
+       "file is not a database"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    const auto dir = TempDir("sqlite_not_a_cache");
+    std::filesystem::create_directories(dir);
+    const auto file = dir / "c.sqlite";
+    c.make(file);
+    const auto before = Snapshot(dir);
+    {
+      auto cache = vin_gateway::MakeSqliteCache(file.string(), 100);
+      EXPECT_FALSE(cache->Stats().healthy);
+      EXPECT_EQ(cache->Stats().error, "not a vin-gateway cache: " + c.error);
+      cache->PutNow("A", Entry("a"));
+      EXPECT_FALSE(cache->GetNow("A").has_value());
+    }
+    EXPECT_EQ(Snapshot(dir), before);
+    std::filesystem::remove_all(dir);
+  }
+}
+
 // Stats().error is shown on the public routes: whatever broke, it names neither the file nor its
 // directory (the log line adds the location).
 TEST(SqliteCacheTest, ErrorsNeverNameTheFileOrItsDirectory) {
@@ -238,6 +432,8 @@ TEST(SqliteCacheTest, ErrorsNeverNameTheFileOrItsDirectory) {
       *vin_gateway::MakeSqliteCache((dir / "a-directory").string(), 100));
   std::ofstream(dir / "garbage", std::ios::binary) << std::string(4096, '\x7f');
   add("not a database", *vin_gateway::MakeSqliteCache((dir / "garbage").string(), 100));
+  Exec(dir / "users.db", "CREATE TABLE users (id INTEGER PRIMARY KEY);");
+  add("another application's", *vin_gateway::MakeSqliteCache((dir / "users.db").string(), 100));
 
   const std::string held = (dir / "held.sqlite").string();
   auto holder = vin_gateway::MakeSqliteCache(held, 100);

@@ -102,9 +102,17 @@ struct SqliteCacheOptions {
   std::chrono::milliseconds relock_interval = std::chrono::seconds(5);
 };
 
+// Stamped into every SQLite cache file the gateway makes (`PRAGMA application_id`, the 32-bit
+// field at offset 68 of the file's header; "VING" in ASCII), so that a file says whether it is a
+// cache before the gateway writes to it.
+inline constexpr std::int32_t kSqliteCacheApplicationId = 0x56494E47;
+
 // A SQLite file in WAL mode, created (with its directory) on first run, locked by this process
 // until it is destroyed. Never fails: a file that cannot be opened or is not a valid cache yields
-// a cache that is unhealthy and empty (a locked one only until the lock can be had).
+// a cache that is unhealthy and empty (a locked one only until the lock can be had). Only an
+// empty database, a file stamped with kSqliteCacheApplicationId or one holding exactly the
+// cache's schema (made before the stamp) is used; any other file (another application's
+// database, a file that is not SQLite) is reported and left untouched.
 std::unique_ptr<ImmediateCache> MakeSqliteCache(const std::string& path, std::uint64_t max_entries,
                                                 SqliteCacheOptions options = {});
 

@@ -10,6 +10,12 @@
 // cost two fcntl calls, a third of the system calls of an uncached request). A second process
 // that opens the file finds it locked, reports the cache broken and serves live decodes.
 //
+// A file is identified before anything writes to it: by its application id
+// (kSqliteCacheApplicationId, stamped when the gateway makes the file) and its schema. An empty
+// database becomes a cache; a cache from before the id (exactly the cache's schema, no id) is
+// stamped; anything else (another application's tables or id, a file that is not a database) is
+// reported and left as it was found: no WAL switch, no tables, no write-ahead log left behind.
+//
 // Being the file's only writer also lets this process keep a filter of the keys it holds
 // (service/key_filter.h), built from the file at open and kept by every insert and eviction: a
 // Get of a VIN never stored answers without running a statement.
@@ -17,11 +23,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <mutex>
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -30,6 +38,16 @@
 
 namespace vin_gateway {
 namespace {
+
+// The cache's schema, unchanged since the first version: a file that holds exactly this and no
+// application id was made by a gateway from before the id (and is stamped at open).
+constexpr const char* kSchema =
+    "CREATE TABLE decodes ("
+    "  key TEXT PRIMARY KEY NOT NULL,"
+    "  payload TEXT NOT NULL,"
+    "  fetched_at_ms INTEGER NOT NULL,"
+    "  used INTEGER NOT NULL);"
+    "CREATE INDEX decodes_by_use ON decodes(used);";
 
 class Statement {
  public:
@@ -196,6 +214,18 @@ class SqliteCache final : public ImmediateCache {
     OpenLocked(0);
   }
 
+  // What a file is found to be before anything writes to it.
+  enum class FileKind : std::uint8_t {
+    kEmpty,      // a new file or an empty database (no schema, no other application's id)
+    kCache,      // stamped with kSqliteCacheApplicationId, with the cache's schema
+    kUnstamped,  // the cache's schema without an id: made by a gateway before the id existed
+  };
+  struct Identity {
+    int rc = SQLITE_OK;  // of the reads; SQLITE_BUSY: another process holds the file
+    FileKind kind = FileKind::kEmpty;
+    std::string refusal;  // when the file is readable but not a cache: why
+  };
+
   void OpenLocked(int busy_timeout_ms) {
     refresh_gap_ = static_cast<sqlite3_int64>(std::max<std::uint64_t>(1, max_entries_ / 16));
     // No error names the file or its directory: the error is shown on the public routes
@@ -209,6 +239,11 @@ class SqliteCache final : public ImmediateCache {
         return;
       }
     }
+    // A write-ahead log already there belongs to whoever wrote the file last. Until the file is
+    // known to be a cache, closing must not checkpoint that log into it, as SQLite does by
+    // default: a file that is not a cache is left exactly as it was found.
+    std::error_code wal_ec;
+    const bool had_wal = std::filesystem::exists(path_ + "-wal", wal_ec);
     int rc =
         sqlite3_open_v2(path_.c_str(), &db_,
                         SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
@@ -217,33 +252,53 @@ class SqliteCache final : public ImmediateCache {
                               db_ != nullptr ? sqlite3_errmsg(db_) : sqlite3_errstr(rc)));
       return;
     }
+    sqlite3_db_config(db_, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, had_wal ? 1 : 0, nullptr);
     sqlite3_busy_timeout(db_, busy_timeout_ms);
-    const char* kSetup =
-        "PRAGMA locking_mode=EXCLUSIVE;"  // before WAL mode: the WAL index then lives in memory
-        "PRAGMA journal_mode=WAL;"
-        "PRAGMA synchronous=NORMAL;"
-        "CREATE TABLE IF NOT EXISTS decodes ("
-        "  key TEXT PRIMARY KEY NOT NULL,"
-        "  payload TEXT NOT NULL,"
-        "  fetched_at_ms INTEGER NOT NULL,"
-        "  used INTEGER NOT NULL);"
-        "CREATE INDEX IF NOT EXISTS decodes_by_use ON decodes(used);";
-    char* message = nullptr;
-    rc = sqlite3_exec(db_, kSetup, nullptr, nullptr, &message);
-    if (rc == SQLITE_OK) {
-      sqlite3_free(message);
-      message = nullptr;
-      // Take the write lock now (kept: EXCLUSIVE mode never releases it), not at the first Put,
-      // so that a second process is refused at its open rather than breaking this one later.
-      rc = sqlite3_exec(db_, "BEGIN EXCLUSIVE; COMMIT;", nullptr, nullptr, &message);
+    // EXCLUSIVE before the file's first read (and so before WAL mode): the WAL index then lives
+    // in this process's memory, not in a -shm file, and every lock taken is kept until close.
+    // Setting the mode reads and writes nothing.
+    rc = sqlite3_exec(db_, "PRAGMA locking_mode=EXCLUSIVE", nullptr, nullptr, nullptr);
+    if (rc != SQLITE_OK) {
+      BreakLocked(fmt::format("cannot open the cache file: {}", sqlite3_errmsg(db_)));
+      return;
     }
+    // Only reads until the file is known to be a cache: another application's database given
+    // as the cache is reported and left untouched, not converted.
+    const Identity identity = IdentifyLocked();
+    if (identity.rc == SQLITE_BUSY) {
+      LockedOutLocked();
+      return;
+    }
+    if (identity.rc == SQLITE_NOTADB) {
+      BreakLocked(fmt::format("not a vin-gateway cache: {}", sqlite3_errstr(identity.rc)));
+      return;
+    }
+    if (identity.rc != SQLITE_OK) {
+      BreakLocked(fmt::format("cannot read the cache file: {}", sqlite3_errmsg(db_)));
+      return;
+    }
+    if (!identity.refusal.empty()) {
+      BreakLocked(fmt::format("not a vin-gateway cache: {}", identity.refusal));
+      return;
+    }
+    sqlite3_db_config(db_, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 0, nullptr);
+    // WAL mode cannot change inside a transaction; the stamp and the schema go in one, so that a
+    // file is never stamped without its tables. The transaction also takes the write lock now
+    // (kept: EXCLUSIVE mode never releases it), not at the first Put, so that a second process
+    // is refused at its open rather than breaking this one later.
+    std::string setup = "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; BEGIN EXCLUSIVE;";
+    if (identity.kind != FileKind::kCache) {
+      setup += fmt::format("PRAGMA application_id={};", kSqliteCacheApplicationId);
+    }
+    if (identity.kind == FileKind::kEmpty) {
+      setup += kSchema;
+    }
+    setup += "COMMIT;";
+    char* message = nullptr;
+    rc = sqlite3_exec(db_, setup.c_str(), nullptr, nullptr, &message);
     if (rc == SQLITE_BUSY) {
       sqlite3_free(message);
-      BreakLocked(fmt::format(
-          "in use by another process (one gateway per cache file); trying again every {} ms",
-          options_.relock_interval.count()));
-      locked_out_ = true;
-      next_relock_ = std::chrono::steady_clock::now() + options_.relock_interval;
+      LockedOutLocked();
       return;
     }
     if (rc != SQLITE_OK) {
@@ -281,6 +336,125 @@ class SqliteCache final : public ImmediateCache {
     }
     // Queries on a file this process holds never need to wait for a lock.
     sqlite3_busy_timeout(db_, 0);
+  }
+
+  // Another process holds the file: broken until a later Get or Put finds it free.
+  void LockedOutLocked() {
+    BreakLocked(fmt::format(
+        "in use by another process (one gateway per cache file); trying again every {} ms",
+        options_.relock_interval.count()));
+    locked_out_ = true;
+    next_relock_ = std::chrono::steady_clock::now() + options_.relock_interval;
+  }
+
+  // What the open file is, from its application id and its schema. Reads only: nothing is
+  // written before the answer says the file is a cache (or an empty database to make one).
+  Identity IdentifyLocked() {
+    Identity identity;
+    sqlite3_int64 application_id = 0;
+    identity.rc = EachRowLocked("PRAGMA application_id", [&](sqlite3_stmt* s) {
+      application_id = sqlite3_column_int64(s, 0);
+    });
+    if (identity.rc != SQLITE_OK) {
+      return identity;
+    }
+    bool table = false;
+    bool key_index = false;  // the primary key's
+    bool use_index = false;
+    std::vector<std::string> others;
+    identity.rc =
+        EachRowLocked("SELECT type, name, tbl_name FROM sqlite_master", [&](sqlite3_stmt* s) {
+          const std::string_view type = ColumnText(s, 0);
+          const std::string_view name = ColumnText(s, 1);
+          const bool on_decodes = ColumnText(s, 2) == "decodes";
+          if (type == "table" && name == "decodes") {
+            table = true;
+          } else if (type == "index" && on_decodes && name == "sqlite_autoindex_decodes_1") {
+            key_index = true;
+          } else if (type == "index" && on_decodes && name == "decodes_by_use") {
+            use_index = true;
+          } else {
+            others.push_back(type == "table" ? std::string(name)
+                                             : fmt::format("{} {}", type, name));
+          }
+        });
+    if (identity.rc != SQLITE_OK) {
+      return identity;
+    }
+    if (application_id != 0 && application_id != kSqliteCacheApplicationId) {
+      identity.refusal = fmt::format("it carries another application's id ({:#010x})",
+                                     static_cast<std::uint32_t>(application_id));
+      return identity;
+    }
+    if (!others.empty()) {
+      identity.refusal = fmt::format("it holds other tables ({})", NameList(others));
+      return identity;
+    }
+    if (!table) {  // (an index cannot outlive its table)
+      identity.kind = FileKind::kEmpty;
+      return identity;
+    }
+    // The columns, as kSchema declares them: name, type, NOT NULL, primary key.
+    std::vector<std::string> columns;
+    identity.rc = EachRowLocked("PRAGMA table_info(decodes)", [&](sqlite3_stmt* s) {
+      columns.push_back(fmt::format("{} {}{}{}", ColumnText(s, 1), ColumnText(s, 2),
+                                    sqlite3_column_int(s, 5) != 0 ? " PRIMARY KEY" : "",
+                                    sqlite3_column_int(s, 3) != 0 ? " NOT NULL" : ""));
+    });
+    if (identity.rc != SQLITE_OK) {
+      return identity;
+    }
+    if (columns !=
+        std::vector<std::string>{"key TEXT PRIMARY KEY NOT NULL", "payload TEXT NOT NULL",
+                                 "fetched_at_ms INTEGER NOT NULL", "used INTEGER NOT NULL"}) {
+      identity.refusal = fmt::format("its decodes table has other columns ({})", NameList(columns));
+      return identity;
+    }
+    std::string indexed;
+    identity.rc = EachRowLocked("PRAGMA index_info(decodes_by_use)", [&](sqlite3_stmt* s) {
+      indexed += indexed.empty() ? "" : ",";
+      indexed += ColumnText(s, 2);
+    });
+    if (identity.rc != SQLITE_OK) {
+      return identity;
+    }
+    if (!key_index || !use_index || indexed != "used") {
+      identity.refusal = "its decodes table lacks the cache's indexes";
+      return identity;
+    }
+    identity.kind =
+        application_id == kSqliteCacheApplicationId ? FileKind::kCache : FileKind::kUnstamped;
+    return identity;
+  }
+
+  // Runs `sql`, handing each row to `row`. SQLITE_OK when every row was read.
+  template <typename Row>
+  int EachRowLocked(const char* sql, Row&& row) {
+    Statement statement;
+    int rc = sqlite3_prepare_v2(db_, sql, -1, statement.out(), nullptr);
+    if (rc != SQLITE_OK) {
+      return rc;
+    }
+    while ((rc = sqlite3_step(statement.get())) == SQLITE_ROW) {
+      row(statement.get());
+    }
+    return rc == SQLITE_DONE ? SQLITE_OK : rc;
+  }
+
+  // The first few of a foreign file's names, each cut short: they are the file's words, not the
+  // gateway's, and end up on the public routes.
+  static std::string NameList(const std::vector<std::string>& names) {
+    constexpr std::size_t kShown = 3;
+    constexpr std::size_t kMaxBytes = 40;
+    std::string list;
+    for (std::size_t i = 0; i < names.size() && i < kShown; ++i) {
+      list += i == 0 ? "" : ", ";
+      list += names[i].size() <= kMaxBytes ? names[i] : names[i].substr(0, kMaxBytes) + "...";
+    }
+    if (names.size() > kShown) {
+      list += fmt::format(" and {} more", names.size() - kShown);
+    }
+    return list;
   }
 
   // The filter, from the keys in the file (at open: the file may hold entries of an earlier run,
