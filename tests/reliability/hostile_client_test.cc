@@ -219,7 +219,11 @@ TEST_F(HostileClientTest, SmugglingVariantsNeverReachTheUpstream) {
       {"Content-Length +0", head + "Content-Length: +0\r\n\r\n"},
       {"TE in HTTP/1.0",
        "POST /api/v1/vin/batch HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"},
-      {"TE folded onto a second line", head + "Transfer-Encoding:\r\n chunked\r\n\r\n"},
+      // Folded (obs-fold), each followed by a whole body: a parser that unfolds reads the framing
+      // one way, a peer that does not the other.
+      {"TE folded onto a second line", head + "Transfer-Encoding:\r\n chunked\r\n\r\n0\r\n\r\n"},
+      {"TE folded after a tab", head + "Transfer-Encoding:\r\n\tchunked\r\n\r\n0\r\n\r\n"},
+      {"CL folded onto a second line", head + "Content-Length:\r\n 2\r\n\r\n{}"},
       {"space before the colon", head + "Transfer-Encoding : chunked\r\n\r\n0\r\n\r\n"},
   };
   const long upstream_before = UpstreamCalls();
@@ -240,7 +244,8 @@ TEST_F(HostileClientTest, SmugglingVariantsNeverReachTheUpstream) {
   EXPECT_TRUE(fds_back);
   AddMatrixRow({"hostile client",
                 "smuggling: TE `chunked, identity`, `identity`, `xchunked`, chunked twice, TE + "
-                "CL, two CLs, CL `+0`, TE in HTTP/1.0, folded TE, space before the colon",
+                "CL, two CLs, CL `+0`, TE in HTTP/1.0, TE folded (SP, HTAB), CL folded, space "
+                "before the colon",
                 "defaults",
                 "each 400, one answer, closed; the hidden request never reaches the upstream",
                 fmt::format("{} of {} refused and closed; {} upstream calls",

@@ -1,7 +1,8 @@
 // HttpServer in process on a loopback port, driven by a hostile or sloppy client over a raw
 // socket: the exact bytes written and the exact bytes answered. Request framing (RFC 9112:
-// Transfer-Encoding, Host, HTTP/1.x versions), HEAD, 100-continue, client timeouts, bounded log
-// fields and the log line of a request cut off at the end of the shutdown grace period.
+// Transfer-Encoding, obs-fold, Host, HTTP/1.x versions), HEAD, 100-continue, client timeouts,
+// bounded log fields and the log line of a request cut off at the end of the shutdown grace
+// period.
 
 #include <atomic>
 #include <chrono>
@@ -167,6 +168,39 @@ TEST_F(ConformanceTest, TransferEncodingNotEndingInChunkedIs400AndCloses) {
       "5\r\nhello\r\n0\r\n\r\n");
   EXPECT_TRUE(StartsWith(chunked.ReadToEnd(), "HTTP/1.1 200 OK\r\n"));
   EXPECT_EQ(Seen(), std::vector<std::string>{"POST /x hello"});
+}
+
+// RFC 9112 5.2: obs-fold. Beast unfolds a folded value, so "Transfer-Encoding:\r\n chunked"
+// would read as chunked where a peer that does not unfold sees no Transfer-Encoding (and the
+// same for Content-Length): a desync. Any folded field is refused (400) and the connection closed;
+// the request after it (smuggled, to a peer that read the body differently) never runs.
+TEST_F(ConformanceTest, FoldedHeaderFieldIs400AndCloses) {
+  Start();
+  const std::string smuggled = "GET /smuggled HTTP/1.1\r\nHost: a\r\n\r\n";
+  for (const std::string folded :
+       {"Transfer-Encoding:\r\n chunked\r\n\r\n0\r\n\r\n",
+        "Transfer-Encoding:\r\n\tchunked\r\n\r\n0\r\n\r\n", "Content-Length:\r\n 5\r\n\r\nhello",
+        "Content-Length:\r\n\t 5\r\n\r\nhello",
+        "X-Note: one\r\n two\r\nContent-Length: 5\r\n\r\nhello"}) {
+    RawClient client(port());
+    ASSERT_TRUE(client.connected());
+    client.Send("POST /x HTTP/1.1\r\nHost: a\r\n" + folded + smuggled);
+    const std::string answer = client.ReadToEnd();
+    EXPECT_TRUE(StartsWith(answer, "HTTP/1.1 400 Bad Request\r\n")) << folded << "\n" << answer;
+    EXPECT_NE(answer.find("obs-fold"), std::string::npos) << answer;
+    EXPECT_NE(answer.find("Connection: close\r\n"), std::string::npos) << answer;
+    EXPECT_EQ(Answers(answer), 1U) << answer;
+    EXPECT_TRUE(client.closed()) << folded;
+  }
+  EXPECT_TRUE(Seen().empty()) << ::testing::PrintToString(Seen());
+  // The same fields unfolded are served: two requests on one connection.
+  RawClient plain(port());
+  plain.Send(
+      "POST /x HTTP/1.1\r\nHost: a\r\nX-Note: one two\r\nContent-Length: 5\r\n\r\nhello"
+      "POST /y HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: \tchunked\r\nConnection: close\r\n\r\n"
+      "0\r\n\r\n");
+  EXPECT_EQ(Count(plain.ReadToEnd(), "HTTP/1.1 200 OK\r\n"), 2U);
+  EXPECT_EQ(Seen(), (std::vector<std::string>{"POST /x hello", "POST /y "}));
 }
 
 TEST_F(ConformanceTest, HeadAnswersCarryNoBody) {

@@ -529,8 +529,10 @@ net::awaitable<void> HttpServer::Serve(Impl& impl, tcp::socket socket, Session& 
     start_deadline(impl.options.client_timeout);
     session.idle = true;
     boost::system::error_code read_ec;
+    // The header is read through HeaderReadBuffer, which sees its raw bytes (for obs-fold).
+    HeaderReadBuffer header_buffer(buffer);
     for (bool downgraded = false;;) {
-      auto [ec, n] = co_await http::async_read_header(stream, buffer, *parser, kTuple);
+      auto [ec, n] = co_await http::async_read_header(stream, header_buffer, *parser, kTuple);
       (void)n;
       if (ec == http::error::bad_version && !downgraded && DowngradeMinorVersion(buffer)) {
         downgraded = true;
@@ -542,7 +544,7 @@ net::awaitable<void> HttpServer::Serve(Impl& impl, tcp::socket socket, Session& 
     }
     std::optional<HttpResponse> refusal;
     if (!read_ec) {
-      refusal = FramingRefusal(*parser);
+      refusal = FramingRefusal(*parser, header_buffer.obs_fold());
     }
     if (!read_ec && !refusal && !parser->is_done()) {
       if (ExpectsContinue(parser->get().base())) {

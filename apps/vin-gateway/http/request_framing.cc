@@ -82,7 +82,31 @@ bool DowngradeMinorVersion(beast::flat_buffer& buffer) {
   return true;
 }
 
-std::optional<HttpResponse> FramingRefusal(const http::request_parser<http::string_body>& parser) {
+bool HasObsFold(std::string_view header) {
+  // Each line ends in CRLF: a fold is a line feed followed by SP or HTAB. The header block ends
+  // in an empty line, so nothing follows its last line feed.
+  for (std::size_t at = header.find('\n'); at != std::string_view::npos && at + 1 < header.size();
+       at = header.find('\n', at + 1)) {
+    if (header[at + 1] == ' ' || header[at + 1] == '\t') {
+      return true;
+    }
+  }
+  return false;
+}
+
+void HeaderReadBuffer::consume(std::size_t n) {
+  const auto data = buffer_.data();
+  const std::string_view consumed(static_cast<const char*>(data.data()), std::min(n, data.size()));
+  obs_fold_ = obs_fold_ || HasObsFold(consumed);
+  buffer_.consume(n);
+}
+
+std::optional<HttpResponse> FramingRefusal(const http::request_parser<http::string_body>& parser,
+                                           bool obs_fold) {
+  if (obs_fold) {
+    return ErrorResponse(TransportStatus::kBadRequest,
+                         "Header fields folded onto a second line (obs-fold) are not accepted.");
+  }
   const http::request_header<>& header = parser.get().base();
   if (header.count(http::field::transfer_encoding) > 0) {
     if (header.version() < 11) {

@@ -3,7 +3,9 @@
 // The steps of reading one request that do not touch a socket, shared by the server's connection
 // loop (http_server.cc) and the HTTP request fuzzer, so that what is fuzzed is what serves:
 //   - DowngradeMinorVersion: HTTP/1.2..1.9 rewritten to HTTP/1.1 in the read buffer;
-//   - FramingRefusal: the 400 for unsafe framing (RFC 9112 3.2, 6.1) once the header is read;
+//   - HeaderReadBuffer: the read buffer as the header read sees it, which notes obs-fold;
+//   - FramingRefusal: the 400 for unsafe framing (RFC 9112 3.2, 5.2, 6.1) once the header is
+//     read;
 //   - ExpectsContinue: whether `100 Continue` is owed before the body is read;
 //   - ReadFailureResponse: the answer to a read that failed (431, 413, 408, 400; or none);
 //   - ToHttpRequest: the parsed request as the router sees it;
@@ -12,6 +14,7 @@
 // Pure functions of their arguments, no I/O.
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -31,11 +34,49 @@ namespace vin_gateway {
 // server to serve a later HTTP/1.x as the highest 1.x it knows.
 bool DowngradeMinorVersion(boost::beast::flat_buffer& buffer);
 
-// The refusal of a request whose header was read but whose framing or Host is unsafe: a
-// Transfer-Encoding other than exactly `chunked`, any Transfer-Encoding in HTTP/1.0, an HTTP/1.1
+// Whether `header`, a request's header block as received (request line, fields, empty line),
+// folds a field value onto a further line: a line break followed by SP or HTAB (obs-fold, RFC
+// 9112 5.2). In a header Beast accepted, that can only be obs-fold: a line that starts with
+// white space is no field of its own.
+bool HasObsFold(std::string_view header);
+
+// The connection's read buffer as http::async_read_header (and the fuzz target) use it: it passes
+// everything through to `buffer` and notes whether the bytes the parser consumes fold a line
+// (HasObsFold). Beast parses a header only once all of it is buffered and consumes it whole,
+// after which the raw bytes are gone; it hands the parser's callers each field value already
+// unfolded ("Transfer-Encoding:\r\n chunked" reads as "chunked"), so the raw header is the only
+// place obs-fold shows. Meets Asio's DynamicBuffer (v1) requirements.
+class HeaderReadBuffer {
+ public:
+  using const_buffers_type = boost::beast::flat_buffer::const_buffers_type;
+  using mutable_buffers_type = boost::beast::flat_buffer::mutable_buffers_type;
+
+  explicit HeaderReadBuffer(boost::beast::flat_buffer& buffer) : buffer_(buffer) {}
+
+  std::size_t size() const { return buffer_.size(); }
+  std::size_t max_size() const { return buffer_.max_size(); }
+  std::size_t capacity() const { return buffer_.capacity(); }
+  const_buffers_type data() const { return buffer_.data(); }
+  mutable_buffers_type prepare(std::size_t n) { return buffer_.prepare(n); }
+  void commit(std::size_t n) { buffer_.commit(n); }
+  void consume(std::size_t n);
+
+  // Whether the bytes consumed so far fold a line.
+  bool obs_fold() const { return obs_fold_; }
+
+ private:
+  boost::beast::flat_buffer& buffer_;
+  bool obs_fold_ = false;
+};
+
+// The refusal of a request whose header was read but whose framing or Host is unsafe: a header
+// with obs-fold (`obs_fold`, from HeaderReadBuffer: any field, as RFC 9112 5.2 allows, since a
+// folded Transfer-Encoding or Content-Length is the smuggler's and no client of this API folds),
+// a Transfer-Encoding other than exactly `chunked`, any Transfer-Encoding in HTTP/1.0, an HTTP/1.1
 // request without exactly one Host, or any request with two. The connection closes after it.
 std::optional<HttpResponse> FramingRefusal(
-    const boost::beast::http::request_parser<boost::beast::http::string_body>& parser);
+    const boost::beast::http::request_parser<boost::beast::http::string_body>& parser,
+    bool obs_fold);
 
 // Whether the client waits for `100 Continue` before sending its body (HTTP/1.1 and
 // `Expect: 100-continue`).

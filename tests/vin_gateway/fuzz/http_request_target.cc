@@ -106,8 +106,9 @@ struct ReadOutcome {
 
 // Reads the next request from `buffer` with the server's steps (request_framing.h) in the
 // server's order, everything the client sent already buffered: the header (an HTTP/1.2..1.9
-// request line downgraded once), the framing check, then the body; consumes what the parser
-// used, as the server's buffer does.
+// request line downgraded once) through HeaderReadBuffer and without eager parsing, as
+// http::async_read_header reads it, the framing check, then the body (eagerly, as
+// http::async_read); consumes what the parser used, as the server's buffer does.
 ReadOutcome ReadRequest(beast::flat_buffer& buffer) {
   const HttpServerOptions limits;
   std::optional<http::request_parser<http::string_body>> parser;
@@ -115,15 +116,19 @@ ReadOutcome ReadRequest(beast::flat_buffer& buffer) {
     parser.emplace();
     parser->header_limit(static_cast<std::uint32_t>(limits.header_limit));
     parser->body_limit(limits.body_limit);
-    parser->eager(true);
   };
   fresh_parser();
+  HeaderReadBuffer header_buffer(buffer);
   boost::system::error_code ec;
   const auto feed = [&] {
     const std::size_t before = buffer.size();
     const std::size_t used = parser->put(buffer.data(), ec);
     Check(used <= before);
-    buffer.consume(used);
+    if (parser->eager()) {
+      buffer.consume(used);  // the body
+    } else {
+      header_buffer.consume(used);  // the header, which the server reads through it too
+    }
     return used;
   };
   bool downgraded = false;
@@ -144,11 +149,12 @@ ReadOutcome ReadRequest(beast::flat_buffer& buffer) {
       return {std::nullopt, ReadFailureResponse(ec ? ec : http::error::partial_message)};
     }
   }
-  if (std::optional<HttpResponse> refusal = FramingRefusal(*parser)) {
+  if (std::optional<HttpResponse> refusal = FramingRefusal(*parser, header_buffer.obs_fold())) {
     return {std::nullopt, std::move(refusal)};
   }
   // (ExpectsContinue would send 100 Continue here; the bytes are all buffered already.)
   (void)ExpectsContinue(parser->get().base());
+  parser->eager(true);
   while (!parser->is_done()) {
     const std::size_t used = buffer.size() > 0 ? feed() : 0;
     if (ec && ec != http::error::need_more) {
