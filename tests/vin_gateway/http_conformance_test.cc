@@ -2,7 +2,8 @@
 // socket: the exact bytes written and the exact bytes answered. Request framing (RFC 9112:
 // Transfer-Encoding, obs-fold, Host, HTTP/1.x versions), HEAD, 100-continue, client timeouts,
 // bounded log fields and the log line of a request cut off at the end of the shutdown grace
-// period.
+// period; and with the real Router behind the server, the request target's absolute form as
+// clients write it.
 
 #include <atomic>
 #include <chrono>
@@ -13,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/executor_work_guard.hpp>
@@ -22,9 +24,19 @@
 #include <boost/asio/use_awaitable.hpp>
 
 #include "core/log_format.h"
+#include "fusebox/bulkhead.h"
+#include "fusebox/registry.h"
+#include "fusebox/testing/manual_clock.h"
 #include "http/access_log.h"
+#include "http/admin_route.h"
 #include "http/http_server.h"
+#include "http/router.h"
 #include "http/transport_status.h"
+#include "service/decode_service.h"
+#include "service/gateway_metrics.h"
+#include "service/rate_limiter.h"
+#include "vin_gateway/fake_vpic_client.h"
+#include "vin_gateway/manual_wall_clock.h"
 #include "vin_gateway/raw_client.h"
 
 namespace {
@@ -476,6 +488,93 @@ TEST_F(ConformanceTest, RequestCutOffAtTheEndOfTheGraceIsLogged) {
   EXPECT_EQ(records[0].method, "GET");
   EXPECT_EQ(records[0].target, "/slow");
   EXPECT_FALSE(records[0].note.empty());
+}
+
+// The real Router behind the server, with a fake upstream that answers like vPIC and the admin
+// token (FUSEBOX_ADMIN_TOKEN in the gateway) "t0ken": what the router makes of request lines and
+// headers exactly as a client writes them.
+class RoutedConformanceTest : public ::testing::Test {
+ protected:
+  static constexpr const char* kVin = "1FTMW1T88MFA00001";
+
+  void SetUp() override {
+    (void)registry_.Configure("vpic", fusebox::CircuitBreakerConfig{});
+    breaker_ = registry_.Get("vpic").value();
+    service_ = std::make_unique<vin_gateway::DecodeService>(
+        vin_gateway::DecodeServiceDeps{*cache_, client_, *breaker_, *bulkhead_, limiter_, clock_,
+                                       wall_, metrics_},
+        vin_gateway::DecodeServiceOptions{});
+    router_ = std::make_unique<vin_gateway::Router>(
+        vin_gateway::RouterDeps{*service_, registry_, *cache_, *bulkhead_, metrics_, limiter_,
+                                client_, std::string("t0ken"), admin_throttle_, nullptr});
+    auto created = vin_gateway::HttpServer::Create(
+        io_, {.host = "127.0.0.1", .port = 0},
+        [this](HttpRequest request) { return router_->Handle(std::move(request)); }, nullptr);
+    ASSERT_TRUE(created) << created.error();
+    server_ = std::move(*created);
+    server_->Start();
+    thread_ = std::thread([this] { io_.run(); });
+  }
+
+  void TearDown() override {
+    if (!server_) {
+      return;
+    }
+    server_->BeginShutdown();
+    guard_.reset();
+    thread_.join();
+  }
+
+  // One request on its own connection (closed after the answer); the whole answer.
+  std::string Exchange(const std::string& request_line, const std::string& fields = "") {
+    RawClient client(server_->port());
+    EXPECT_TRUE(client.connected());
+    client.Send(request_line + "\r\nHost: gateway.example\r\n" + fields +
+                "Connection: close\r\n\r\n");
+    return client.ReadToEnd();
+  }
+
+  fusebox::testing::ManualClock clock_;
+  vin_gateway::testing::ManualWallClock wall_;
+  vin_gateway::testing::FakeVpicClient client_;
+  fusebox::Registry registry_{fusebox::CircuitBreakerConfig{}, {.clock = &clock_}};
+  std::shared_ptr<fusebox::CircuitBreaker> breaker_;
+  std::unique_ptr<fusebox::Bulkhead> bulkhead_ =
+      std::move(fusebox::Bulkhead::Create("vpic", {.max_concurrent = 4}).value());
+  std::unique_ptr<vin_gateway::Cache> cache_ = vin_gateway::MakeMemoryCache(100);
+  vin_gateway::RateLimiter limiter_{0, 1, clock_};
+  vin_gateway::GatewayMetrics metrics_;
+  vin_gateway::AdminThrottle admin_throttle_{clock_};
+  std::unique_ptr<vin_gateway::DecodeService> service_;
+  std::unique_ptr<vin_gateway::Router> router_;
+  net::io_context io_{1};
+  net::executor_work_guard<net::io_context::executor_type> guard_ = net::make_work_guard(io_);
+  std::unique_ptr<vin_gateway::HttpServer> server_;
+  std::thread thread_;
+};
+
+// RFC 9112 3.2.2: a server must accept the absolute form (what a client configured to use a proxy
+// sends). It is answered as the origin form of its path and query; the authority form and the
+// asterisk form, which no route takes, and a malformed absolute URI stay 400.
+TEST_F(RoutedConformanceTest, AbsoluteFormTargetIsAnsweredLikeTheOriginForm) {
+  const std::string origin =
+      Exchange(fmt::format("GET /api/v1/vin/{}?modelyear=2021 HTTP/1.1", kVin));
+  EXPECT_TRUE(StartsWith(origin, "HTTP/1.1 200 OK\r\n")) << origin;
+  const std::string absolute = Exchange(
+      fmt::format("GET http://gateway.example:8080/api/v1/vin/{}?modelyear=2021 HTTP/1.1", kVin));
+  EXPECT_TRUE(StartsWith(absolute, "HTTP/1.1 200 OK\r\n")) << absolute;
+  EXPECT_NE(absolute.find(fmt::format(R"("vin":"{}")", kVin)), std::string::npos) << absolute;
+  EXPECT_NE(absolute.find(R"("modelyear":2021)"), std::string::npos) << absolute;
+  EXPECT_TRUE(
+      StartsWith(Exchange("GET https://other.example/healthz HTTP/1.1"), "HTTP/1.1 200 OK\r\n"));
+  for (const std::string line :
+       {"GET gateway.example:443 HTTP/1.1", "GET * HTTP/1.1", "GET http://[::1/healthz HTTP/1.1",
+        "GET http:///healthz HTTP/1.1"}) {
+    const std::string answer = Exchange(line);
+    EXPECT_TRUE(StartsWith(answer, "HTTP/1.1 400 Bad Request\r\n")) << line << "\n" << answer;
+    EXPECT_NE(answer.find("The request target is not a valid URL path."), std::string::npos)
+        << answer;
+  }
 }
 
 }  // namespace

@@ -402,6 +402,28 @@ TEST(RouterTest, UnknownRoutesAndMethodsAreJsonErrors) {
   EXPECT_EQ(h.Call("GET", "/api/v1/vin/batch").status, 405U);
 }
 
+// RFC 9112 3.2.2: a server must accept the absolute form; it is routed as its path and query.
+TEST(RouterTest, AbsoluteFormTargetIsRoutedLikeTheOriginForm) {
+  RouterHarness h;
+  const HttpResponse origin = h.Call("GET", "/api/v1/vin/1FTMW1T88MFA00001?modelyear=2021");
+  const HttpResponse absolute =
+      h.Call("GET", "http://gateway.example:8080/api/v1/vin/1FTMW1T88MFA00001?modelyear=2021");
+  EXPECT_EQ(absolute.status, 200U);
+  EXPECT_EQ(RouterHarness::Body(absolute).at("vin"), RouterHarness::Body(origin).at("vin"));
+  EXPECT_EQ(RouterHarness::Body(absolute).at("modelyear"), 2021);
+  EXPECT_EQ(h.client.calls, 1);  // the second was the cache's: the same key
+  EXPECT_EQ(h.Call("GET", "https://gateway.example/healthz").status, 200U);
+  EXPECT_EQ(h.Call("GET", "http://gateway.example/api/v1/vin/x?modelyear=1800").status, 400U);
+  // A malformed absolute URI, the authority form and the asterisk form: the usual 400.
+  for (const char* target :
+       {"http://[::1/healthz", "http:///healthz", "gateway.example:443", "*"}) {
+    const HttpResponse bad = h.Call("GET", target);
+    EXPECT_EQ(bad.status, 400U) << target;
+    EXPECT_EQ(RouterHarness::Body(bad).at("message"), "The request target is not a valid URL path.")
+        << target;
+  }
+}
+
 TEST(RouterTest, AdminRoutesAre404WithoutAToken) {
   RouterHarness h;
   EXPECT_EQ(h.Call("POST", "/admin/breakers/vpic/force-open", "", "Bearer x").status, 404U);

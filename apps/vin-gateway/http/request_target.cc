@@ -3,9 +3,12 @@
 #include <algorithm>
 #include <array>
 #include <cstddef>
+#include <optional>
+#include <string>
 #include <string_view>
 
 #include <boost/url/parse.hpp>
+#include <boost/url/scheme.hpp>
 
 namespace vin_gateway {
 namespace {
@@ -33,9 +36,40 @@ constexpr std::array<bool, 256> kPlainPathChars = [] {
 
 bool IsPlainPathChar(char c) { return kPlainPathChars[static_cast<unsigned char>(c)]; }
 
+// The origin form of an absolute-form target: "http://host:80/a?b" -> "/a?b", "https://host" ->
+// "/" (an empty path is "/", RFC 9110 4.2.3). nullopt unless `target` is an absolute http or https
+// URI with a host and without userinfo, which RFC 9110 asks a recipient to treat as an error.
+std::optional<std::string> OriginFormOf(std::string_view target) {
+  auto parsed = boost::urls::parse_absolute_uri(target);
+  if (!parsed) {
+    return std::nullopt;
+  }
+  const boost::urls::scheme scheme = parsed->scheme_id();
+  if ((scheme != boost::urls::scheme::http && scheme != boost::urls::scheme::https) ||
+      !parsed->has_authority() || parsed->encoded_host().empty() || parsed->has_userinfo()) {
+    return std::nullopt;
+  }
+  const auto path = parsed->encoded_path();
+  std::string origin = path.empty() ? std::string("/") : std::string(path.data(), path.size());
+  if (parsed->has_query()) {
+    const auto query = parsed->encoded_query();
+    origin += '?';
+    origin.append(query.data(), query.size());
+  }
+  return origin;
+}
+
 }  // namespace
 
 std::optional<RequestTarget> ParseRequestTarget(std::string_view target, std::size_t max_segments) {
+  if (!target.empty() && target.front() != '/') {
+    // Not the origin form: the absolute form is read as its path and query, which start with '/'.
+    const std::optional<std::string> origin = OriginFormOf(target);
+    if (!origin) {
+      return std::nullopt;
+    }
+    return ParseRequestTarget(*origin, max_segments);
+  }
   RequestTarget out;
   out.segments.reserve(std::min<std::size_t>(max_segments, 8));  // one allocation, not three
   const auto add = [&out, max_segments](std::string segment) {
