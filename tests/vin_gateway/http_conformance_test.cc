@@ -2,8 +2,8 @@
 // socket: the exact bytes written and the exact bytes answered. Request framing (RFC 9112:
 // Transfer-Encoding, obs-fold, Host, HTTP/1.x versions), HEAD, 100-continue, client timeouts,
 // bounded log fields and the log line of a request cut off at the end of the shutdown grace
-// period; and with the real Router behind the server, the request target's absolute form as
-// clients write it.
+// period; and with the real Router behind the server, the request target's absolute form and the
+// admin bearer scheme as clients write them.
 
 #include <atomic>
 #include <chrono>
@@ -575,6 +575,23 @@ TEST_F(RoutedConformanceTest, AbsoluteFormTargetIsAnsweredLikeTheOriginForm) {
     EXPECT_NE(answer.find("The request target is not a valid URL path."), std::string::npos)
         << answer;
   }
+}
+
+// RFC 9110 11.1: the auth scheme is case-insensitive ("bearer" is "Bearer"); 11.4: one or more
+// spaces before the token.
+TEST_F(RoutedConformanceTest, AdminBearerSchemeInLowercaseIsAccepted) {
+  const std::string open = Exchange("POST /admin/breakers/vpic/force-open HTTP/1.1",
+                                    "Authorization: bearer t0ken\r\nContent-Length: 0\r\n");
+  EXPECT_TRUE(StartsWith(open, "HTTP/1.1 200 OK\r\n")) << open;
+  EXPECT_EQ(breaker_->state(), fusebox::State::kForcedOpen);
+  const std::string reset = Exchange("POST /admin/breakers/vpic/reset HTTP/1.1",
+                                     "Authorization: BEARER   t0ken\r\nContent-Length: 0\r\n");
+  EXPECT_TRUE(StartsWith(reset, "HTTP/1.1 200 OK\r\n")) << reset;
+  EXPECT_EQ(breaker_->state(), fusebox::State::kClosed);
+  const std::string wrong = Exchange("POST /admin/breakers/vpic/force-open HTTP/1.1",
+                                     "Authorization: bearer t0ken2\r\nContent-Length: 0\r\n");
+  EXPECT_TRUE(StartsWith(wrong, "HTTP/1.1 401 Unauthorized\r\n")) << wrong;
+  EXPECT_EQ(breaker_->state(), fusebox::State::kClosed);
 }
 
 }  // namespace

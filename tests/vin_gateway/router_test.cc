@@ -443,6 +443,17 @@ TEST(RouterTest, AdminRoutesNeedTheBearerToken) {
   EXPECT_EQ(h.client.calls, 0);
 }
 
+// RFC 9110 11.1: the auth scheme is case-insensitive; 11.4: one or more spaces before the token.
+TEST(RouterTest, AdminBearerSchemeInAnyCaseIsAccepted) {
+  RouterHarness h("s3cret");
+  EXPECT_EQ(h.Call("POST", "/admin/breakers/vpic/force-open", "", "bearer s3cret").status, 200U);
+  EXPECT_EQ(h.breaker->state(), fusebox::State::kForcedOpen);
+  EXPECT_EQ(h.Call("POST", "/admin/breakers/vpic/reset", "", "BEARER   s3cret").status, 200U);
+  EXPECT_EQ(h.breaker->state(), fusebox::State::kClosed);
+  EXPECT_EQ(h.Call("POST", "/admin/breakers/vpic/force-open", "", "bearer wrong").status, 401U);
+  EXPECT_EQ(h.breaker->state(), fusebox::State::kClosed);
+}
+
 TEST(RouterTest, AdminCommandsReachTheBreaker) {
   RouterHarness h("t");
   const std::string auth = "Bearer t";
@@ -725,8 +736,19 @@ TEST(BearerMatchesTest, ComparesTheWholeToken) {
   EXPECT_TRUE(vin_gateway::BearerMatches("Bearer abc", "abc"));
   EXPECT_FALSE(vin_gateway::BearerMatches("Bearer abcd", "abc"));
   EXPECT_FALSE(vin_gateway::BearerMatches("Bearer ab", "abc"));
-  EXPECT_FALSE(vin_gateway::BearerMatches("bearer abc", "abc"));
   EXPECT_FALSE(vin_gateway::BearerMatches("Bearer ", ""));
+}
+
+// credentials = auth-scheme [ 1*SP token68 ] (RFC 9110 11.4), the scheme case-insensitive (11.1).
+TEST(BearerMatchesTest, SchemeIsCaseInsensitiveAndSpacesBeforeTheTokenAreOneOrMore) {
+  for (const char* ok : {"bearer abc", "BEARER abc", "bEaReR abc", "Bearer   abc", "bearer  abc"}) {
+    EXPECT_TRUE(vin_gateway::BearerMatches(ok, "abc")) << ok;
+  }
+  for (const char* wrong : {"Bearerabc", "Bearer\tabc", "Basic abc", "Bearer  ", "bearer",
+                            "xbearer abc", "Bearer abc abc", "Bearer ABC", "Be@rer abc"}) {
+    EXPECT_FALSE(vin_gateway::BearerMatches(wrong, "abc")) << wrong;
+  }
+  EXPECT_FALSE(vin_gateway::BearerMatches(std::string("bearer") + '\x80' + "abc", "abc"));
 }
 
 TEST(AccessLogTest, TextLineHasTheRequestFields) {

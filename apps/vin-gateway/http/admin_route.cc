@@ -25,11 +25,17 @@ AdminThrottleOptions Normalized(AdminThrottleOptions options) {
 }  // namespace
 
 bool BearerMatches(std::string_view authorization, std::string_view token) {
-  constexpr std::string_view kPrefix = "Bearer ";
+  // credentials = auth-scheme [ 1*SP ( token68 / #auth-param ) ] (RFC 9110 11.4), and the scheme
+  // is case-insensitive (11.1): "bearer  abc" presents "abc" as "Bearer abc" does.
+  constexpr std::string_view kScheme = "bearer";
   std::string_view presented;
-  if (authorization.size() >= kPrefix.size() &&
-      authorization.substr(0, kPrefix.size()) == kPrefix) {
-    presented = authorization.substr(kPrefix.size());
+  const bool scheme_matches =
+      authorization.size() > kScheme.size() && authorization[kScheme.size()] == ' ' &&
+      std::equal(kScheme.begin(), kScheme.end(), authorization.begin(),
+                 [](char want, char got) { return want == (got | 0x20); });  // letters only
+  if (scheme_matches) {
+    presented = authorization.substr(kScheme.size());
+    presented.remove_prefix(std::min(presented.find_first_not_of(' '), presented.size()));
   }
   std::array<unsigned char, SHA256_DIGEST_LENGTH> want{};
   std::array<unsigned char, SHA256_DIGEST_LENGTH> got{};

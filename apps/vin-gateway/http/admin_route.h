@@ -82,8 +82,9 @@ class AdminThrottle {
   std::uint64_t refused_ = 0;                       // Guarded by mu_.
 };
 
-// Whether `authorization` is "Bearer <token>" with exactly `token`. Compares SHA-256 digests with
-// CRYPTO_memcmp, so the time taken says nothing about the token.
+// Whether `authorization` is "Bearer <token>" with exactly `token`: the scheme in any case
+// ("bearer", "BEARER"), then one or more spaces (RFC 9110 11.1, 11.4). Compares SHA-256 digests
+// with CRYPTO_memcmp, so the time taken says nothing about the token.
 bool BearerMatches(std::string_view authorization, std::string_view token);
 
 // The refusal of an admin request (404 without a token configured, 429 while `client` is locked
