@@ -253,6 +253,40 @@ TEST_F(HostileClientTest, SmugglingVariantsNeverReachTheUpstream) {
                 failures.empty() && upstream_calls == 0 && fds_back});
 }
 
+// A VIN path that holds, percent-encoded, U+009B (CSI: a terminal starts an escape sequence),
+// U+2028 (a line break to log viewers), ESC and a line feed: the text access line holds their
+// escapes, never the raw bytes, and stays one line.
+TEST_F(HostileClientTest, ControlCharactersInAVinAreEscapedInTheTextLog) {
+  const std::string marker = "LOGINJ";
+  const HttpResult r = Get("/api/v1/vin/" + marker + "%C2%9B31m%E2%80%A8%1B%0Aforged=1");
+  EXPECT_EQ(r.status, 422) << r.body;
+  std::string line;
+  WaitUntil([&] {
+    const std::string log = gateway_->Log();
+    const std::size_t at = log.find("vin=\"" + marker);
+    if (at == std::string::npos) {
+      return false;
+    }
+    const std::size_t begin = log.rfind('\n', at) + 1;  // npos + 1 == 0: the first line
+    line = log.substr(begin, log.find('\n', at) - begin);
+    return true;
+  });
+  const bool escaped =
+      line.find(R"(vin=")" + marker + R"(\u009b31M\u2028\x1b\x0aFORGED=1")") != std::string::npos;
+  const bool raw = line.find("\xc2\x9b") != std::string::npos ||
+                   line.find("\xe2\x80\xa8") != std::string::npos ||
+                   line.find('\x1b') != std::string::npos;
+  EXPECT_TRUE(escaped) << line << "\n" << gateway_->Log();
+  EXPECT_FALSE(raw) << line;
+  AddMatrixRow({"hostile client",
+                "log injection: a VIN path with %C2%9B (CSI), %E2%80%A8 (LS), %1B, %0A",
+                "--log-format text (default)",
+                "422; the access line holds the escapes \\u009b \\u2028 \\x1b \\x0a, no raw byte",
+                fmt::format("{}; escapes {}; raw bytes {}", r.status,
+                            escaped ? "written" : "MISSING", raw ? "WRITTEN" : "none"),
+                r.status == 422 && escaped && !raw});
+}
+
 // Ten requests written at once (hits, misses that go upstream, a HEAD, a health check) are
 // answered in the order asked, each whole.
 TEST_F(HostileClientTest, PipelinedRequestsAreAnsweredInOrder) {

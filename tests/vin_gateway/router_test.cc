@@ -23,6 +23,7 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/json/parse.hpp>
+#include <boost/json/value_to.hpp>
 
 #include "core/decode_status.h"
 #include "fusebox/bulkhead.h"
@@ -802,11 +803,75 @@ TEST(AccessLogTest, TextValuesAreQuotedWhereverTheByteThatNeedsItFalls) {
       }
     }
   }
-  EXPECT_EQ(target_of(std::string(9, 'a') + "\x7f"), std::string(9, 'a') + "\x7f");  // DEL: bare
   // Not ASCII within a whole word: valid UTF-8 stays as it is, bare or quoted.
   EXPECT_EQ(target_of("caf\xc3\xa9-caf\xc3\xa9"), "caf\xc3\xa9-caf\xc3\xa9");
   EXPECT_EQ(target_of("caf\xc3\xa9 \"x\"-y"), "\"caf\xc3\xa9 \\\"x\\\"-y\"");
   EXPECT_EQ(target_of("0123456789\xff"), "0123456789\xef\xbf\xbd");  // not UTF-8: mended
+}
+
+// A terminal takes DEL and the C1 controls as commands (U+009B, CSI, starts an escape sequence)
+// and log viewers take U+2028 / U+2029 as line breaks: the text line writes each as an escape
+// within quotes, wherever it falls (in a whole word of the value check or in its tail).
+TEST(AccessLogTest, TextValuesEscapeDelC1ControlsAndLineSeparators) {
+  const auto target_of = [](const std::string& target) {
+    vin_gateway::AccessRecord r;
+    r.target = target;
+    const std::string line =
+        vin_gateway::FormatAccessRecord(r, vin_gateway::LogFormat::kText, vin_gateway::WallTime{});
+    const std::size_t begin = line.find(" target=") + 8;
+    return line.substr(begin, line.find(" client=") - begin);
+  };
+  const std::vector<std::pair<std::string, std::string>> specials = {
+      {"\x7f", "\\x7f"},          {"\xc2\x80", "\\u0080"}, {"\xc2\x85", "\\u0085"},
+      {"\xc2\x9b", "\\u009b"},    {"\xc2\x9f", "\\u009f"}, {"\xe2\x80\xa8", "\\u2028"},
+      {"\xe2\x80\xa9", "\\u2029"}};
+  for (std::size_t size = 1; size <= 20; ++size) {
+    const std::string plain(size, 'a');
+    for (std::size_t at = 0; at <= size; ++at) {
+      for (const auto& [raw, escaped] : specials) {
+        const std::string value = plain.substr(0, at) + raw + plain.substr(at);
+        EXPECT_EQ(target_of(value), '"' + plain.substr(0, at) + escaped + plain.substr(at) + '"')
+            << "size " << size << " at " << at << " escape " << escaped;
+      }
+    }
+  }
+  // Printable characters next to them stay as they are: U+00A0 (C2 A0), U+2027, U+202A.
+  EXPECT_EQ(target_of("\xc2\xa0\xe2\x80\xa7\xe2\x80\xaa"), "\xc2\xa0\xe2\x80\xa7\xe2\x80\xaa");
+}
+
+// The same characters in the JSON line (which JSON allows raw) and in event lines of both
+// formats: escapes, never the raw bytes; the JSON still reads back as the same text.
+TEST(AccessLogTest, JsonAndEventLinesEscapeDelC1ControlsAndLineSeparators) {
+  const std::string hostile =
+      "a\x7f\xc2\x9b[31m\xe2\x80\xa8"
+      "b\xe2\x80\xa9\xc2\x85\x1b\n";
+  const auto holds_raw = [](const std::string& line) {
+    return line.find_first_of("\x7f\x1b\n") != std::string::npos ||
+           line.find("\xc2\x9b") != std::string::npos ||
+           line.find("\xc2\x85") != std::string::npos ||
+           line.find("\xe2\x80\xa8") != std::string::npos ||
+           line.find("\xe2\x80\xa9") != std::string::npos;
+  };
+  vin_gateway::AccessRecord r;
+  r.target = hostile;
+  r.vin = hostile;
+  const std::string json_line =
+      vin_gateway::FormatAccessRecord(r, vin_gateway::LogFormat::kJson, vin_gateway::WallTime{});
+  EXPECT_FALSE(holds_raw(json_line)) << json_line;
+  EXPECT_NE(json_line.find(R"(a\u007f\u009b[31m\u2028b\u2029\u0085\u001b\n)"), std::string::npos)
+      << json_line;
+  EXPECT_EQ(json::value_to<std::string>(json::parse(json_line).at("target")), hostile);
+  const std::string json_event = vin_gateway::FormatEvent(
+      "warn", hostile, vin_gateway::LogFormat::kJson, vin_gateway::WallTime{});
+  EXPECT_FALSE(holds_raw(json_event)) << json_event;
+  EXPECT_EQ(json::value_to<std::string>(json::parse(json_event).at("message")), hostile);
+  const std::string text_event = vin_gateway::FormatEvent(
+      "warn", hostile, vin_gateway::LogFormat::kText, vin_gateway::WallTime{});
+  EXPECT_EQ(text_event,
+            R"(1970-01-01T00:00:00.000Z warn a\x7f\u009b[31m\u2028b\u2029\u0085\x1b\x0a)");
+  const std::string text_line =
+      vin_gateway::FormatAccessRecord(r, vin_gateway::LogFormat::kText, vin_gateway::WallTime{});
+  EXPECT_FALSE(holds_raw(text_line)) << text_line;
 }
 
 // The text line prints milliseconds in integers: as fmt prints the double for every duration

@@ -1,5 +1,6 @@
 #include "http/access_log.h"
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstddef>
@@ -84,34 +85,113 @@ constexpr std::uint64_t AnyZeroByte(std::uint64_t word) noexcept {
 }
 
 // Appends the logfmt value of `v`, bounded to `max_bytes` and sanitized (BoundedLogField, then
-// SanitizeUtf8), to `out`: bare when plain, else quoted with \" and \\ escaped. A short ASCII
-// value, the usual case, costs no allocation.
+// SanitizeUtf8), to `out`: bare when plain, else quoted with \" and \\ escaped and controls and
+// line separators as escapes (Value). A short ASCII value, the usual case, costs no allocation.
 void AppendValue(std::string& out, std::string_view v, std::size_t max_bytes);
 
-// logfmt value: bare when plain, else quoted with \" and \\ escaped.
+// The length of the character at v[i] that a line never holds as it is, or 0: a C0 control or
+// DEL (one byte), a C1 control (U+0080..U+009F: C2 80..C2 9F) or U+2028 / U+2029 (E2 80 A8/A9).
+// A terminal takes the controls as commands (U+009B, CSI, starts an escape sequence), and
+// JavaScript and many log viewers take the two separators as line breaks. `v` is valid UTF-8
+// (SanitizeUtf8), or ASCII.
+std::size_t UnprintableAt(std::string_view v, std::size_t i) {
+  const auto byte = [v](std::size_t at) { return static_cast<unsigned char>(v[at]); };
+  if (byte(i) < 0x20 || byte(i) == 0x7f) {
+    return 1;
+  }
+  if (byte(i) == 0xc2 && i + 1 < v.size() && byte(i + 1) >= 0x80 && byte(i + 1) <= 0x9f) {
+    return 2;
+  }
+  if (byte(i) == 0xe2 && i + 2 < v.size() && byte(i + 1) == 0x80 &&
+      (byte(i + 2) == 0xa8 || byte(i + 2) == 0xa9)) {
+    return 3;
+  }
+  return 0;
+}
+
+// Appends the escape of the `n`-byte character at v[i] (UnprintableAt): "\u009b" or "\u2028"
+// for a code point past ASCII; for a byte "\x1b", or "\u001b" when `json`.
+void AppendEscape(std::string& out, std::string_view v, std::size_t i, std::size_t n,
+                  bool json = false) {
+  if (n == 1 && json) {
+    fmt::format_to(std::back_inserter(out), "\\u{:04x}", static_cast<unsigned char>(v[i]));
+  } else if (n == 1) {
+    fmt::format_to(std::back_inserter(out), "\\x{:02x}", static_cast<unsigned char>(v[i]));
+  } else if (n == 2) {
+    // C2 xx is U+00xx for xx in 0x80..0xBF.
+    fmt::format_to(std::back_inserter(out), "\\u{:04x}", static_cast<unsigned char>(v[i + 1]));
+  } else {
+    out += static_cast<unsigned char>(v[i + 2]) == 0xa8 ? "\\u2028" : "\\u2029";
+  }
+}
+
+// logfmt value: bare when plain, else quoted with \" and \\ escaped and what a line never holds
+// as it is (UnprintableAt) written as an escape.
 std::string Value(std::string_view v) {
   bool plain = !v.empty();
-  for (char c : v) {
-    if (c == ' ' || c == '"' || c == '=' || c == '\\' || static_cast<unsigned char>(c) < 0x20) {
-      plain = false;
-      break;
-    }
+  for (std::size_t i = 0; plain && i < v.size(); ++i) {
+    const char c = v[i];
+    plain = c != ' ' && c != '"' && c != '=' && c != '\\' && UnprintableAt(v, i) == 0;
   }
   if (plain) {
     return std::string(v);
   }
   std::string out = "\"";
-  for (char c : v) {
+  for (std::size_t i = 0; i < v.size();) {
+    const char c = v[i];
     if (c == '"' || c == '\\') {
       out += '\\';
       out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      out += fmt::format("\\x{:02x}", static_cast<unsigned char>(c));
+      ++i;
+    } else if (const std::size_t n = UnprintableAt(v, i); n != 0) {
+      AppendEscape(out, v, i, n);
+      i += n;
     } else {
       out += c;
+      ++i;
     }
   }
   out += '"';
+  return out;
+}
+
+// Appends `v` with what a line never holds as it is (UnprintableAt) written as escapes.
+void AppendPrintable(std::string& out, std::string_view v) {
+  for (std::size_t i = 0; i < v.size();) {
+    if (const std::size_t n = UnprintableAt(v, i); n != 0) {
+      AppendEscape(out, v, i, n);
+      i += n;
+    } else {
+      out += v[i];
+      ++i;
+    }
+  }
+}
+
+// A serialized JSON line with what a line never holds as it is (UnprintableAt) beyond what
+// Boost.JSON escapes itself (the C0 controls) written as \u escapes: DEL, the C1 controls,
+// U+2028 and U+2029, which JSON allows raw. Outside its strings a line holds only ASCII
+// punctuation, numbers and literals, so each is within a string, where the escape stands for the
+// same character.
+std::string PrintableJson(std::string line) {
+  // Nearly every line is ASCII without DEL: one pass finds that out, without a copy.
+  const auto first = std::find_if(line.begin(), line.end(),
+                                  [](char c) { return static_cast<unsigned char>(c) >= 0x7f; });
+  if (first == line.end()) {
+    return line;
+  }
+  const auto start = static_cast<std::size_t>(first - line.begin());
+  std::string out(line, 0, start);
+  out.reserve(line.size() + 16);
+  for (std::size_t i = start; i < line.size();) {
+    if (const std::size_t n = UnprintableAt(line, i); n != 0) {
+      AppendEscape(out, line, i, n, /*json=*/true);
+      i += n;
+    } else {
+      out += line[i];
+      ++i;
+    }
+  }
   return out;
 }
 
@@ -123,7 +203,7 @@ constexpr std::array<std::uint8_t, 256> kByteNeeds = [] {
   for (std::size_t b = 0; b < needs.size(); ++b) {
     if (b >= 0x80) {
       needs[b] = kNotAscii;
-    } else if (b < 0x20 || b == ' ' || b == '"' || b == '=' || b == '\\') {
+    } else if (b < 0x20 || b == 0x7f || b == ' ' || b == '"' || b == '=' || b == '\\') {
       needs[b] = kNeedsQuotes;
     }
   }
@@ -143,12 +223,12 @@ std::uint8_t ValueNeeds(std::string_view v) {
     if ((word & kHighs) != 0) {
       needs |= kNotAscii;
     }
-    // A byte below 0x20 (of the ASCII ones: a high byte has no high bit in ~word), or one of
-    // the four that need quotes.
+    // A byte below 0x20 (of the ASCII ones: a high byte has no high bit in ~word), DEL, or one
+    // of the four that need quotes.
     const std::uint64_t quotes =
-        ((word - kOnes * 0x20) & ~word & kHighs) | AnyZeroByte(word ^ (kOnes * ' ')) |
-        AnyZeroByte(word ^ (kOnes * '"')) | AnyZeroByte(word ^ (kOnes * '=')) |
-        AnyZeroByte(word ^ (kOnes * '\\'));
+        ((word - kOnes * 0x20) & ~word & kHighs) | AnyZeroByte(word ^ (kOnes * 0x7f)) |
+        AnyZeroByte(word ^ (kOnes * ' ')) | AnyZeroByte(word ^ (kOnes * '"')) |
+        AnyZeroByte(word ^ (kOnes * '=')) | AnyZeroByte(word ^ (kOnes * '\\'));
     if (quotes != 0) {
       needs |= kNeedsQuotes;
     }
@@ -263,7 +343,7 @@ std::string FormatAccessRecord(const AccessRecord& record, LogFormat format, Wal
     if (!r.note.empty()) {
       o["note"] = SanitizeUtf8(r.note);
     }
-    return boost::json::serialize(o);
+    return PrintableJson(boost::json::serialize(o));
   }
 }
 
@@ -275,9 +355,15 @@ std::string FormatEvent(std::string_view level, std::string_view message, LogFor
     o["level"] = level;
     o["event"] = "message";
     o["message"] = SanitizeUtf8(message);
-    return boost::json::serialize(o);
+    return PrintableJson(boost::json::serialize(o));
   }
-  return fmt::format("{} {} {}", Timestamp(now), level, SanitizeUtf8(message));
+  // Free text, not a logfmt value: left unquoted, only what a line never holds as it is escaped.
+  std::string line = Timestamp(now);
+  line += ' ';
+  line += level;
+  line += ' ';
+  AppendPrintable(line, SanitizeUtf8(message));
+  return line;
 }
 
 }  // namespace vin_gateway

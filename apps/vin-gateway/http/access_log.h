@@ -5,7 +5,11 @@
 // was cut off or timed out). `text` is logfmt-style `key=value` pairs (values with spaces
 // quoted); `json` is one JSON object per line. Every field is bounded (a client cannot make a line
 // long: a 4,000-byte method is logged as its first 32 bytes and "..."), so a line stays under
-// about 1.5 KB.
+// about 1.5 KB. No line holds a control character (C0, DEL, C1) or U+2028 / U+2029 as it is, in
+// either format, in a request line or an event: a terminal would take the controls as commands
+// (U+009B starts an escape sequence) and log viewers the separators as line breaks. `text` writes
+// them as "\x1b", "\x7f", "\u009b", "\u2028" (within quotes in a value), `json` as "\u001b",
+// "\u007f", "\u009b", "\u2028". Invalid UTF-8 becomes U+FFFD (SanitizeUtf8).
 //
 // Thread safety: pure functions. Time: `now` is the caller's (the line's timestamp).
 //
