@@ -161,7 +161,9 @@ TEST_F(HostileClientTest, OversizedInputsAreRefusedAndClosed) {
        "HTTP/1.1 413 "},
       {"batch of 51 VINs",
        batch_path +
-           fmt::format("Content-Length: {}\r\nConnection: close\r\n\r\n", over_50_vins.size()) +
+           fmt::format("Content-Type: application/json\r\nContent-Length: {}\r\nConnection: "
+                       "close\r\n\r\n",
+                       over_50_vins.size()) +
            over_50_vins,
        "HTTP/1.1 400 "},
   };
@@ -392,6 +394,86 @@ TEST_F(HostileClientTest, ClientThatNeverReadsIsCutOffAtTheTimeout) {
                             cut_off ? "with the log line" : "NOT", cut_off_s, Answers(answer),
                             worst_hit_s * 1000, fds_back ? "back" : "LEAKED"),
                 cut_off && fds_back && worst_hit_s < 0.1 + SlackS()});
+}
+
+// Exact bytes of a POST with `headers` ("Name: value\r\n" lines) and `body` on a connection of its
+// own; the whole answer (head and body).
+std::string RawPost(std::uint16_t port, const std::string& target, const std::string& headers,
+                    const std::string& body) {
+  RawClient client(port);
+  EXPECT_TRUE(client.connected());
+  client.Send(
+      fmt::format("POST {} HTTP/1.1\r\nHost: a\r\n{}Content-Length: {}\r\nConnection: "
+                  "close\r\n\r\n{}",
+                  target, headers, body.size(), body));
+  return client.ReadToEnd();
+}
+
+// The JSON body of a raw answer's `status` ("" when there is none).
+std::string RawStatusField(const std::string& answer) {
+  const std::size_t end = answer.find("\r\n\r\n");
+  HttpResult as_result;
+  as_result.body = end == std::string::npos ? "" : answer.substr(end + 4);
+  return Field(as_result, "status");
+}
+
+// A page on another site can make its visitors' browsers POST a "simple" request here (text/plain,
+// form-encoded, multipart: no CORS preflight) and so spend upstream calls on their addresses. The
+// batch route takes only application/json, which a browser sends to another origin only after a
+// preflight the gateway never grants.
+TEST_F(HostileClientTest, BatchWithTextPlainContentTypeIsRefused) {
+  std::string vins;
+  for (int i = 0; i < 50; ++i) {
+    vins += fmt::format(R"({}"{}")", i == 0 ? "" : ",", UniqueVin('C', i));
+  }
+  const std::string json_body = R"({"vins": [)" + vins + "]}";
+  struct Case {
+    std::string what;
+    std::string headers;
+    std::string body;
+  };
+  const std::vector<Case> cases = {
+      {"text/plain (what fetch and a form with enctype=text/plain send)",
+       "Content-Type: text/plain;charset=UTF-8\r\n", json_body},
+      {"form-encoded", "Content-Type: application/x-www-form-urlencoded\r\n",
+       "vins=" + UniqueVin('C', 1)},
+      {"form-encoded, a JSON body", "Content-Type: application/x-www-form-urlencoded\r\n",
+       json_body},
+      {"multipart", "Content-Type: multipart/form-data; boundary=b\r\n",
+       "--b\r\nContent-Disposition: form-data; name=\"vins\"\r\n\r\n" + json_body +
+           "\r\n--b--\r\n"},
+      {"no Content-Type", "", json_body},
+      {"two Content-Types", "Content-Type: application/json\r\nContent-Type: text/plain\r\n",
+       json_body},
+  };
+  const long upstream_before = UpstreamCalls();
+  std::vector<std::string> failures;
+  for (const Case& c : cases) {
+    const std::string answer = RawPost(port(), "/api/v1/vin/batch", c.headers, c.body);
+    if (!StartsWith(answer, "HTTP/1.1 415 ") ||
+        RawStatusField(answer) != "UNSUPPORTED_MEDIA_TYPE" ||
+        answer.find("\r\nContent-Type: application/json\r\n") == std::string::npos) {
+      failures.push_back(c.what + ": " + answer.substr(0, answer.find("\r\n")));
+    }
+  }
+  const long upstream_calls = UpstreamCalls() - upstream_before;
+  // The same batch as JSON is served: the route works, only the media type was refused.
+  const std::string json_answer = RawPost(
+      port(), "/api/v1/vin/batch", "Content-Type: Application/JSON; charset=utf-8\r\n", json_body);
+  const bool json_served = StartsWith(json_answer, "HTTP/1.1 200 ");
+  EXPECT_TRUE(failures.empty()) << ::testing::PrintToString(failures);
+  EXPECT_EQ(upstream_calls, 0);
+  EXPECT_TRUE(json_served) << json_answer.substr(0, 200);
+  AddMatrixRow({"hostile client",
+                "cross-site simple requests: a 50-VIN batch as text/plain, form-encoded (twice), "
+                "multipart, without Content-Type, with two Content-Types",
+                "defaults",
+                "each 415 UNSUPPORTED_MEDIA_TYPE (JSON body), no upstream call; the same batch as "
+                "`Application/JSON; charset=utf-8` is served",
+                fmt::format("{} of {} refused 415; {} upstream calls; JSON batch {}",
+                            cases.size() - failures.size(), cases.size(), upstream_calls,
+                            json_served ? "served 200" : "NOT served"),
+                failures.empty() && upstream_calls == 0 && json_served});
 }
 
 }  // namespace

@@ -77,6 +77,7 @@ class RouterHarness {
     request.body = std::move(body);
     request.authorization = std::move(authorization);
     request.if_none_match = std::move(if_none_match);
+    request.content_type = content_type;
     request.client = client_address;
     std::optional<HttpResponse> out;
     net::co_spawn(io, vin_gateway::Awaited(router->Handle(std::move(request))),
@@ -119,7 +120,8 @@ class RouterHarness {
   std::vector<std::string> admin_episodes;  // the throttle's log lines
   vin_gateway::AdminThrottle admin_throttle{
       clock, {}, [this](std::string_view line) { admin_episodes.emplace_back(line); }};
-  std::string client_address = "10.0.0.1";  // the address requests come from
+  std::string client_address = "10.0.0.1";        // the address requests come from
+  std::string content_type = "application/json";  // what requests declare as their body's type
   bool draining = false;
   net::io_context io;
   std::unique_ptr<vin_gateway::DecodeService> service;
@@ -353,6 +355,55 @@ TEST(RouterTest, BatchRequestErrorsAre400) {
     EXPECT_EQ(RouterHarness::Body(r).at("status"), "BAD_REQUEST");
   }
   EXPECT_EQ(h.client.calls, 0);
+}
+
+// A page on another site can make its visitors' browsers POST text/plain, form-encoded or
+// multipart bodies here without a CORS preflight: none of them may start upstream calls.
+TEST(RouterTest, BatchWithTextPlainContentTypeIsRefused) {
+  RouterHarness h;
+  const std::string body = R"({"vins": ["1FTMW1T88MFA00001", "19XFC1F7XGE028370"]})";
+  for (const std::string type :
+       {"text/plain", "text/plain;charset=UTF-8", "application/x-www-form-urlencoded",
+        "multipart/form-data; boundary=x", "", "application/jsonx", "application/json5",
+        "application/json, text/plain", "application/json; charset=utf-8, text/plain",
+        "application /json", "text/json"}) {
+    h.content_type = type;
+    const HttpResponse r = h.Call("POST", "/api/v1/vin/batch", body);
+    EXPECT_EQ(r.status, 415U) << type;
+    EXPECT_EQ(r.content_type, "application/json") << type;
+    EXPECT_EQ(RouterHarness::Body(r).at("status"), "UNSUPPORTED_MEDIA_TYPE") << type;
+    EXPECT_EQ(r.log_status, "UNSUPPORTED_MEDIA_TYPE") << type;
+  }
+  EXPECT_EQ(h.client.calls, 0);
+  h.content_type = "text/plain";
+  EXPECT_EQ(RouterHarness::Body(h.Call("POST", "/api/v1/vin/batch", body)).at("message"),
+            "A batch must be sent with Content-Type: application/json, not 'text/plain'.");
+  h.content_type = "";
+  EXPECT_EQ(RouterHarness::Body(h.Call("POST", "/api/v1/vin/batch", body)).at("message"),
+            "A batch must be sent with Content-Type: application/json; this request has no "
+            "Content-Type.");
+  // The method is checked first: a GET is still 405, whatever it declares. A CORS preflight is
+  // never granted: 405, and no Access-Control-* header lets another origin send the JSON.
+  EXPECT_EQ(h.Call("GET", "/api/v1/vin/batch").status, 405U);
+  const HttpResponse preflight = h.Call("OPTIONS", "/api/v1/vin/batch");
+  EXPECT_EQ(preflight.status, 405U);
+  for (const auto& [name, value] : preflight.headers) {
+    EXPECT_FALSE(name.starts_with("Access-Control-")) << name;
+  }
+}
+
+TEST(RouterTest, BatchAcceptsJsonInAnyCaseWithParameters) {
+  RouterHarness h;
+  int answered = 0;
+  for (const std::string type : {"application/json", "Application/JSON", "application/json;",
+                                 "application/json; charset=utf-8", " application/json\t",
+                                 "APPLICATION/JSON;charset=\"UTF-8\""}) {
+    h.content_type = type;
+    const HttpResponse r = h.Call("POST", "/api/v1/vin/batch", R"({"vins": ["bad"]})");
+    EXPECT_EQ(r.status, 200U) << type;
+    answered += r.status == 200U ? 1 : 0;
+  }
+  EXPECT_EQ(answered, 6);
 }
 
 TEST(RouterTest, OperationsEndpoints) {

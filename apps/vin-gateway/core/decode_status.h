@@ -18,8 +18,8 @@
 //
 // These are the domain's statuses only. What the HTTP layer answers about the request itself
 // (BAD_REQUEST, NOT_FOUND, METHOD_NOT_ALLOWED, UNAUTHORIZED, PAYLOAD_TOO_LARGE, HEADERS_TOO_LARGE,
-// SHUTTING_DOWN, REQUEST_TIMEOUT, TOO_MANY_ATTEMPTS) is http/transport_status.h; the two share the
-// wire's `status` field and never a spelling, except OK.
+// SHUTTING_DOWN, REQUEST_TIMEOUT, TOO_MANY_ATTEMPTS, UNSUPPORTED_MEDIA_TYPE) is
+// http/transport_status.h; the two share the wire's `status` field and never a spelling, except OK.
 //
 // An upstream problem is never reported as VIN_INVALID: only local validation produces it.
 //

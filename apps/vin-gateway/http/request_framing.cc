@@ -264,6 +264,13 @@ HttpRequest ToHttpRequest(http::request<http::string_body>&& request, std::strin
   if (auto it = request.find(http::field::if_none_match); it != request.end()) {
     in.if_none_match = std::string(it->value());
   }
+  const auto [first_type, last_type] = request.equal_range(http::field::content_type);
+  for (auto field = first_type; field != last_type; ++field) {
+    if (field != first_type) {
+      in.content_type += ", ";
+    }
+    in.content_type.append(field->value().data(), field->value().size());
+  }
   in.body = std::move(request.body());
   in.client = std::move(client);
   return in;

@@ -1,8 +1,11 @@
 #include "http/router.h"
 
+#include <algorithm>
 #include <charconv>
+#include <cstddef>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -36,6 +39,45 @@ std::optional<int> ParseModelYear(std::string_view text) {
     return std::nullopt;
   }
   return year;
+}
+
+bool IEquals(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return (x | 0x20) == (y | 0x20);
+         });
+}
+
+// Whether `content_type` (every Content-Type field, joined by ", ") declares JSON: one field whose
+// media type is application/json in any case, with any parameters (`; charset=utf-8`). Anything
+// else, an empty one included, is refused: the media types a browser may send to another origin
+// without asking it first (text/plain, application/x-www-form-urlencoded, multipart/form-data)
+// must never start upstream calls, and a comma (two fields, or a list) never reads as one type.
+bool DeclaresJson(std::string_view content_type) {
+  if (content_type.find(',') != std::string_view::npos) {
+    return false;
+  }
+  std::string_view media_type = content_type.substr(0, content_type.find(';'));
+  while (!media_type.empty() && (media_type.front() == ' ' || media_type.front() == '\t')) {
+    media_type.remove_prefix(1);
+  }
+  while (!media_type.empty() && (media_type.back() == ' ' || media_type.back() == '\t')) {
+    media_type.remove_suffix(1);
+  }
+  return IEquals(media_type, "application/json");
+}
+
+// The 415 of a batch whose Content-Type is not JSON, naming what was sent (at most 64 bytes of it).
+HttpResponse NotJsonResponse(std::string_view content_type) {
+  if (content_type.empty()) {
+    return ErrorResponse(TransportStatus::kUnsupportedMediaType,
+                         "A batch must be sent with Content-Type: application/json; this request "
+                         "has no Content-Type.");
+  }
+  constexpr std::size_t kShown = 64;
+  return ErrorResponse(
+      TransportStatus::kUnsupportedMediaType,
+      fmt::format("A batch must be sent with Content-Type: application/json, not '{}{}'.",
+                  content_type.substr(0, kShown), content_type.size() > kShown ? "..." : ""));
 }
 
 }  // namespace
@@ -105,6 +147,9 @@ HandlerResult Router::Handle(HttpRequest request) {
     if (segments[3] == "batch") {
       if (auto refused = only(post, kPostOnly)) {
         return std::move(*refused);
+      }
+      if (!DeclaresJson(request.content_type)) {
+        return NotJsonResponse(request.content_type);
       }
       return DecodeBatch(std::move(request));
     }

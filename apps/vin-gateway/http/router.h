@@ -7,7 +7,10 @@
 // /readyz and /status status_route.h, /metrics metrics_route.h.
 //
 //   GET  /api/v1/vin/{vin}[?modelyear=YYYY]    one decode (DecodeService::Decode)
-//   POST /api/v1/vin/batch                     {"vins": [...1..50], "modelyear": YYYY}
+//   POST /api/v1/vin/batch                     {"vins": [...1..50], "modelyear": YYYY}, sent as
+//                                              Content-Type: application/json (else 415, so
+//                                              that no other site's page can send one through
+//                                              a browser without a CORS preflight)
 //   GET  /healthz                              200 while the process serves
 //   GET  /readyz                               200 once listening (body: cache health);
 //                                              503 SHUTTING_DOWN while draining

@@ -29,6 +29,8 @@ std::string_view ToString(TransportStatus status) noexcept {
       return "REQUEST_TIMEOUT";
     case TransportStatus::kTooManyAttempts:
       return "TOO_MANY_ATTEMPTS";
+    case TransportStatus::kUnsupportedMediaType:
+      return "UNSUPPORTED_MEDIA_TYPE";
   }
   return "BAD_REQUEST";
 }
@@ -55,6 +57,8 @@ unsigned HttpStatus(TransportStatus status) noexcept {
       return 408;
     case TransportStatus::kTooManyAttempts:
       return 429;
+    case TransportStatus::kUnsupportedMediaType:
+      return 415;
   }
   return 400;
 }
@@ -81,6 +85,8 @@ std::string_view DefaultMessage(TransportStatus status) noexcept {
       return "The request did not arrive in time; the connection is closed.";
     case TransportStatus::kTooManyAttempts:
       return "Too many failed admin attempts from this address; try again later.";
+    case TransportStatus::kUnsupportedMediaType:
+      return "The body must be sent as Content-Type: application/json.";
   }
   return "The request is malformed.";
 }

@@ -8,6 +8,7 @@
 //   OK 200 (operations and envelopes: /healthz, /status, a batch's envelope, admin commands)
 //   BAD_REQUEST 400 | NOT_FOUND 404 | METHOD_NOT_ALLOWED 405 | UNAUTHORIZED 401
 //   PAYLOAD_TOO_LARGE 413 | HEADERS_TOO_LARGE 431 | SHUTTING_DOWN 503
+//   UNSUPPORTED_MEDIA_TYPE 415 (a batch whose body is not declared application/json)
 //   REQUEST_TIMEOUT 408 (the client did not send a whole request in time)
 //   TOO_MANY_ATTEMPTS 429 (too many failed admin bearer tokens from one address)
 //
@@ -39,6 +40,7 @@ enum class TransportStatus : std::uint8_t {
   kShuttingDown,
   kRequestTimeout,
   kTooManyAttempts,
+  kUnsupportedMediaType,
 };
 
 inline constexpr TransportStatus kAllTransportStatuses[] = {
@@ -52,6 +54,7 @@ inline constexpr TransportStatus kAllTransportStatuses[] = {
     TransportStatus::kShuttingDown,
     TransportStatus::kRequestTimeout,
     TransportStatus::kTooManyAttempts,
+    TransportStatus::kUnsupportedMediaType,
 };
 
 // "OK", "BAD_REQUEST", "NOT_FOUND", ... (the wire spelling).
