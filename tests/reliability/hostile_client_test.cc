@@ -476,5 +476,65 @@ TEST_F(HostileClientTest, BatchWithTextPlainContentTypeIsRefused) {
                 failures.empty() && upstream_calls == 0 && json_served});
 }
 
+// JSON answers echo their input (a VIN, a Content-Type): every answer says nosniff, so that no
+// browser reads one as a script or a page; the page has a policy it runs under.
+TEST_F(HostileClientTest, EveryAnswerIsSentWithNosniffAndThePageWithAPolicy) {
+  std::vector<std::string> failures;
+  const auto check = [&](const std::string& what, const HttpResult& r, int status) {
+    const auto it = r.headers.find("x-content-type-options");
+    if (r.status != status || it == r.headers.end() || it->second != "nosniff") {
+      failures.push_back(fmt::format("{}: {} {}", what, r.status,
+                                     it == r.headers.end() ? "no nosniff" : it->second));
+    }
+  };
+  check("decode", Decode(kKnownVin), 200);
+  check("invalid VIN (echoed)", Get("/api/v1/vin/%3Cscript%3Ealert(1)%3C%2Fscript%3E"), 422);
+  check("unknown route", Get("/nope"), 404);
+  check("status", Get("/status"), 200);
+  check("metrics", Get("/metrics"), 200);
+  check("bad batch", Http(port(), "POST", "/api/v1/vin/batch", "<html>"), 400);
+  const HttpResult page = Get("/");
+  check("page", page, 200);
+  check("script", Get("/assets/app.js"), 200);
+  check("style sheet", Get("/assets/style.css"), 200);
+  const auto policy = page.headers.find("content-security-policy");
+  const bool strict_policy = policy != page.headers.end() &&
+                             policy->second.find("script-src 'self'") != std::string::npos &&
+                             policy->second.find("unsafe-inline") == std::string::npos;
+  // The server's own refusals, made before any route: 400, 431, 415 as raw exchanges.
+  const auto raw_check = [&](const std::string& what, const std::string& bytes,
+                             const std::string& status_line) {
+    RawClient client(port());
+    ASSERT_TRUE(client.connected());
+    (void)client.TrySend(bytes);
+    const std::string answer = client.ReadToEnd();
+    const std::string head = answer.substr(0, answer.find("\r\n\r\n") + 2);
+    if (!StartsWith(answer, status_line) ||
+        Count(head, "\r\nX-Content-Type-Options: nosniff\r\n") != 1) {
+      failures.push_back(what + ": " + answer.substr(0, answer.find("\r\n")));
+    }
+  };
+  raw_check("not HTTP", "HELLO\r\n\r\n", "HTTP/1.1 400 ");
+  raw_check("9 KiB header",
+            "GET /healthz HTTP/1.1\r\nHost: a\r\nX-Big: " + std::string(9 * 1024, 'b') + "\r\n\r\n",
+            "HTTP/1.1 431 ");
+  raw_check("text/plain batch",
+            "POST /api/v1/vin/batch HTTP/1.1\r\nHost: a\r\nContent-Type: text/plain\r\n"
+            "Content-Length: 2\r\nConnection: close\r\n\r\n{}",
+            "HTTP/1.1 415 ");
+  EXPECT_TRUE(failures.empty()) << ::testing::PrintToString(failures);
+  EXPECT_TRUE(strict_policy) << (policy == page.headers.end() ? "none" : policy->second);
+  AddMatrixRow({"hostile client",
+                "nosniff and CSP: a decode, a 422 echoing `<script>`, 404, /status, /metrics, a "
+                "400 batch, the page, its script and style sheet; the server's own 400, 431, and "
+                "a 415",
+                "defaults",
+                "`X-Content-Type-Options: nosniff` once on every answer; the page's "
+                "Content-Security-Policy allows only its own scripts, nothing inline",
+                fmt::format("{} answers without nosniff; page policy {}", failures.size(),
+                            strict_policy ? "strict" : "MISSING OR LAX"),
+                failures.empty() && strict_policy});
+}
+
 }  // namespace
 }  // namespace reliability

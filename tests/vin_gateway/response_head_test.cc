@@ -2,14 +2,18 @@
 // for the same message: byte for byte, for every kind of answer the gateway gives (JSON with and
 // without keep-alive, HTTP/1.0, Retry-After, a static asset whose Cache-Control replaces the
 // default, 304 without a body, an unknown status code, a shared body, a handler's header that
-// replaces the server's or an earlier one of another case).
+// replaces the server's or an earlier one of another case), and nosniff on every one of them.
+#include <cctype>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <boost/beast/core/error.hpp>
+#include <boost/beast/http/error.hpp>
 #include <boost/beast/http/message.hpp>
 #include <boost/beast/http/string_body.hpp>
 #include <boost/beast/http/write.hpp>
@@ -29,6 +33,7 @@ std::string BeastBytes(const HttpResponse& response, unsigned version, const std
   out.set(http::field::server, "vin-gateway");
   out.set(http::field::content_type, response.content_type);
   out.set(http::field::cache_control, "no-store");
+  out.set("X-Content-Type-Options", "nosniff");
   out.set("X-Request-Id", id);
   for (const auto& [name, value] : response.headers) {
     out.set(name, value);
@@ -91,6 +96,41 @@ TEST(ResponseHeadTest, SameBytesAsBeastForEveryKindOfAnswer) {
     }
   }
   EXPECT_EQ(compared, 44);
+}
+
+// A JSON answer echoes its request (a VIN, a message); without nosniff an old browser may read
+// it as a script or a page. Every answer the server writes, its own refusals included (400, 408,
+// 413, 431 with their JSON bodies), says nosniff exactly once.
+TEST(ResponseHeadTest, EveryAnswerIsSentWithNosniff) {
+  std::vector<HttpResponse> answers = {
+      Response(200, R"({"status":"OK"})"),
+      Response(422, R"({"status":"VIN_INVALID","vin":"<SCRIPT>"})"),
+      Response(429, R"({"status":"RATE_LIMITED"})", {{"Retry-After", "1"}}),
+      Response(200, "<!doctype html>", {{"Cache-Control", "no-cache"}, {"ETag", "\"a\""}}),
+      Response(200, "{}", {{"x-content-type-options", "nosniff"}}),
+  };
+  using boost::system::error_code;
+  for (const error_code ec :
+       {error_code(http::error::header_limit), error_code(http::error::body_limit),
+        error_code(boost::beast::error::timeout), error_code(http::error::bad_method)}) {
+    std::optional<HttpResponse> refusal = vin_gateway::ReadFailureResponse(ec);
+    ASSERT_TRUE(refusal.has_value()) << ec.message();
+    answers.push_back(std::move(*refusal));
+  }
+  for (const HttpResponse& answer : answers) {
+    for (const unsigned version : {10U, 11U}) {
+      std::string head;
+      vin_gateway::AppendResponseHead(answer, version, "id", false, head);
+      std::string lower = head;
+      for (char& c : lower) {
+        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      }
+      EXPECT_EQ(lower.find("\r\nx-content-type-options: nosniff\r\n"),
+                lower.rfind("\r\nx-content-type-options: nosniff\r\n"))
+          << head;
+      EXPECT_NE(lower.find("\r\nx-content-type-options: nosniff\r\n"), std::string::npos) << head;
+    }
+  }
 }
 
 TEST(ResponseHeadTest, AppendsToWhatIsThere) {

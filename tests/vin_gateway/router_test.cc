@@ -30,6 +30,7 @@
 #include "fusebox/registry.h"
 #include "fusebox/testing/manual_clock.h"
 #include "http/access_log.h"
+#include "http/request_framing.h"
 #include "http/transport_status.h"
 #include "http/web_assets.h"
 #include "service/decode_service.h"
@@ -106,6 +107,13 @@ class RouterHarness {
       }
     }
     return "";
+  }
+
+  // The answer's head as the server writes it (request_framing.h).
+  static std::string Head(const HttpResponse& response) {
+    std::string head;
+    vin_gateway::AppendResponseHead(response, 11, "req-1", true, head);
+    return head;
   }
 
   fusebox::testing::ManualClock clock;
@@ -406,6 +414,32 @@ TEST(RouterTest, BatchAcceptsJsonInAnyCaseWithParameters) {
   EXPECT_EQ(answered, 6);
 }
 
+// JSON answers echo their input (a VIN, a Content-Type); every answer, the page and its assets
+// included, goes out with X-Content-Type-Options: nosniff, once.
+TEST(RouterTest, EveryAnswerIsSentWithNosniff) {
+  RouterHarness h;
+  std::vector<std::pair<std::string, HttpResponse>> answers;
+  answers.emplace_back("decode", h.Call("GET", "/api/v1/vin/1FTMW1T88MFA00001"));
+  answers.emplace_back("invalid VIN", h.Call("GET", "/api/v1/vin/%3Cscript%3E"));
+  answers.emplace_back("batch", h.Call("POST", "/api/v1/vin/batch", R"({"vins": ["bad"]})"));
+  answers.emplace_back("bad batch", h.Call("POST", "/api/v1/vin/batch", "<html>"));
+  answers.emplace_back("unknown route", h.Call("GET", "/nope"));
+  answers.emplace_back("wrong method", h.Call("DELETE", "/healthz"));
+  answers.emplace_back("status", h.Call("GET", "/status"));
+  answers.emplace_back("metrics", h.Call("GET", "/metrics"));
+  answers.emplace_back("page", h.Call("GET", "/"));
+  answers.emplace_back("asset", h.Call("GET", "/assets/app.js"));
+  answers.emplace_back("not modified", h.Call("GET", "/", "", "", "*"));
+  h.content_type = "text/plain";
+  answers.emplace_back("not JSON", h.Call("POST", "/api/v1/vin/batch", R"({"vins": ["bad"]})"));
+  for (const auto& [what, answer] : answers) {
+    const std::string head = RouterHarness::Head(answer);
+    const std::size_t at = head.find("\r\nX-Content-Type-Options: nosniff\r\n");
+    EXPECT_NE(at, std::string::npos) << what << ":\n" << head;
+    EXPECT_EQ(head.find("X-Content-Type-Options", at + 3), std::string::npos) << what;
+  }
+}
+
 TEST(RouterTest, OperationsEndpoints) {
   RouterHarness h;
   EXPECT_EQ(h.Call("GET", "/healthz").status, 200U);
@@ -695,7 +729,8 @@ TEST(RouterPageTest, RootServesTheFormWithAStrictPolicy) {
   EXPECT_NE(policy.find("script-src 'self'"), std::string::npos);
   EXPECT_EQ(policy.find("unsafe-inline"), std::string::npos);
   EXPECT_EQ(policy.find("unsafe-eval"), std::string::npos);
-  EXPECT_EQ(RouterHarness::Header(page, "X-Content-Type-Options"), "nosniff");
+  EXPECT_NE(RouterHarness::Head(page).find("\r\nX-Content-Type-Options: nosniff\r\n"),
+            std::string::npos);
   EXPECT_EQ(RouterHarness::Header(page, "Cache-Control"), "no-cache");
   EXPECT_FALSE(RouterHarness::Header(page, "ETag").empty());
   EXPECT_EQ(h.Call("GET", "/index.html").body, page.body);
@@ -752,7 +787,8 @@ TEST(RouterPageTest, PageRefersToVersionedAssetsThatAreCacheableForGood) {
     EXPECT_EQ(asset.status, 200U) << versioned;
     EXPECT_EQ(asset.content_type, expected.content_type);
     EXPECT_EQ(RouterHarness::Header(asset, "Cache-Control"), "public, max-age=31536000, immutable");
-    EXPECT_EQ(RouterHarness::Header(asset, "X-Content-Type-Options"), "nosniff");
+    EXPECT_NE(RouterHarness::Head(asset).find("\r\nX-Content-Type-Options: nosniff\r\n"),
+              std::string::npos);
     const HttpResponse plain =
         h.Call("GET", std::string("/assets/") + expected.stem + "." + expected.extension);
     EXPECT_EQ(plain.body, asset.body);

@@ -10,6 +10,8 @@
 //   - `Expect: 100-continue` is answered `100 Continue` before the body is read;
 //   - HTTP/1.x with x >= 2 is served as HTTP/1.1 (the answer says HTTP/1.1);
 //   - HEAD answers carry the headers of the GET answer (Content-Length included) and no body;
+//   - every answer, the server's own refusals included, says X-Content-Type-Options: nosniff
+//     (AppendResponseHead, request_framing.h);
 //   - a client must send a whole request within `client_timeout` (idle keep-alive included):
 //     it is answered 408 (best effort) and cut off; the access log has a line for it unless the
 //     connection was merely idle after a served request (an ordinary keep-alive close);

@@ -158,8 +158,9 @@ namespace {
 // server's field (as Beast's `set` would).
 bool IsServerFieldName(std::string_view name) {
   return IEquals(name, "Server") || IEquals(name, "Content-Type") ||
-         IEquals(name, "Cache-Control") || IEquals(name, "X-Request-Id") ||
-         IEquals(name, "Connection") || IEquals(name, "Content-Length");
+         IEquals(name, "Cache-Control") || IEquals(name, "X-Content-Type-Options") ||
+         IEquals(name, "X-Request-Id") || IEquals(name, "Connection") ||
+         IEquals(name, "Content-Length");
 }
 
 // Whether the handler's headers leave every field where it is: none has a server field's name
@@ -203,7 +204,7 @@ void AppendResponseHead(const HttpResponse& response, unsigned version, std::str
     // The usual answer: the fields in order, in a few appends of whole runs.
     out += "\r\nServer: vin-gateway\r\nContent-Type: "sv;
     out += response.content_type;
-    out += "\r\nCache-Control: no-store\r\nX-Request-Id: "sv;
+    out += "\r\nCache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\nX-Request-Id: "sv;
     out += request_id;
     out += "\r\n"sv;
     for (const auto& [name, value] : response.headers) {
@@ -232,10 +233,11 @@ void AppendResponseHead(const HttpResponse& response, unsigned version, std::str
                  fields.end());
     fields.emplace_back(name, value);
   };
-  // The server's own four names are distinct: only what comes after them can replace a field.
+  // The server's own five names are distinct: only what comes after them can replace a field.
   fields.emplace_back("Server", "vin-gateway");
   fields.emplace_back("Content-Type", response.content_type);
   fields.emplace_back("Cache-Control", "no-store");
+  fields.emplace_back("X-Content-Type-Options", "nosniff");
   fields.emplace_back("X-Request-Id", request_id);
   for (const auto& [name, value] : response.headers) {
     set(name, value);

@@ -93,11 +93,13 @@ HttpRequest ToHttpRequest(boost::beast::http::request<boost::beast::http::string
 
 // Appends `response`'s head as the server writes it before the body: the status line
 // "HTTP/1.`version % 10` CODE REASON", then Server, Content-Type, Cache-Control no-store,
-// X-Request-Id, the response's own headers (one of the same name, case-insensitive, replaces the
-// earlier field and goes last), Connection (close for HTTP/1.1 without keep-alive, keep-alive for
-// HTTP/1.0 with it) and Content-Length, each "Name: value\r\n",
-// then "\r\n". Byte for byte what Beast's serializer writes for the same message (a test holds
-// the two together), without building Beast's field list first.
+// X-Content-Type-Options nosniff (on every answer, refusals included: a browser must never read a
+// JSON answer that echoes its request as a script or a page), X-Request-Id, the response's own
+// headers (one of the same name, case-insensitive, replaces the earlier field and goes last),
+// Connection (close for HTTP/1.1 without keep-alive, keep-alive for HTTP/1.0 with it) and
+// Content-Length, each "Name: value\r\n", then "\r\n". Byte for byte what Beast's serializer
+// writes for the same message (a test holds the two together), without building Beast's field
+// list first.
 void AppendResponseHead(const HttpResponse& response, unsigned version, std::string_view request_id,
                         bool keep_alive, std::string& out);
 

@@ -46,7 +46,6 @@ HttpResponse AssetResponse(const WebAsset& asset, std::string_view requested_pat
   response.headers.emplace_back("Cache-Control",
                                 versioned ? "public, max-age=31536000, immutable" : "no-cache");
   response.headers.emplace_back("ETag", std::string(asset.etag));
-  response.headers.emplace_back("X-Content-Type-Options", "nosniff");
   if (asset.path == "/index.html") {
     response.headers.emplace_back("Content-Security-Policy", std::string(kPagePolicy));
     response.headers.emplace_back("Referrer-Policy", "no-referrer");

@@ -2,7 +2,8 @@
 //
 // The web page and its assets (web_assets.h, compiled in) as HTTP responses:
 //   - the page (`/`, `/index.html`) carries a strict Content-Security-Policy (only what the
-//     gateway serves, no inline script or style), no-referrer and frame denial;
+//     gateway serves, no inline script or style), no-referrer and frame denial (nosniff is on
+//     every answer the server writes: request_framing.h);
 //   - every response has a strong ETag; a matching If-None-Match (RFC 9110 13.1.2: "*" or a list
 //     of entity tags, compared weakly) is answered 304 without a body;
 //   - versioned paths (`/assets/app.<hash>.js`) name their content, so they are cacheable for good
