@@ -5,6 +5,7 @@
 // descriptor stays behind (counted in /proc/PID/fd) and the upstream sees nothing it should not.
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -534,6 +535,95 @@ TEST_F(HostileClientTest, EveryAnswerIsSentWithNosniffAndThePageWithAPolicy) {
                 fmt::format("{} answers without nosniff; page policy {}", failures.size(),
                             strict_policy ? "strict" : "MISSING OR LAX"),
                 failures.empty() && strict_policy});
+}
+
+// Rate limits that stretch: a batch used to pay at most the bucket size, and every address of an
+// IPv6 /64 had a bucket of its own. The gateway here has the limit on (1 token/s, bucket of 2).
+class StretchedBudgetTest : public GatewayProcessTest {
+ protected:
+  void SetUp() override {
+    GatewayProcessTest::SetUp();
+    StartSim();
+  }
+
+  long BatchVins() const {
+    const json::value stats = SimStats();
+    return stats.is_object() ? static_cast<long>(stats.at("batch_vins").to_number<std::int64_t>())
+                             : -1;
+  }
+};
+
+// Five batches of 50 distinct uncached VINs sent at once by one client: only the bucket's 2 tokens
+// (plus what refills while they run) go upstream; every other VIN is RATE_LIMITED with its
+// Retry-After, and each batch is still answered 200 with 50 results.
+TEST_F(StretchedBudgetTest, FiveFiftyVinBatchesAtOnceSpendOnlyTheBucket) {
+  StartGateway({"--client-rate", "1", "--client-burst", "2"});
+  constexpr int kBatches = 5;
+  constexpr int kVins = 50;
+  const long vins_before = BatchVins();
+  const long calls_before = UpstreamCalls();
+  std::vector<HttpResult> answers(kBatches);
+  const auto start = SteadyClock::now();
+  {
+    std::vector<std::thread> senders;
+    for (int b = 0; b < kBatches; ++b) {
+      senders.emplace_back([&, b] {
+        std::string body = R"({"vins": [)";
+        for (int i = 0; i < kVins; ++i) {
+          body += fmt::format(R"({}"{}")", i == 0 ? "" : ",", UniqueVin('B', b * 100 + i));
+        }
+        body += "]}";
+        answers[static_cast<std::size_t>(b)] =
+            Http(gateway_->port(), "POST", "/api/v1/vin/batch", body);
+      });
+    }
+    for (std::thread& sender : senders) {
+      sender.join();
+    }
+  }
+  const double elapsed_s = SecondsSince(start);
+  const long upstream_vins = BatchVins() - vins_before;
+  const long upstream_calls = UpstreamCalls() - calls_before;
+  int live = 0;
+  int limited = 0;
+  int limited_with_retry = 0;
+  int answered = 0;
+  for (const HttpResult& r : answers) {
+    const json::value body = Json(r);
+    if (r.status != 200 || !body.is_object()) {
+      continue;
+    }
+    ++answered;
+    for (const json::value& result : body.at("results").as_array()) {
+      const json::object& o = result.as_object();
+      if (o.at("status") == "OK" && o.contains("source") && o.at("source") == "live") {
+        ++live;
+      } else if (o.at("status") == "RATE_LIMITED") {
+        ++limited;
+        limited_with_retry += o.contains("retry_after_s") ? 1 : 0;
+      }
+    }
+  }
+  // The bucket (2) and what refills at 1 token/s while the batches run, generously rounded up.
+  const long allowed = 2 + static_cast<long>(std::ceil(elapsed_s)) + 1;
+  EXPECT_EQ(answered, kBatches);
+  EXPECT_GE(upstream_vins, 2);
+  EXPECT_LE(upstream_vins, allowed);
+  EXPECT_EQ(live, upstream_vins);
+  EXPECT_EQ(live + limited, kBatches * kVins);
+  EXPECT_EQ(limited_with_retry, limited);
+  AddMatrixRow(
+      {"hostile client",
+       "rate limit stretched by batches: five 50-VIN batches (250 distinct misses) at "
+       "once from one client",
+       "--client-rate 1 --client-burst 2",
+       "at most the bucket (2) plus the refill go upstream; every other VIN "
+       "RATE_LIMITED with retry_after_s; each batch 200 with 50 results",
+       fmt::format("{} VINs upstream in {} call(s) over {:.2f} s (allowed {}); {} "
+                   "RATE_LIMITED; {}/{} batches answered",
+                   upstream_vins, upstream_calls, elapsed_s, allowed, limited, answered, kBatches),
+       answered == kBatches && upstream_vins <= allowed && upstream_vins >= 2 &&
+           live + limited == kBatches * kVins});
 }
 
 }  // namespace

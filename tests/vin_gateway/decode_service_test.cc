@@ -681,12 +681,65 @@ TEST(DecodeServiceTest, BatchAnswersInvalidLocallyHitsFromCacheAndTheRestInOneCa
   EXPECT_EQ(h.breaker->Snapshot().allowed, static_cast<std::uint64_t>(before) + 1U);
 }
 
-TEST(DecodeServiceTest, BatchTakesOneTokenPerCacheMiss) {
+// Five 50-VIN batches against a bucket of 2 used to send 5 x 50 VINs upstream (the cost was capped
+// at the bucket size); now each VIN sent upstream takes a token: 2 go, the rest wait.
+TEST(DecodeServiceTest, BatchLargerThanTheBucketIsAnsweredInPart) {
+  Harness h({.rate = 1, .burst = 2});
+  // kOthers[0] twice (one upstream item, one token), an invalid VIN (no token), then three more.
+  const std::vector<DecodeAnswer> batch = h.Batch(
+      {kOthers.at(0), "NOT-A-VIN", kOthers.at(0), kOthers.at(1), kOthers.at(2), kOthers.at(3)});
+  ASSERT_EQ(batch.size(), 6U);
+  EXPECT_EQ(batch[0].status, DecodeStatus::kOk);
+  EXPECT_EQ(batch[1].status, DecodeStatus::kVinInvalid);
+  EXPECT_EQ(batch[2].status, DecodeStatus::kOk);
+  EXPECT_EQ(batch[3].status, DecodeStatus::kOk);
+  for (std::size_t i : {4U, 5U}) {
+    EXPECT_EQ(batch[i].status, DecodeStatus::kRateLimited) << i;
+    EXPECT_EQ(batch[i].vin, kOthers.at(i - 2));
+    // Until the bucket holds both again: 2 s at 1 token/s.
+    EXPECT_EQ(vin_gateway::RetryAfterSeconds(batch[i].retry_after), 2) << i;
+  }
+  EXPECT_EQ(h.client.batch_calls, 1);
+  EXPECT_EQ(h.client.asked, (std::vector<std::string>{kOthers.at(0), kOthers.at(1)}));
+
+  // Four more full batches at once: the bucket is empty, nothing goes upstream.
+  std::vector<std::string> fifty(kOthers.begin(), kOthers.end());
+  while (fifty.size() < 50) {
+    // Valid VINs of their own (the check digit may not compute: still decoded).
+    const std::string n = std::to_string(100000 + fifty.size());
+    fifty.push_back("1FTMW1T88MB" + n);
+  }
+  for (int round = 0; round < 4; ++round) {
+    const std::vector<DecodeAnswer> limited = h.Batch(fifty);
+    ASSERT_EQ(limited.size(), 50U);
+    for (std::size_t i = 0; i < limited.size(); ++i) {
+      if (limited[i].vin == kOthers.at(0) || limited[i].vin == kOthers.at(1)) {
+        EXPECT_EQ(limited[i].source, Source::kCache) << i;  // decoded above: no token needed
+      } else {
+        EXPECT_EQ(limited[i].status, DecodeStatus::kRateLimited) << i;
+      }
+    }
+  }
+  EXPECT_EQ(h.client.calls, 1);
+  EXPECT_EQ(h.client.asked.size(), 2U);
+
+  // One second later one token is back: exactly one more VIN, the first that missed the cache.
+  h.clock.Advance(1s);
+  const std::vector<DecodeAnswer> refilled = h.Batch(fifty);
+  EXPECT_EQ(refilled.at(2).status, DecodeStatus::kOk);
+  EXPECT_EQ(refilled.at(2).source, Source::kLive);
+  EXPECT_EQ(refilled.at(3).status, DecodeStatus::kRateLimited);
+  EXPECT_EQ(h.client.asked.size(), 3U);
+  EXPECT_EQ(h.client.asked.back(), kOthers.at(2));
+}
+
+TEST(DecodeServiceTest, BatchWithinTheBucketTakesOneTokenPerCacheMiss) {
   Harness h({.rate = 1, .burst = 3});
-  const std::vector<DecodeAnswer> batch =
-      h.Batch({kOthers.at(0), kOthers.at(1), kOthers.at(2), kOthers.at(3)});
-  // 4 misses, bucket of 3 (the cap is the bucket size): a full bucket admits one maximal batch.
-  EXPECT_EQ(batch.at(0).status, DecodeStatus::kOk);
+  h.Decode(kVin);  // one token; a hit later takes none
+  const std::vector<DecodeAnswer> batch = h.Batch({kVin, kOthers.at(0), kOthers.at(1)});
+  EXPECT_EQ(batch.at(0).source, Source::kCache);
+  EXPECT_EQ(batch.at(1).status, DecodeStatus::kOk);
+  EXPECT_EQ(batch.at(2).status, DecodeStatus::kOk);
   const std::vector<DecodeAnswer> again = h.Batch({kOthers.at(4)});
   EXPECT_EQ(again.at(0).status, DecodeStatus::kRateLimited);
 }

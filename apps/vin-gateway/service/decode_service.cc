@@ -601,15 +601,26 @@ net::awaitable<std::vector<DecodeAnswer>> DecodeService::DecodeBatch(
   if (pending.empty()) {
     co_return answers;
   }
-  if (std::optional<Duration> wait =
-          deps_.limiter.TryTake(client, static_cast<double>(items.size()))) {
+  // One token per distinct VIN that goes upstream, with no cap: as many as the bucket holds go,
+  // in the batch's order; the rest are RATE_LIMITED (never a whole batch for a part's tokens).
+  const RateLimiter::Grant grant = deps_.limiter.TakeUpTo(client, items.size());
+  if (grant.taken < items.size()) {
+    std::vector<std::size_t> admitted;
     for (std::size_t i : pending) {
+      if (item_index.find(answers[i].vin)->second < grant.taken) {
+        admitted.push_back(i);
+        continue;
+      }
       answers[i].status = DecodeStatus::kRateLimited;
-      answers[i].retry_after = *wait;
+      answers[i].retry_after = grant.retry_after;
       answers[i].message = std::string(DefaultMessage(DecodeStatus::kRateLimited));
       deps_.metrics.CountAnswer(answers[i].status, answers[i].source, false);
     }
-    co_return answers;
+    pending = std::move(admitted);
+    items.resize(grant.taken);
+    if (items.empty()) {
+      co_return answers;
+    }
   }
   std::vector<DecodePtr> decoded;
   Live live;

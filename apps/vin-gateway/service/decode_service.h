@@ -141,7 +141,9 @@ class DecodeService {
   boost::asio::awaitable<DecodeAnswer> Decode(Step step, std::string client);
 
   // Up to 50 VINs (the caller checks the count): invalid ones answered locally, fresh cache hits
-  // from the cache, the rest in one upstream DecodeVINValuesBatch call with batch priority.
+  // from the cache, the rest in one upstream DecodeVINValuesBatch call with batch priority. Each
+  // distinct VIN sent upstream takes one of `client`'s rate tokens: when the bucket holds fewer,
+  // the first VINs (in the batch's order) that it has tokens for go, the others are RATE_LIMITED.
   boost::asio::awaitable<std::vector<DecodeAnswer>> DecodeBatch(std::vector<std::string> raw_vins,
                                                                 int model_year, std::string client);
 

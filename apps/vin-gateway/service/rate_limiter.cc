@@ -36,11 +36,18 @@ void RateLimiter::PruneLocked(fusebox::TimePoint now) {
   }
 }
 
-std::optional<fusebox::Duration> RateLimiter::TryTake(std::string_view client, double n) {
-  if (!enabled()) {
+std::optional<fusebox::Duration> RateLimiter::TryTake(std::string_view client) {
+  const Grant grant = TakeUpTo(client, 1);
+  if (grant.taken == 1) {
     return std::nullopt;
   }
-  const double need = std::min(std::max(n, 0.0), burst_);
+  return grant.retry_after;
+}
+
+RateLimiter::Grant RateLimiter::TakeUpTo(std::string_view client, std::size_t n) {
+  if (!enabled() || n == 0) {
+    return Grant{n, fusebox::Duration::zero()};
+  }
   const fusebox::TimePoint now = clock_.Now();
   std::lock_guard<std::mutex> lock(mu_);
   auto it = buckets_.find(std::string(client));
@@ -52,14 +59,19 @@ std::optional<fusebox::Duration> RateLimiter::TryTake(std::string_view client, d
   }
   Bucket& bucket = it->second;
   RefillLocked(bucket, now);
-  if (bucket.tokens + 1e-9 >= need) {
-    bucket.tokens = std::max(0.0, bucket.tokens - need);
-    return std::nullopt;
+  // Whole tokens only (a refill a hair short of one still counts as one).
+  const double whole = std::floor(bucket.tokens + 1e-9);
+  const std::size_t taken =
+      whole >= static_cast<double>(n) ? n : static_cast<std::size_t>(std::max(whole, 0.0));
+  bucket.tokens = std::max(0.0, bucket.tokens - static_cast<double>(taken));
+  if (taken == n) {
+    return Grant{n, fusebox::Duration::zero()};
   }
   rejected_.fetch_add(1, std::memory_order_relaxed);
-  const double wait_s = (need - bucket.tokens) / rate_;
-  return std::chrono::duration_cast<fusebox::Duration>(
-      std::chrono::duration<double>(std::max(wait_s, 0.0)));
+  const double want = std::min(static_cast<double>(n - taken), burst_);
+  const double wait_s = (want - bucket.tokens) / rate_;
+  return Grant{taken, std::chrono::duration_cast<fusebox::Duration>(
+                          std::chrono::duration<double>(std::max(wait_s, 0.0)))};
 }
 
 std::size_t RateLimiter::tracked_clients() const {
