@@ -310,6 +310,7 @@ int Run(const vin_gateway::GatewayConfig& config, const std::vector<std::string>
        // never an upstream call (which would read as the upstream's failure).
        .descriptor_reserve = 2 * static_cast<std::size_t>(config.max_in_flight) + 32,
        .trusted_proxies = *trusted_proxies,
+       .client_ipv6_prefix = config.client_ipv6_prefix,
        .event_log = log},
       [&router](vin_gateway::HttpRequest request) { return router.Handle(std::move(request)); },
       [&](const vin_gateway::AccessRecord& record) {

@@ -1,8 +1,10 @@
 // The gateway as a process against hostile clients on raw sockets: slowloris, oversized request
-// lines, headers and bodies, request smuggling, pipelining, half-closed connections and a client
-// that never reads its answers. In each case the hostile connection is answered as the contract
-// says (or cut off at `--client-timeout`), a well-behaved client is served quickly meanwhile, no
-// descriptor stays behind (counted in /proc/PID/fd) and the upstream sees nothing it should not.
+// lines, headers and bodies, request smuggling, pipelining, half-closed connections, a client
+// that never reads its answers, cross-site "simple" batches, and clients that stretch the rate
+// limit (large batches, many addresses of one IPv6 /64). In each case the hostile connection is
+// answered as the contract says (or cut off at `--client-timeout`), a well-behaved client is served
+// quickly meanwhile, no descriptor stays behind (counted in /proc/PID/fd) and the upstream sees
+// nothing it should not.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -624,6 +626,57 @@ TEST_F(StretchedBudgetTest, FiveFiftyVinBatchesAtOnceSpendOnlyTheBucket) {
                    upstream_vins, upstream_calls, elapsed_s, allowed, limited, answered, kBatches),
        answered == kBatches && upstream_vins <= allowed && upstream_vins >= 2 &&
            live + limited == kBatches * kVins});
+}
+
+// Forty addresses of one IPv6 /64, forwarded by a trusted proxy, used to get forty buckets. They
+// share one now (the default --client-ipv6-prefix 64); another /64 and an IPv4 client have their
+// own.
+TEST_F(StretchedBudgetTest, FortyAddressesOfOneSlash64ShareOneBucket) {
+  StartGateway({"--client-rate", "1", "--client-burst", "2", "--trusted-proxy", "127.0.0.1/32"});
+  constexpr int kAddresses = 40;
+  const long calls_before = UpstreamCalls();
+  int ok = 0;
+  int limited = 0;
+  const auto start = SteadyClock::now();
+  for (int i = 1; i <= kAddresses; ++i) {
+    const HttpResult r =
+        Http(gateway_->port(), "GET", "/api/v1/vin/" + UniqueVin('V', i), "",
+             fmt::format("X-Forwarded-For: 2001:db8:1:2:{:x}::{:x}\r\n", i, i * 997));
+    ok += r.status == 200 ? 1 : 0;
+    limited += r.status == 429 && Field(r, "status") == "RATE_LIMITED" ? 1 : 0;
+  }
+  const double elapsed_s = SecondsSince(start);
+  const long upstream_calls = UpstreamCalls() - calls_before;
+  const long allowed = 2 + static_cast<long>(std::ceil(elapsed_s)) + 1;
+  // Other clients keep their own budgets: the next /64, an IPv4 address.
+  const int other_net = Http(gateway_->port(), "GET", "/api/v1/vin/" + UniqueVin('W', 1), "",
+                             "X-Forwarded-For: 2001:db8:1:3::1\r\n")
+                            .status;
+  const int other_v4 = Http(gateway_->port(), "GET", "/api/v1/vin/" + UniqueVin('W', 2), "",
+                            "X-Forwarded-For: 198.51.100.7\r\n")
+                           .status;
+  // The log still names each address (its lines are written a loop turn later).
+  const auto logged = [&] { return Count(gateway_->Log(), "client=2001:db8:1:2:"); };
+  WaitUntil([&] { return logged() >= static_cast<std::size_t>(kAddresses); }, 5);
+  const std::size_t logged_addresses = logged();
+  EXPECT_GE(ok, 2);
+  EXPECT_LE(ok, allowed);
+  EXPECT_EQ(ok + limited, kAddresses);
+  EXPECT_EQ(upstream_calls, ok);
+  EXPECT_EQ(other_net, 200);
+  EXPECT_EQ(other_v4, 200);
+  EXPECT_EQ(logged_addresses, static_cast<std::size_t>(kAddresses));
+  AddMatrixRow(
+      {"hostile client",
+       "rate limit stretched by addresses: 40 addresses of one IPv6 /64 via a trusted "
+       "proxy's X-Forwarded-For, each decoding a distinct uncached VIN",
+       "--client-rate 1 --client-burst 2 --trusted-proxy 127.0.0.1/32 (IPv6 prefix 64)",
+       "one bucket for the /64: at most 2 plus the refill decoded, the rest 429 "
+       "RATE_LIMITED; another /64 and an IPv4 client served; the log keeps each address",
+       fmt::format("{} decoded, {} rate-limited over {:.2f} s (allowed {}); other /64 "
+                   "{}, IPv4 {}; {} log lines with the full address",
+                   ok, limited, elapsed_s, allowed, other_net, other_v4, logged_addresses),
+       ok <= allowed && ok + limited == kAddresses && other_net == 200 && other_v4 == 200});
 }
 
 }  // namespace

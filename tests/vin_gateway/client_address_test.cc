@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -138,6 +139,42 @@ TEST(ClientAddressTest, AMalformedHeaderFromATrustedPeerLeavesThePeer) {
     EXPECT_TRUE(who.malformed_header) << bad;
     EXPECT_FALSE(who.forwarded) << bad;
   }
+}
+
+// Forty addresses of one IPv6 /64 behind a trusted proxy used to be forty rate-limit buckets: a
+// host given a /64 picks a fresh address at will. They are one client key.
+TEST(ClientKeyTest, FortyAddressesOfOneSlash64ShareOneKey) {
+  const TrustedProxies trusted = Trust({"127.0.0.1/32"});
+  std::set<std::string> keys;
+  std::set<std::string> addresses;
+  for (int i = 1; i <= 40; ++i) {
+    const ClientAddress who = trusted.Resolve(
+        Ip("127.0.0.1"), "2001:db8:1:2:" + std::to_string(i) + "::" + std::to_string(i * 7));
+    ASSERT_TRUE(who.forwarded) << i;
+    addresses.insert(who.address);
+    keys.insert(ClientKey(who.ip));
+  }
+  EXPECT_EQ(addresses.size(), 40U);  // the log still tells them apart
+  EXPECT_EQ(keys, (std::set<std::string>{"2001:db8:1:2::/64"}));
+  // The next /64 is another client.
+  EXPECT_EQ(ClientKey(Ip("2001:db8:1:3::1")), "2001:db8:1:3::/64");
+}
+
+TEST(ClientKeyTest, Ipv4IsPerAddressAndTheIpv6PrefixIsConfigurable) {
+  EXPECT_EQ(ClientKey(Ip("203.0.113.7")), "203.0.113.7");
+  EXPECT_EQ(ClientKey(Ip("203.0.113.8"), 1), "203.0.113.8");  // the prefix is IPv6's only
+  // IPv4-mapped IPv6 (a dual-stack listener's IPv4 peers) is IPv4: never one /64 for them all.
+  EXPECT_EQ(ClientKey(Ip("::ffff:203.0.113.7")), "203.0.113.7");
+  EXPECT_EQ(ClientKey(Ip("2001:db8:aa:bb:1:2:3:4"), 48), "2001:db8:aa::/48");
+  EXPECT_EQ(ClientKey(Ip("2001:db8:aa:bb:1:2:3:4"), 56), "2001:db8:aa::/56");
+  EXPECT_EQ(ClientKey(Ip("2001:db8:aa:bb:1:2:3:4"), 128), "2001:db8:aa:bb:1:2:3:4/128");
+  EXPECT_EQ(ClientKey(Ip("2001:db8::1"), 0), "::/1");               // clamped to 1
+  EXPECT_EQ(ClientKey(Ip("2001:db8::1"), 500), "2001:db8::1/128");  // clamped to 128
+  // The resolved client's parsed address matches its text, mapped ones unmapped.
+  const TrustedProxies v4 = Trust({"127.0.0.1/32"});
+  EXPECT_EQ(ClientKey(v4.Resolve(Ip("127.0.0.1"), "::ffff:198.51.100.4").ip), "198.51.100.4");
+  EXPECT_EQ(ClientKey(v4.Resolve(Ip("::ffff:127.0.0.1"), "").ip), "127.0.0.1");
+  EXPECT_EQ(ClientKey(v4.Resolve(Ip("127.0.0.1"), "junk").ip), "127.0.0.1");
 }
 
 }  // namespace

@@ -56,6 +56,7 @@ TEST(ConfigTest, DefaultsMatchTheDocs) {
   EXPECT_EQ(c.max_in_flight, 16U);
   EXPECT_EQ(c.client_rate, 20);
   EXPECT_EQ(c.effective_client_burst(), 40);
+  EXPECT_EQ(c.client_ipv6_prefix, 64U);
   EXPECT_EQ(c.cache_max_entries, 1'000'000U);
   EXPECT_EQ(c.log_format, vin_gateway::LogFormat::kText);
 }
@@ -166,6 +167,27 @@ TEST(ConfigTest, TrustedProxyIsAListFromFlagsOrTheFile) {
   EXPECT_EQ(vin_gateway::SettingsNeedingRestart(flags->config, reread),
             (std::vector<std::string_view>{"--trusted-proxy"}));
   EXPECT_NE(Parse({"--help"})->help_text.find("--trusted-proxy"), std::string::npos);
+}
+
+TEST(ConfigTest, ClientIpv6PrefixIsReadFromFlagsOrTheFileWithinOneTo128) {
+  auto flag = Parse({"--client-ipv6-prefix", "48"});
+  ASSERT_TRUE(flag) << flag.error().message;
+  EXPECT_EQ(flag->config.client_ipv6_prefix, 48U);
+  const TomlFile file("vin_gateway_config_ipv6_prefix.toml", "client_ipv6_prefix = 128\n");
+  auto from_file = Parse({"--config", file.path()});
+  ASSERT_TRUE(from_file) << from_file.error().message;
+  EXPECT_EQ(from_file->config.client_ipv6_prefix, 128U);
+  for (const char* bad : {"0", "129", "99999999999"}) {
+    auto parsed = Parse({"--client-ipv6-prefix", bad});
+    ASSERT_FALSE(parsed) << bad;
+    EXPECT_EQ(parsed.error().field, "--client-ipv6-prefix");
+    EXPECT_NE(parsed.error().message.find("--client-ipv6-prefix must be in [1, 128], got"),
+              std::string::npos)
+        << parsed.error().message;
+  }
+  auto words = Parse({"--client-ipv6-prefix", "/64"});
+  ASSERT_FALSE(words);
+  EXPECT_EQ(words.error().field, "--client-ipv6-prefix");
 }
 
 TEST(ConfigTest, OutOfRangeFlagIsRefusedWithItsNameAndRange) {
@@ -305,6 +327,7 @@ TEST(ConfigTest, HelpListsEveryFlag) {
                            "--half-open-probes",
                            "--max-in-flight",
                            "--client-rate",
+                           "--client-ipv6-prefix",
                            "--cache-max-entries",
                            "--upstream-ca",
                            "--log-format",

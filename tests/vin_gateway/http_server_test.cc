@@ -1,9 +1,11 @@
 // HttpServer in process, on a loopback ephemeral port: connections are spread over the
-// io_contexts it is given (vin-gateway's --threads), one after the other.
+// io_contexts it is given (vin-gateway's --threads), one after the other; behind a trusted proxy,
+// the handler sees one client per IPv6 /64.
 #include "http/http_server.h"
 
 #include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -69,6 +71,64 @@ TEST(HttpServerTest, HandsConnectionsToItsContextsInTurn) {
   }
   const std::vector<const net::execution_context*> expected = {&first, &second, &first, &second};
   EXPECT_EQ(served, expected);
+}
+
+// Behind a trusted proxy, 40 addresses of one IPv6 /64 used to reach the handler (the rate limit,
+// the admin throttle) as 40 clients, each with its own budget. They are one client now, while the
+// access log keeps each address; IPv4 clients stay one per address, IPv4-mapped ones included.
+TEST(HttpServerTest, AddressesOfOneIpv6Slash64AreOneClientForTheHandler) {
+  net::io_context io(1);
+  std::mutex mu;
+  std::vector<std::string> handled;  // HttpRequest::client of each request. Guarded by mu.
+  std::vector<std::string> logged;   // AccessRecord::client of each request. Guarded by mu.
+  auto handler = [&](HttpRequest request) -> vin_gateway::HandlerResult {
+    std::lock_guard<std::mutex> lock(mu);
+    handled.push_back(request.client);
+    HttpResponse response;
+    response.body = "{}";
+    return response;
+  };
+  auto trusted = vin_gateway::TrustedProxies::Parse({"127.0.0.1/32"});
+  ASSERT_TRUE(trusted) << trusted.error();
+  auto created = vin_gateway::HttpServer::Create(
+      io, {.host = "127.0.0.1", .port = 0, .trusted_proxies = *trusted}, handler,
+      [&](const vin_gateway::AccessRecord& record) {
+        std::lock_guard<std::mutex> lock(mu);
+        logged.push_back(record.client);
+      });
+  ASSERT_TRUE(created) << created.error();
+  std::unique_ptr<vin_gateway::HttpServer> server = std::move(*created);
+  server->Start();
+  auto guard = net::make_work_guard(io);
+  std::thread thread([&io] { io.run(); });
+
+  std::vector<std::string> forwarded;
+  for (int i = 1; i <= 40; ++i) {
+    forwarded.push_back("2001:db8:1:2:" + std::to_string(i) + "::" + std::to_string(i * 7));
+  }
+  forwarded.insert(forwarded.end(),
+                   {"2001:db8:1:3::1", "198.51.100.7", "198.51.100.8", "::ffff:198.51.100.9"});
+  for (const std::string& address : forwarded) {
+    EXPECT_EQ(Http(server->port(), "GET", "/x", "", "X-Forwarded-For: " + address + "\r\n").status,
+              200)
+        << address;
+  }
+  server->BeginShutdown();
+  guard.reset();
+  thread.join();
+
+  std::lock_guard<std::mutex> lock(mu);
+  ASSERT_EQ(handled.size(), forwarded.size());
+  ASSERT_EQ(logged.size(), forwarded.size());
+  for (std::size_t i = 0; i < 40; ++i) {
+    EXPECT_EQ(handled[i], "2001:db8:1:2::/64") << forwarded[i];
+    EXPECT_EQ(logged[i], forwarded[i]);
+  }
+  EXPECT_EQ(handled[40], "2001:db8:1:3::/64");
+  EXPECT_EQ(handled[41], "198.51.100.7");
+  EXPECT_EQ(handled[42], "198.51.100.8");
+  EXPECT_EQ(handled[43], "198.51.100.9");
+  EXPECT_EQ(logged[43], "198.51.100.9");
 }
 
 }  // namespace

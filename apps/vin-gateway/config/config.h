@@ -100,12 +100,16 @@ struct GatewayConfig {
   Duration recovery_ramp = Duration::zero();
   // --max-in-flight: upstream calls at once (the bulkhead). Default 16, range [1, 100000].
   std::uint32_t max_in_flight = 16;
-  // --client-rate: tokens per second of each client address's bucket; 0 disables the limit.
+  // --client-rate: tokens per second of each client's bucket (an address; an IPv6 client's
+  // --client-ipv6-prefix network); 0 disables the limit.
   // Default 20, range [0, 1000000].
   double client_rate = 20;
   // --client-burst: size of each client's bucket. Default 2 x client-rate (40),
   // range [1, 10000000].
   std::optional<double> client_burst = std::nullopt;
+  // --client-ipv6-prefix: IPv6 clients share one bucket (and one admin-throttle count) per
+  // network of this prefix length; IPv4 clients have one each. Default 64, range [1, 128].
+  std::uint32_t client_ipv6_prefix = 64;
   // --cache-max-entries: decodes kept (least recently used out first).
   // Default 1000000, range [1, 1000000000].
   std::uint64_t cache_max_entries = 1'000'000;

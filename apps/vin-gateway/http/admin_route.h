@@ -9,7 +9,8 @@
 // The token is compared in constant time (SHA-256 digests, CRYPTO_memcmp), so the time taken says
 // nothing about the token. The answer shows the breaker after the command.
 //
-// Brute force (AdminThrottle): failed bearer attempts are counted per client address; an address
+// Brute force (AdminThrottle): failed bearer attempts are counted per client address (the request's
+// client key, client_address.h: an IPv6 client's /64 by default); an address
 // with `max_failures` failures within `window` is refused (429, even with the right token) for
 // `lockout`, and one log line marks the start of each such episode. The table of addresses is
 // bounded (`max_addresses`): spraying addresses costs a fixed amount of memory; when it is full,

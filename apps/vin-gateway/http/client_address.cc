@@ -118,7 +118,7 @@ bool TrustedProxies::Contains(const ip::address& address) const {
 
 ClientAddress TrustedProxies::Resolve(const ip::address& peer,
                                       std::string_view forwarded_for) const {
-  ClientAddress out{.address = peer.to_string()};
+  ClientAddress out{.address = peer.to_string(), .ip = Unmapped(peer)};
   if (empty() || Trim(forwarded_for).empty() || !Contains(peer)) {
     return out;
   }
@@ -135,7 +135,8 @@ ClientAddress TrustedProxies::Resolve(const ip::address& peer,
       return out;
     }
     if (!Contains(*address)) {
-      out.address = Unmapped(*address).to_string();
+      out.ip = Unmapped(*address);
+      out.address = out.ip.to_string();
       out.forwarded = true;
       return out;
     }
@@ -145,9 +146,19 @@ ClientAddress TrustedProxies::Resolve(const ip::address& peer,
     }
     rest = rest.substr(0, comma);
   }
-  out.address = Unmapped(*leftmost_trusted).to_string();  // every hop is a trusted proxy
+  out.ip = Unmapped(*leftmost_trusted);  // every hop is a trusted proxy
+  out.address = out.ip.to_string();
   out.forwarded = true;
   return out;
+}
+
+std::string ClientKey(const ip::address& address, unsigned ipv6_prefix) {
+  const ip::address a = Unmapped(address);
+  if (a.is_v4()) {
+    return a.to_string();
+  }
+  const auto prefix = static_cast<unsigned short>(std::clamp(ipv6_prefix, 1U, 128U));
+  return ip::network_v6(a.to_v6(), prefix).canonical().to_string();
 }
 
 }  // namespace vin_gateway

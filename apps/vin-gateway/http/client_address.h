@@ -20,6 +20,12 @@
 // network with host bits set ("10.0.0.1/8") is refused: it is most likely a typo for /32, and
 // trusting a whole /8 by mistake would let anyone in it choose their address.
 //
+// The rate limit and the admin throttle key on ClientKey, not on the address: an IPv4 client
+// (IPv4-mapped IPv6 included) is its address, an IPv6 client its /N network (--client-ipv6-prefix,
+// default 64). One host, or one ISP customer, is usually given a whole /64 and may pick a fresh
+// address in it at will: keyed per address it would get 2^64 budgets. The access log keeps the
+// address itself.
+//
 // Thread safety: immutable after Parse; every member is const. Time: none.
 //
 // Example:
@@ -27,6 +33,7 @@
 //   if (!trusted) die(trusted.error());  // "--trusted-proxy: '10.0.0.0/33' is not an IPv4 or
 //                                        //  IPv6 network (prefix 33 > 32)"
 //   ClientAddress who = trusted->Resolve(peer, "203.0.113.7, 10.0.0.2");  // "203.0.113.7"
+//   ClientKey(make_address("2001:db8:1:2::7"), 64);                         // "2001:db8:1:2::/64"
 #pragma once
 
 #include <string>
@@ -41,8 +48,12 @@
 
 namespace vin_gateway {
 
+// IPv6 clients share a rate-limit bucket per network of this prefix length unless configured.
+inline constexpr unsigned kDefaultClientIpv6Prefix = 64;
+
 struct ClientAddress {
   std::string address;            // "203.0.113.7", "2001:db8::1"
+  boost::asio::ip::address ip;    // the same, parsed (an IPv4-mapped IPv6 one as IPv4)
   bool forwarded = false;         // taken from X-Forwarded-For
   bool malformed_header = false;  // a trusted peer sent a header that does not parse
 };
@@ -64,5 +75,11 @@ class TrustedProxies {
   std::vector<boost::asio::ip::network_v4> v4_;
   std::vector<boost::asio::ip::network_v6> v6_;
 };
+
+// The key of `address` for the rate limit and the admin throttle: an IPv4 address (an IPv4-mapped
+// IPv6 one included) as itself ("203.0.113.7"); an IPv6 address as its network of `ipv6_prefix`
+// bits (1 to 128, clamped), "2001:db8:1:2::/64".
+std::string ClientKey(const boost::asio::ip::address& address,
+                      unsigned ipv6_prefix = kDefaultClientIpv6Prefix);
 
 }  // namespace vin_gateway

@@ -42,7 +42,9 @@ struct HttpRequest {
   // value as sent; two never read as one media type (the batch route refuses them).
   std::string content_type;
   std::string body;
-  std::string client;  // the client's address (client_address.h; the rate limit's key)
+  // Who the client is for the rate limit and the admin throttle: ClientKey (client_address.h),
+  // its address, or for IPv6 its /--client-ipv6-prefix network ("2001:db8:1:2::/64").
+  std::string client;
 };
 
 struct HttpResponse {

@@ -207,13 +207,27 @@ struct HttpServer::Impl {
   std::atomic<std::uint64_t> malformed_forwarded_for{0};
   std::atomic<std::int64_t> next_malformed_log_ns{0};  // steady clock
 
-  // The request's client (client_address.h): `peer_text`, or behind a trusted proxy the address
-  // in X-Forwarded-For. A malformed header from a trusted proxy is logged when first seen, then
-  // at most once a minute with the count so far: a broken proxy must not flood the log.
-  std::string ClientOf(const std::optional<net::ip::address>& peer, const std::string& peer_text,
-                       const http::request<http::string_body>& request) {
+  // Who sent a request: its address (for the access log) and its ClientKey (for the handler).
+  struct Client {
+    std::string address;
+    std::string key;
+  };
+
+  // The TCP peer as a client: "unknown" when its address could not be read.
+  Client PeerClient(const std::optional<net::ip::address>& peer) const {
+    if (!peer) {
+      return {"unknown", "unknown"};
+    }
+    return {peer->to_string(), ClientKey(*peer, options.client_ipv6_prefix)};
+  }
+
+  // The request's client (client_address.h): `peer_client`, or behind a trusted proxy the
+  // address in X-Forwarded-For. A malformed header from a trusted proxy is logged when first
+  // seen, then at most once a minute with the count so far: a broken proxy must not flood the log.
+  Client ClientOf(const std::optional<net::ip::address>& peer, const Client& peer_client,
+                  const http::request<http::string_body>& request) {
     if (!peer || options.trusted_proxies.empty()) {
-      return peer_text;
+      return peer_client;
     }
     std::string forwarded_for;
     for (const auto& field : boost::make_iterator_range(request.equal_range("X-Forwarded-For"))) {
@@ -233,10 +247,13 @@ struct HttpServer::Impl {
             "warn", fmt::format("X-Forwarded-For from the trusted proxy {} does not parse ('{}'): "
                                 "its own address is taken as the client ({} such header(s) so "
                                 "far; logged at most once a minute)",
-                                peer_text, BoundedLogField(forwarded_for, 64), seen));
+                                peer_client.address, BoundedLogField(forwarded_for, 64), seen));
       }
     }
-    return std::move(client.address);
+    if (!client.forwarded) {
+      return peer_client;
+    }
+    return {std::move(client.address), ClientKey(client.ip, options.client_ipv6_prefix)};
   }
 
   // Logs the request `session` waits on, if any and not logged yet, as cut off by the end of the
@@ -437,16 +454,17 @@ constexpr std::size_t kMaxLoggedMethod = 32;
 }  // namespace
 
 net::awaitable<void> HttpServer::Serve(Impl& impl, tcp::socket socket, Session& session) {
-  std::string client;
   std::optional<net::ip::address> peer_address;
   {
     boost::system::error_code ec;
     const tcp::endpoint peer = socket.remote_endpoint(ec);
-    client = ec ? "unknown" : peer.address().to_string();
     if (!ec) {
       peer_address = peer.address();
     }
   }
+  // Once per connection: most requests come without a proxy in front.
+  const Impl::Client peer_client = impl.PeerClient(peer_address);
+  const std::string& client = peer_client.address;
   beast::tcp_stream stream(std::move(socket));
   session.stream = &stream;
   // Non-blocking at the user level, for the direct write of each answer (below): a write that
@@ -621,13 +639,13 @@ net::awaitable<void> HttpServer::Serve(Impl& impl, tcp::socket socket, Session& 
     const bool is_head = request.method() == http::verb::head;
     const unsigned version = request.version();
     const bool client_keep_alive = request.keep_alive();
-    const std::string request_client = impl.ClientOf(peer_address, client, request);
-    HttpRequest in = ToHttpRequest(std::move(request), request_client);
+    Impl::Client request_client = impl.ClientOf(peer_address, peer_client, request);
+    HttpRequest in = ToHttpRequest(std::move(request), std::move(request_client.key));
     AccessRecord record;
     record.request_id = id;
     record.method = BoundedLogField(in.method, kMaxLoggedMethod);
     record.target = BoundedLogField(in.target, kMaxLoggedTarget);
-    record.client = request_client;
+    record.client = std::move(request_client.address);
     // The request is shown to LogUnfinishedRequests (another thread, at the end of the shutdown
     // grace period) only while this coroutine waits: on an awaited answer, or on a write the
     // socket did not take at once. An answer made and written without waiting is logged right

@@ -73,8 +73,11 @@ struct HttpServerOptions {
   // open-file limit (counted from the descriptors open at Start()). Capped at half the limit.
   std::size_t descriptor_reserve = 64;
   // Proxies whose X-Forwarded-For names the client (client_address.h); empty: nobody's, the
-  // client is always the TCP peer. The client is what the handler and the access log see.
+  // client is always the TCP peer. The access log sees the client's address; the handler its
+  // ClientKey (HttpRequest::client: the rate limit's and the admin throttle's key).
   TrustedProxies trusted_proxies{};
+  // The prefix length of the IPv6 networks whose clients share one key (ClientKey). [1, 128].
+  unsigned client_ipv6_prefix = kDefaultClientIpv6Prefix;
   // Where the server's own events go (accept trouble, the reserve reached and left): level
   // ("info", "warn") and a sentence. Empty: not logged.
   std::function<void(std::string_view level, std::string_view message)> event_log = nullptr;

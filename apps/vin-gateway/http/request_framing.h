@@ -87,7 +87,8 @@ bool ExpectsContinue(const boost::beast::http::request_header<>& header);
 // parser refused; nullopt when the client left (or the server is draining): just close.
 std::optional<HttpResponse> ReadFailureResponse(const boost::system::error_code& ec);
 
-// The router's view of a parsed request from `client` (its address, for logs and rate limits).
+// The router's view of a parsed request from `client` (its ClientKey, client_address.h: the rate
+// limit's and the admin throttle's key).
 HttpRequest ToHttpRequest(boost::beast::http::request<boost::beast::http::string_body>&& request,
                           std::string client);
 

@@ -47,7 +47,7 @@ struct RouterDeps {
   RateLimiter& limiter;
   VpicClient& client;
   std::optional<std::string> admin_token;  // FUSEBOX_ADMIN_TOKEN; nullopt: admin routes are 404
-  AdminThrottle& admin_throttle;           // failed bearer attempts per client address
+  AdminThrottle& admin_throttle;           // failed bearer attempts per client key
   std::function<bool()> draining;          // true once SIGTERM was received (may be empty)
   // Fleet mode: nullopt (or empty) without --fleet.
   std::function<std::optional<FleetReport>()> fleet = nullptr;

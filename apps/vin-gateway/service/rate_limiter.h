@@ -1,11 +1,11 @@
 // vin-gateway/service/rate_limiter.h
 //
-// The per-client rate limit: one token bucket per client address, so that one client cannot
-// spend everyone's vPIC allowance (docs/http-api.md, "Limits"). Only requests that would start an
-// upstream call take tokens (a cache hit or a single-flight follower takes none); a batch takes
-// one per VIN it sends upstream, with no cap: a batch larger than what the bucket holds is
-// answered in part, never let through whole (else batches of 50 would buy 50 upstream decodes for
-// a bucket of 2).
+// The per-client rate limit: one token bucket per client key (an address, or an IPv6 network:
+// client_address.h), so that one client cannot spend everyone's vPIC allowance
+// (docs/http-api.md, "Limits"). Only requests that would start an upstream call take tokens (a
+// cache hit or a single-flight follower takes none); a batch takes one per VIN it sends upstream,
+// with no cap: a batch larger than what the bucket holds is answered in part, never let through
+// whole (else batches of 50 would buy 50 upstream decodes for a bucket of 2).
 //
 //   both refill at `rate` tokens/s up to `burst`, then:
 //   TryTake(client):      take one token (nullopt), or nothing and return the wait until one is
@@ -21,8 +21,8 @@
 //
 // Example:
 //   RateLimiter limiter(20, 40, clock);
-//   if (auto wait = limiter.TryTake(peer_address)) return RateLimited(*wait);   // 429
-//   auto grant = limiter.TakeUpTo(peer_address, 50);  // the first grant.taken VINs go upstream
+//   if (auto wait = limiter.TryTake(client_key)) return RateLimited(*wait);     // 429
+//   auto grant = limiter.TakeUpTo(client_key, 50);   // the first grant.taken VINs go upstream
 #pragma once
 
 #include <atomic>
