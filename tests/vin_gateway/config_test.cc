@@ -55,7 +55,7 @@ TEST(ConfigTest, DefaultsMatchTheDocs) {
   EXPECT_EQ(c.half_open_probes, 1U);
   EXPECT_EQ(c.max_in_flight, 16U);
   EXPECT_EQ(c.client_rate, 20);
-  EXPECT_EQ(c.effective_client_burst(), 40);
+  EXPECT_EQ(c.effective_client_burst(), 50);  // one whole batch, more than 2 x the rate
   EXPECT_EQ(c.client_ipv6_prefix, 64U);
   EXPECT_EQ(c.cache_max_entries, 1'000'000U);
   EXPECT_EQ(c.log_format, vin_gateway::LogFormat::kText);

@@ -589,8 +589,9 @@ constexpr Setting kSettings[] = {
      "decodes per second per client (address; IPv6: per network, see --client-ipv6-prefix), "
      "0 disables (default 20)",
      ApplyClientRate, CheckClientRate, Same<&G::client_rate>},
-    {"--client-burst", "client_burst", "burst per client (default 2 x client-rate)",
-     ApplyClientBurst, CheckClientBurst, Same<&G::client_burst>},
+    {"--client-burst", "client_burst",
+     "burst per client (default 2 x client-rate, at least 50: one whole batch)", ApplyClientBurst,
+     CheckClientBurst, Same<&G::client_burst>},
     {"--client-ipv6-prefix", "client_ipv6_prefix",
      "IPv6 clients share a rate limit per network of this prefix length (default 64)",
      ApplyWhole<std::uint32_t, &G::client_ipv6_prefix>,

@@ -24,6 +24,7 @@
 //   const GatewayConfig& config = parsed->config;
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -33,6 +34,7 @@
 #include <vector>
 
 #include "core/log_format.h"
+#include "core/vin.h"
 #include "fusebox/circuit_breaker.h"
 #include "fusebox/status.h"
 
@@ -104,8 +106,9 @@ struct GatewayConfig {
   // --client-ipv6-prefix network); 0 disables the limit.
   // Default 20, range [0, 1000000].
   double client_rate = 20;
-  // --client-burst: size of each client's bucket. Default 2 x client-rate (40),
-  // range [1, 10000000].
+  // --client-burst: size of each client's bucket. Default 2 x client-rate, and at least one
+  // whole batch (kMaxBatchVins, 50: a batch takes a token per VIN it sends upstream), so 50 with
+  // the default rate; range [1, 10000000].
   std::optional<double> client_burst = std::nullopt;
   // --client-ipv6-prefix: IPv6 clients share one bucket (and one admin-throttle count) per
   // network of this prefix length; IPv4 clients have one each. Default 64, range [1, 128].
@@ -154,7 +157,7 @@ struct GatewayConfig {
   std::optional<ConfigError> Validate() const;
 
   double effective_client_burst() const noexcept {
-    return client_burst.value_or(client_rate * 2 < 1 ? 1 : client_rate * 2);
+    return client_burst.value_or(std::max(client_rate * 2, static_cast<double>(kMaxBatchVins)));
   }
   // The `vpic` breaker: every breaker setting above; batch never probes.
   fusebox::CircuitBreakerConfig BreakerConfig() const;

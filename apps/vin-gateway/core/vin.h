@@ -33,6 +33,9 @@ namespace vin_gateway {
 // A VIN segment longer than this is refused (rule `length`) before any other work.
 inline constexpr std::size_t kMaxVinSegment = 64;
 inline constexpr std::size_t kVinLength = 17;
+// A batch decode holds 1 to this many VINs (the batch route's limit; the default client burst
+// is at least this, so that a fresh client's bucket admits one whole batch).
+inline constexpr std::size_t kMaxBatchVins = 50;
 
 enum class CheckDigit { kValid, kMismatch };
 

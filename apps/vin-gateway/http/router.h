@@ -52,7 +52,7 @@
 namespace vin_gateway {
 
 // Batches hold 1 to this many VINs.
-inline constexpr std::size_t kMaxBatch = 50;
+inline constexpr std::size_t kMaxBatch = kMaxBatchVins;
 
 class Router {
  public:
