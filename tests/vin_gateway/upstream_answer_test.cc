@@ -145,6 +145,16 @@ TEST(UpstreamAnswerTest, ConnectionCloseAnswerIsNotReusable) {
   EXPECT_FALSE(r.got.reusable);
 }
 
+TEST(UpstreamAnswerTest, AnswerEndedByTheConnectionClosingIsNotReusable) {
+  // No length and not chunked: the body ends where the upstream closed. The message itself says
+  // nothing against keep-alive (HTTP/1.1, no Connection: close); only the parser knows.
+  const Read r = ReadFrom("HTTP/1.1 200 OK\r\n\r\n{\"VIN\":\"ONE\"}");
+  ASSERT_FALSE(r.got.error) << r.got.error.message();
+  EXPECT_EQ(r.got.response.body(), "{\"VIN\":\"ONE\"}");
+  EXPECT_TRUE(r.got.response.keep_alive());
+  EXPECT_FALSE(r.got.reusable);
+}
+
 TEST(UpstreamAnswerTest, BodyOverTheCapIsAnError) {
   net::io_context io;
   beast::test::stream stream(io);

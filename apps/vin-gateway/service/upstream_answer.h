@@ -30,6 +30,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/awaitable.hpp>
@@ -45,8 +46,9 @@ namespace vin_gateway {
 // Interim answers read before one final answer at most; one more is a protocol failure.
 inline constexpr unsigned kMaxInterimAnswers = 16;
 // Head of any one answer (interim or final), in bytes.
-inline constexpr std::size_t kMaxUpstreamHeadBytes = 64 * 1024;
+inline constexpr std::size_t kMaxUpstreamHeadBytes = std::size_t{64} * 1024;
 
+// NOLINTNEXTLINE(bugprone-exception-escape): Beast's response has a throwing move assignment
 struct UpstreamAnswer {
   // Empty when `response` holds the final answer. A Beast HTTP error (bad_version's category)
   // for a 101, too many interim answers or an answer that is not HTTP; else the transport's.
@@ -81,6 +83,9 @@ boost::asio::awaitable<UpstreamAnswer> ReadUpstreamAnswer(Stream& stream,
       co_return got;
     }
     if (status < 100 || status >= 200) {
+      // The parser's keep_alive, not the message's: it is also false when the body was ended
+      // by the connection closing (no length, not chunked).
+      got.reusable = parser.keep_alive();
       got.response = parser.release();
       break;
     }
@@ -91,7 +96,7 @@ boost::asio::awaitable<UpstreamAnswer> ReadUpstreamAnswer(Stream& stream,
       co_return got;
     }
   }
-  got.reusable = got.response.keep_alive() && buffer.size() == 0;
+  got.reusable = got.reusable && buffer.size() == 0;
   co_return got;
 }
 

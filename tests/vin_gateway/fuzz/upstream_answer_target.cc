@@ -6,7 +6,7 @@
 // status and body, and the error must not depend on how the bytes were split. Holds: the final
 // answer is never an interim one (1xx) nor a 101; no more than kMaxInterimAnswers interim
 // answers are set aside; the body fits the cap; a connection is reusable only after a whole
-// keep-alive answer with nothing read past it.
+// keep-alive answer whose end the answer itself marks, with nothing read past it.
 #include <cstddef>
 #include <cstdint>
 #include <exception>
@@ -74,6 +74,9 @@ void CheckOne(const Reading& r) {
   if (got.reusable) {
     Check(got.response.keep_alive());
     Check(r.left_in_buffer == 0);
+    // A body ended by the connection closing never leaves the connection reusable.
+    Check(got.response.has_content_length() || got.response.chunked() || status == 204 ||
+          status == 304);
   }
 }
 
