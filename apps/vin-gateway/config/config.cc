@@ -880,7 +880,13 @@ fusebox::Result<std::string, ConfigError> ReadRegularFile(int fd, const std::str
 }  // namespace
 
 fusebox::Result<std::string, ConfigError> ReadConfigFile(const std::string& path) {
-  // O_NONBLOCK: opening a FIFO (or a device) must not wait for a writer; it is refused below.
+  // The path's stat first: a device is refused without being opened (opening one can have side
+  // effects, a tape rewinding). The descriptor's own fstat below still decides (the path may be
+  // replaced in between); O_NONBLOCK so that opening a FIFO put there meanwhile does not wait.
+  struct stat before {};
+  if (::stat(path.c_str(), &before) == 0 && !S_ISREG(before.st_mode)) {
+    return FileError(path, fmt::format("is {}, not a regular file", KindOf(before.st_mode)));
+  }
   const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
   if (fd < 0) {
     return FileErrno(path, "cannot be opened", errno);

@@ -184,8 +184,9 @@ inline constexpr std::size_t kMaxConfigFileBytes = std::size_t{1} << 20U;
 // The text of the --config file at `path`, or a ConfigError (field "--config") naming the path
 // and why: it cannot be opened or read, it is not a regular file (a directory, a FIFO, a device),
 // it is larger than kMaxConfigFileBytes, or it is empty (nothing but whitespace; a file with
-// only comments is fine). Never blocks on what the path names: it is opened O_NONBLOCK and
-// checked through fstat of the descriptor before a byte is read.
+// only comments is fine). Does not wait on a FIFO or open a device: the path is checked before
+// it is opened, opened O_NONBLOCK, and checked again through the descriptor before a byte is
+// read. (A file on a hung network mount can still block; SIGHUP reads on its own thread.)
 fusebox::Result<std::string, ConfigError> ReadConfigFile(const std::string& path);
 
 // Reads a TOML file (ReadConfigFile) and applies its keys. Unknown keys are refused.

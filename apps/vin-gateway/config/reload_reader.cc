@@ -1,5 +1,8 @@
 #include "config/reload_reader.h"
 
+#include <pthread.h>
+#include <csignal>
+
 #include <condition_variable>
 #include <exception>
 #include <mutex>
@@ -34,11 +37,23 @@ ReloadReader::Reread ReadOnce(const std::function<ReloadReader::Reread()>& read)
   }
 }
 
+// Signals are the serving thread's business (SIGHUP asks for this very read, SIGTERM stops the
+// process there); a reader stuck in a slow read must not be picked to run their handlers, and its
+// reads must not be cut short by them.
+void BlockAllSignals() {
+  sigset_t all;
+  ::sigfillset(&all);
+  ::pthread_sigmask(SIG_BLOCK, &all, nullptr);
+}
+
 }  // namespace
 
 ReloadReader::ReloadReader(std::function<Reread()> read, std::function<void(Reread)> deliver)
     : state_(std::make_shared<State>(std::move(read), std::move(deliver))),
-      thread_([state = state_] { Loop(state); }) {}
+      thread_([state = state_] {
+        BlockAllSignals();
+        Loop(state);
+      }) {}
 
 ReloadReader::~ReloadReader() { Stop(); }
 
