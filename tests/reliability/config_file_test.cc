@@ -249,8 +249,10 @@ TEST_F(ConfigFileTest, SighupRefusesADirectoryOrAnEmptyFileAndKeepsTheSettingsIn
 }
 
 // A FIFO at the config path: opened to read, it would block until something writes to it. The
-// reload refuses it without waiting, off the serving thread; /healthz and cache hits answer
-// meanwhile. (Before: the event loop blocked in open(2) and stopped answering.)
+// reload refuses it without waiting; /healthz and cache hits answer meanwhile. (Before: the event
+// loop blocked in open(2) and stopped answering.) This proves the FIFO is never waited on, not
+// that the read is off the serving thread: the refusal comes before any read, on either thread.
+// The reader thread itself is tested in reload_reader_test, with a read that blocks.
 TEST_F(ConfigFileTest, SighupWithAFifoAtTheConfigPathNeverStallsServing) {
   ASSERT_NO_FATAL_FAILURE(StartOnTheFile());
   ASSERT_EQ(Decode(kKnownVin).status, 200);  // later decodes of it are cache hits
@@ -261,7 +263,8 @@ TEST_F(ConfigFileTest, SighupWithAFifoAtTheConfigPathNeverStallsServing) {
 }
 
 // A file far over the cap (all comments, so valid TOML): refused for its size before it is read,
-// serving unaffected. (Before: parsed on the serving thread, and read as an empty file.)
+// serving unaffected. (Before: parsed on the serving thread, and read as an empty file.) As
+// above, the refusal comes before a read, so this does not show which thread reads.
 TEST_F(ConfigFileTest, SighupWithAFileOverTheCapIsRefusedWithoutStallingServing) {
   ASSERT_NO_FATAL_FAILURE(StartOnTheFile());
   ASSERT_EQ(Decode(kKnownVin).status, 200);

@@ -112,7 +112,7 @@ TEST_F(HostileClientTest, SlowlorisIsCutOffAtTheClientTimeoutWhileOthersAreServe
   const auto logged = [&] {
     return Count(gateway_->Log(), "the request was still incomplete at the client timeout");
   };
-  WaitUntil([&] { return logged() >= static_cast<std::size_t>(kConnections); }, 5);
+  WaitUntil([&] { return logged() >= static_cast<std::size_t>(kConnections); }, 5 * TimeScale());
   EXPECT_EQ(logged(), static_cast<std::size_t>(kConnections));
   AddMatrixRow({"hostile client", "slowloris: 200 connections drip headers every 200 ms",
                 "client timeout 1 s",
@@ -657,7 +657,7 @@ TEST_F(StretchedBudgetTest, FortyAddressesOfOneSlash64ShareOneBucket) {
                            .status;
   // The log still names each address (its lines are written a loop turn later).
   const auto logged = [&] { return Count(gateway_->Log(), "client=2001:db8:1:2:"); };
-  WaitUntil([&] { return logged() >= static_cast<std::size_t>(kAddresses); }, 5);
+  WaitUntil([&] { return logged() >= static_cast<std::size_t>(kAddresses); }, 5 * TimeScale());
   const std::size_t logged_addresses = logged();
   EXPECT_GE(ok, 2);
   EXPECT_LE(ok, allowed);
