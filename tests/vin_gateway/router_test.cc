@@ -896,9 +896,10 @@ TEST(AccessLogTest, TextValuesAreQuotedWhereverTheByteThatNeedsItFalls) {
   EXPECT_EQ(target_of("0123456789\xff"), "0123456789\xef\xbf\xbd");  // not UTF-8: mended
 }
 
-// A terminal takes DEL and the C1 controls as commands (U+009B, CSI, starts an escape sequence)
-// and log viewers take U+2028 / U+2029 as line breaks: the text line writes each as an escape
-// within quotes, wherever it falls (in a whole word of the value check or in its tail).
+// A terminal takes DEL and the C1 controls as commands (U+009B, CSI, starts an escape sequence),
+// log viewers take U+2028 / U+2029 as line breaks, and the bidi embeddings, overrides and
+// isolates reorder what follows them on screen: the text line writes each as an escape within
+// quotes, wherever it falls (in a whole word of the value check or in its tail).
 TEST(AccessLogTest, TextValuesEscapeDelC1ControlsAndLineSeparators) {
   const auto target_of = [](const std::string& target) {
     vin_gateway::AccessRecord r;
@@ -909,9 +910,10 @@ TEST(AccessLogTest, TextValuesEscapeDelC1ControlsAndLineSeparators) {
     return line.substr(begin, line.find(" client=") - begin);
   };
   const std::vector<std::pair<std::string, std::string>> specials = {
-      {"\x7f", "\\x7f"},          {"\xc2\x80", "\\u0080"}, {"\xc2\x85", "\\u0085"},
-      {"\xc2\x9b", "\\u009b"},    {"\xc2\x9f", "\\u009f"}, {"\xe2\x80\xa8", "\\u2028"},
-      {"\xe2\x80\xa9", "\\u2029"}};
+      {"\x7f", "\\x7f"},           {"\xc2\x80", "\\u0080"},     {"\xc2\x85", "\\u0085"},
+      {"\xc2\x9b", "\\u009b"},     {"\xc2\x9f", "\\u009f"},     {"\xe2\x80\xa8", "\\u2028"},
+      {"\xe2\x80\xa9", "\\u2029"}, {"\xe2\x80\xaa", "\\u202a"}, {"\xe2\x80\xae", "\\u202e"},
+      {"\xe2\x81\xa6", "\\u2066"}, {"\xe2\x81\xa9", "\\u2069"}};
   for (std::size_t size = 1; size <= 20; ++size) {
     const std::string plain(size, 'a');
     for (std::size_t at = 0; at <= size; ++at) {
@@ -922,8 +924,10 @@ TEST(AccessLogTest, TextValuesEscapeDelC1ControlsAndLineSeparators) {
       }
     }
   }
-  // Printable characters next to them stay as they are: U+00A0 (C2 A0), U+2027, U+202A.
-  EXPECT_EQ(target_of("\xc2\xa0\xe2\x80\xa7\xe2\x80\xaa"), "\xc2\xa0\xe2\x80\xa7\xe2\x80\xaa");
+  // Printable characters next to them stay as they are: U+00A0 (C2 A0), U+2027, U+202F, U+2065,
+  // U+206A.
+  EXPECT_EQ(target_of("\xc2\xa0\xe2\x80\xa7\xe2\x80\xaf\xe2\x81\xa5\xe2\x81\xaa"),
+            "\xc2\xa0\xe2\x80\xa7\xe2\x80\xaf\xe2\x81\xa5\xe2\x81\xaa");
 }
 
 // The same characters in the JSON line (which JSON allows raw) and in event lines of both
@@ -959,6 +963,23 @@ TEST(AccessLogTest, JsonAndEventLinesEscapeDelC1ControlsAndLineSeparators) {
   const std::string text_line =
       vin_gateway::FormatAccessRecord(r, vin_gateway::LogFormat::kText, vin_gateway::WallTime{});
   EXPECT_FALSE(holds_raw(text_line)) << text_line;
+}
+
+// An event's free text is not quoted, so its own backslashes are doubled: a message that holds
+// the four characters "\x1b" never reads like one that held an ESC. A bidi override in it is an
+// escape in both formats.
+TEST(AccessLogTest, EventTextDoublesItsBackslashesAndEscapesBidiControls) {
+  const std::string message =
+      "path C:\\x1b and \xe2\x80\xae"
+      "evil\xe2\x81\xa6";
+  EXPECT_EQ(vin_gateway::FormatEvent("warn", message, vin_gateway::LogFormat::kText,
+                                     vin_gateway::WallTime{}),
+            R"(1970-01-01T00:00:00.000Z warn path C:\\x1b and \u202eevil\u2066)");
+  const std::string json_event = vin_gateway::FormatEvent(
+      "warn", message, vin_gateway::LogFormat::kJson, vin_gateway::WallTime{});
+  EXPECT_EQ(json_event.find("\xe2\x80\xae"), std::string::npos) << json_event;
+  EXPECT_NE(json_event.find(R"(\u202eevil\u2066)"), std::string::npos) << json_event;
+  EXPECT_EQ(json::value_to<std::string>(json::parse(json_event).at("message")), message);
 }
 
 // The text line prints milliseconds in integers: as fmt prints the double for every duration

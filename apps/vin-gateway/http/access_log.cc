@@ -90,10 +90,12 @@ constexpr std::uint64_t AnyZeroByte(std::uint64_t word) noexcept {
 void AppendValue(std::string& out, std::string_view v, std::size_t max_bytes);
 
 // The length of the character at v[i] that a line never holds as it is, or 0: a C0 control or
-// DEL (one byte), a C1 control (U+0080..U+009F: C2 80..C2 9F) or U+2028 / U+2029 (E2 80 A8/A9).
-// A terminal takes the controls as commands (U+009B, CSI, starts an escape sequence), and
-// JavaScript and many log viewers take the two separators as line breaks. `v` is valid UTF-8
-// (SanitizeUtf8), or ASCII.
+// DEL (one byte), a C1 control (U+0080..U+009F: C2 80..C2 9F), U+2028 / U+2029 (E2 80 A8/A9) or
+// a bidirectional embedding, override or isolate (U+202A..U+202E: E2 80 AA..AE; U+2066..U+2069:
+// E2 81 A6..A9). A terminal takes the controls as commands (U+009B, CSI, starts an escape
+// sequence), JavaScript and many log viewers take the two separators as line breaks, and the
+// bidi controls make a viewer show the rest of a line in another order than it was written
+// (a client's text made to read as the gateway's). `v` is valid UTF-8 (SanitizeUtf8), or ASCII.
 std::size_t UnprintableAt(std::string_view v, std::size_t i) {
   const auto byte = [v](std::size_t at) { return static_cast<unsigned char>(v[at]); };
   if (byte(i) < 0x20 || byte(i) == 0x7f) {
@@ -102,9 +104,13 @@ std::size_t UnprintableAt(std::string_view v, std::size_t i) {
   if (byte(i) == 0xc2 && i + 1 < v.size() && byte(i + 1) >= 0x80 && byte(i + 1) <= 0x9f) {
     return 2;
   }
-  if (byte(i) == 0xe2 && i + 2 < v.size() && byte(i + 1) == 0x80 &&
-      (byte(i + 2) == 0xa8 || byte(i + 2) == 0xa9)) {
-    return 3;
+  if (byte(i) == 0xe2 && i + 2 < v.size()) {
+    const unsigned second = byte(i + 1);
+    const unsigned third = byte(i + 2);
+    if ((second == 0x80 && third >= 0xa8 && third <= 0xae) ||
+        (second == 0x81 && third >= 0xa6 && third <= 0xa9)) {
+      return 3;
+    }
   }
   return 0;
 }
@@ -121,7 +127,10 @@ void AppendEscape(std::string& out, std::string_view v, std::size_t i, std::size
     // C2 xx is U+00xx for xx in 0x80..0xBF.
     fmt::format_to(std::back_inserter(out), "\\u{:04x}", static_cast<unsigned char>(v[i + 1]));
   } else {
-    out += static_cast<unsigned char>(v[i + 2]) == 0xa8 ? "\\u2028" : "\\u2029";
+    // E2 xx yy is U+2000 + (xx & 0x3F) << 6 + (yy & 0x3F).
+    const unsigned code = 0x2000U + ((static_cast<unsigned char>(v[i + 1]) & 0x3fU) << 6U) +
+                          (static_cast<unsigned char>(v[i + 2]) & 0x3fU);
+    fmt::format_to(std::back_inserter(out), "\\u{:04x}", code);
   }
 }
 
@@ -155,10 +164,14 @@ std::string Value(std::string_view v) {
   return out;
 }
 
-// Appends `v` with what a line never holds as it is (UnprintableAt) written as escapes.
+// Appends `v` with what a line never holds as it is (UnprintableAt) written as escapes, and a
+// backslash doubled, so that a message's own "\x1b" never reads as an escaped ESC.
 void AppendPrintable(std::string& out, std::string_view v) {
   for (std::size_t i = 0; i < v.size();) {
-    if (const std::size_t n = UnprintableAt(v, i); n != 0) {
+    if (v[i] == '\\') {
+      out += "\\\\";
+      ++i;
+    } else if (const std::size_t n = UnprintableAt(v, i); n != 0) {
       AppendEscape(out, v, i, n);
       i += n;
     } else {
