@@ -38,8 +38,9 @@ struct HttpRequest {
   std::string target;         // origin form: "/api/v1/vin/1FT...?modelyear=2021"
   std::string authorization;  // the Authorization header, if any
   std::string if_none_match;  // the If-None-Match header, if any (conditional GET of the page)
-  // Every Content-Type field, joined by ", " in order ("" when there is none): one field is its
-  // value as sent; two never read as one media type (the batch route refuses them).
+  // A POST's every Content-Type field, joined by ", " in order ("" when there is none, and for
+  // any other method): one field is its value as sent; two never read as one media type (the
+  // batch route refuses them).
   std::string content_type;
   std::string body;
   // Who the client is for the rate limit and the admin throttle: ClientKey (client_address.h),

@@ -266,12 +266,15 @@ HttpRequest ToHttpRequest(http::request<http::string_body>&& request, std::strin
   if (auto it = request.find(http::field::if_none_match); it != request.end()) {
     in.if_none_match = std::string(it->value());
   }
-  const auto [first_type, last_type] = request.equal_range(http::field::content_type);
-  for (auto field = first_type; field != last_type; ++field) {
-    if (field != first_type) {
-      in.content_type += ", ";
+  // Only a body's type matters (the batch route's), and a cache hit is a GET: not looked up.
+  if (request.method() == http::verb::post) {
+    const auto [first_type, last_type] = request.equal_range(http::field::content_type);
+    for (auto field = first_type; field != last_type; ++field) {
+      if (field != first_type) {
+        in.content_type += ", ";
+      }
+      in.content_type.append(field->value().data(), field->value().size());
     }
-    in.content_type.append(field->value().data(), field->value().size());
   }
   in.body = std::move(request.body());
   in.client = std::move(client);
