@@ -479,9 +479,12 @@ asio::awaitable<bool> Server::ServeDecode(Stream& stream, const Request& request
   }
   InFlight in_flight(stats_);
   const Decision decision = engine_.Admit(Now(), stats_.in_flight());
-  stats_.CountFault(decision.label);
   const bool keep_alive = request.keep_alive();
   const unsigned version = request.version();
+  // An HTTP/1.0 client is never sent an informational answer (BeforeTheAnswer): what it got is
+  // an ordinary answer, and counted as one.
+  stats_.CountFault(decision.interim_status > 0 && version < 11 ? std::string_view("ok")
+                                                                : decision.label);
 
   if (decision.action == Action::kHang) {
     // Never answer; the request stays in flight until the client (or Stop) closes the
