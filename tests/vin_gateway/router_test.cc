@@ -857,17 +857,20 @@ TEST(AccessLogTest, TextLineHasTheRequestFields) {
   EXPECT_NE(line.find("upstream_ms=7000.0"), std::string::npos);
 }
 
+// The target field of the text access line of a request for `target`, as written.
+std::string TextLineTargetOf(const std::string& target) {
+  vin_gateway::AccessRecord r;
+  r.target = target;
+  const std::string line =
+      vin_gateway::FormatAccessRecord(r, vin_gateway::LogFormat::kText, vin_gateway::WallTime{});
+  const std::size_t begin = line.find(" target=") + 8;
+  return line.substr(begin, line.find(" client=") - begin);
+}
+
 // The text line's value check reads eight bytes at a time: a byte that needs quotes is found
 // wherever it falls (in a whole word or in the tail), and a plain value stays bare at any length.
 TEST(AccessLogTest, TextValuesAreQuotedWhereverTheByteThatNeedsItFalls) {
-  const auto target_of = [](const std::string& target) {
-    vin_gateway::AccessRecord r;
-    r.target = target;
-    const std::string line =
-        vin_gateway::FormatAccessRecord(r, vin_gateway::LogFormat::kText, vin_gateway::WallTime{});
-    const std::size_t begin = line.find(" target=") + 8;
-    return line.substr(begin, line.find(" client=") - begin);
-  };
+  const auto target_of = TextLineTargetOf;
   for (std::size_t size = 1; size <= 24; ++size) {
     const std::string plain(size, 'a');
     EXPECT_EQ(target_of(plain), plain);
@@ -901,14 +904,7 @@ TEST(AccessLogTest, TextValuesAreQuotedWhereverTheByteThatNeedsItFalls) {
 // isolates reorder what follows them on screen: the text line writes each as an escape within
 // quotes, wherever it falls (in a whole word of the value check or in its tail).
 TEST(AccessLogTest, TextValuesEscapeDelC1ControlsAndLineSeparators) {
-  const auto target_of = [](const std::string& target) {
-    vin_gateway::AccessRecord r;
-    r.target = target;
-    const std::string line =
-        vin_gateway::FormatAccessRecord(r, vin_gateway::LogFormat::kText, vin_gateway::WallTime{});
-    const std::size_t begin = line.find(" target=") + 8;
-    return line.substr(begin, line.find(" client=") - begin);
-  };
+  const auto target_of = TextLineTargetOf;
   const std::vector<std::pair<std::string, std::string>> specials = {
       {"\x7f", "\\x7f"},           {"\xc2\x80", "\\u0080"},     {"\xc2\x85", "\\u0085"},
       {"\xc2\x9b", "\\u009b"},     {"\xc2\x9f", "\\u009f"},     {"\xe2\x80\xa8", "\\u2028"},
