@@ -1,16 +1,19 @@
 // apps/common/duration.h
 //
-// The one duration grammar of the fusebox apps (fusebox-sim scenarios and --param, vpic-sim
-// flags and schedules, and the gateway's flags once it adopts it):
+// The one duration grammar of the fusebox apps: fusebox-sim scenarios, --param and sweeps,
+// vpic-sim flags and schedules, and vin-gateway's flags and config file all read durations here.
 //
-//   duration := decimal [unit]
-//   decimal  := digits ["." digits] | "." digits     (no sign, no exponent, no spaces)
-//   unit     := "us" | "ms" | "s" | "m"             (and "h" | "d" where hours_and_days is on)
+//   duration := term {term} | decimal                  (no spaces anywhere)
+//   term     := decimal unit
+//   decimal  := digits ["." digits] | "." digits       (no sign, no exponent)
+//   unit     := "d" | "h" | "m" | "s" | "ms" | "us"     (each term's unit smaller than the one
+//                                                         before: "1h30m", "2m30s", "1s500ms")
 //
 //   - A bare decimal ("10", "1.5") means seconds on a command line (flags, --param, sweeps).
 //     In a TOML file a string must carry its unit: a number of seconds is a TOML number
 //     (`from = 10`), so `from = "10"` is refused (BareNumber::kRefused, see toml_read.h).
-//   - The value is rounded once to the nearest microsecond, halves up ("0.0000005s" is 1 us).
+//   - The value (the sum of the terms) is rounded once to the nearest microsecond, halves up
+//     ("0.0000005s" is 1 us).
 //   - Values are in [0, kMaxDuration] (1e9 s, about 31.7 years): every instant of a run stays
 //     representable in int64 microseconds. A well-formed value above it is kTooLarge, so that
 //     the message can give the range rather than the syntax.
@@ -22,7 +25,7 @@
 //
 // Example:
 //   Result<Micros, DurationError> d = ParseDuration("250ms");      // 250'000
-//   auto ttl = ParseDuration("30d", {.hours_and_days = true});     // 2'592'000'000'000
+//   auto cooldown = ParseDuration("2m30s");                        // 150'000'000
 #pragma once
 
 #include <chrono>
@@ -59,14 +62,12 @@ enum class BareNumber : std::uint8_t {
 
 struct DurationGrammar {
   BareNumber bare_number = BareNumber::kSeconds;
-  bool hours_and_days = false;  // also accept "h" and "d" (the gateway's flags)
 };
 
 // Parses `text` as the banner states.
 Result<Micros, DurationError> ParseDuration(std::string_view text, DurationGrammar grammar = {});
 
-// The gateway's entry point: the grammar with h and d, a bare number is seconds. Accepts all that
-// vin-gateway's flags accepted (ms s m h d, bare seconds) and also "us"; resolution 1 us.
+// The gateway's entry point: a bare number is seconds; resolution 1 us.
 Result<std::chrono::microseconds, DurationError> ParseFlagDuration(std::string_view text);
 
 // A number of seconds (a TOML integer or float) as a duration: finite, >= 0, <= kMaxDuration,

@@ -92,7 +92,7 @@ Result<std::size_t, ReadError> ReadChoice(const toml::node& node,
 Result<Micros, ReadError> ReadDuration(const toml::node& node) {
   if (const auto* text = node.as_string()) {
     Result<Micros, DurationError> micros =
-        ParseDuration(text->get(), DurationGrammar{BareNumber::kRefused, false});
+        ParseDuration(text->get(), DurationGrammar{BareNumber::kRefused});
     if (!micros) {
       return ReadError{micros.error().message};
     }

@@ -40,8 +40,9 @@ constexpr int kExitBreaker = 4;
 
 constexpr const char* kFooter = R"(
 SCENARIO FILES (TOML; see docs/scenarios.md and docs/scenario-format.md)
-  Durations are "<decimal><unit>" with unit us, ms, s or m ("250ms", "23.3s", "2m"), or a plain
-  number of seconds (10, not "10"); rounded to the microsecond. Simulated time starts at 0.
+  Durations are "<decimal><unit>" terms, units d, h, m, s, ms, us from the largest to the
+  smallest ("250ms", "23.3s", "2m", "2m30s", "1h"), or a plain number of seconds (10, not "10");
+  rounded to the microsecond. Simulated time starts at 0.
 
   name = "lesson5"            label of the run (default: the file's stem)
   seed = 1                    poisson arrivals and cooldown jitter (default 1)

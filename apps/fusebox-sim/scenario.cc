@@ -106,7 +106,7 @@ std::string_view ToString(Mode mode) noexcept {
 
 std::optional<Micros> ParseDuration(std::string_view text, bool* too_large) {
   Result<Micros, app::DurationError> micros =
-      app::ParseDuration(text, app::DurationGrammar{app::BareNumber::kRefused, false});
+      app::ParseDuration(text, app::DurationGrammar{app::BareNumber::kRefused});
   if (micros) {
     return *micros;
   }

@@ -52,7 +52,7 @@ Fault modes (--mode, a schedule phase's `mode`, or POST /__control/faults {"mode
   interim    one answer in --every (default 1: all) is preceded by an informational answer
              (--interim-status, default 103 Early Hints; 100-199 but not 101) sent at once;
              the answer follows after --latency (default 0)
-Durations: "250ms", "8s", "2m", "300us" or a number of seconds (in a schedule file a string
+Durations: "250ms", "8s", "2m", "2m30s", "1h", "300us" or a number of seconds (in a schedule file a string
 needs its unit: from = "10s" or from = 10, not "10").
 
 Schedule (--schedule FILE): TOML phases relative to the start, read as fusebox-sim reads them

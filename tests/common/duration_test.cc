@@ -12,8 +12,8 @@
 namespace fusebox::app {
 namespace {
 
-constexpr DurationGrammar kToml{BareNumber::kRefused, false};
-constexpr DurationGrammar kGateway{BareNumber::kSeconds, true};
+constexpr DurationGrammar kToml{BareNumber::kRefused};
+constexpr DurationGrammar kFlags{BareNumber::kSeconds};
 
 struct Accepted {
   std::string_view text;
@@ -39,9 +39,13 @@ TEST(DurationGrammarTest, AcceptsADecimalAndAUnit) {
       {"1000000000s", kMaxDuration},
       {"0.0000005000000000000000001s", 1},
       {"0.0000004999999999999999999s", 0},
+      {"1h", 3'600'000'000},
+      {"30d", 2'592'000'000'000},
+      {"1.5h", 5'400'000'000},
+      {"11574d", 999'993'600'000'000},
   };
   for (const Accepted& c : kCases) {
-    for (DurationGrammar grammar : {DurationGrammar{}, kToml, kGateway}) {
+    for (DurationGrammar grammar : {DurationGrammar{}, kToml, kFlags}) {
       Result<Micros, DurationError> d = ParseDuration(c.text, grammar);
       ASSERT_TRUE(d) << c.text << ": " << d.error().message;
       EXPECT_EQ(*d, c.micros) << c.text;
@@ -57,29 +61,31 @@ TEST(DurationGrammarTest, ABareNumberIsSecondsOnACommandLineOnly) {
   ASSERT_FALSE(toml);
   EXPECT_EQ(toml.error().problem, DurationProblem::kNeedsUnit);
   EXPECT_EQ(toml.error().message,
-            "bad duration \"10\": a string needs a unit (us, ms, s, m), e.g. \"10s\"; a number of "
-            "seconds is written without quotes");
+            "bad duration \"10\": a string needs a unit (us, ms, s, m, h, d), e.g. \"10s\"; a "
+            "number of seconds is written without quotes");
 }
 
 TEST(DurationGrammarTest, RefusesAnythingElse) {
-  for (std::string_view bad : {"",    "s",   "-1s", "+1s",   "1 s", " 1s",        "1s ",  "1.2.3s",
-                               "ms5", ".s",  ".",   "1e3ms", "1e3", "10 seconds", "1sec", "1S",
-                               "inf", "nan", "1h",  "1d",    "1ns", "0x10s"}) {
+  for (std::string_view bad :
+       {"",   "s",  "-1s",   "+1s",   "1 s",        " 1s",    "1s ",    "1.2.3s", "ms5",
+        ".s", ".",  "1e3ms", "1e3",   "10 seconds", "1sec",   "1S",     "inf",    "nan",
+        "1w", "1D", "1ns",   "0x10s", "2m30",       "2m 30s", "2m30s ", "1h-5m",  "1h.m"}) {
     Result<Micros, DurationError> d = ParseDuration(bad);
     ASSERT_FALSE(d) << bad;
     EXPECT_EQ(d.error().problem, DurationProblem::kMalformed) << bad;
     EXPECT_EQ(d.error().message,
               "bad duration \"" + std::string(bad) +
-                  "\": expected a non-negative decimal number and a unit (us, ms, s, m), e.g. "
-                  "\"250ms\", or a number of seconds")
+                  "\": expected a non-negative decimal number and a unit (us, ms, s, m, h, d), "
+                  "e.g. \"250ms\" or \"2m30s\", or a number of seconds")
         << bad;
   }
 }
 
 TEST(DurationGrammarTest, TellsATooLargeValueFromAMalformedOne) {
   for (std::string_view big :
-       {"1000000000.000001s", "16666667m", "99999999999999999999999s", "1000000001", "277778h"}) {
-    Result<Micros, DurationError> d = ParseDuration(big, kGateway);
+       {"1000000000.000001s", "16666667m", "99999999999999999999999s", "1000000001", "277778h",
+        "11574d1h46m40s1us", "1d99999999999999999999s"}) {
+    Result<Micros, DurationError> d = ParseDuration(big, kFlags);
     ASSERT_FALSE(d) << big;
     EXPECT_EQ(d.error().problem, DurationProblem::kTooLarge) << big;
     EXPECT_EQ(d.error().message, "bad duration \"" + std::string(big) +
@@ -87,27 +93,55 @@ TEST(DurationGrammarTest, TellsATooLargeValueFromAMalformedOne) {
   }
 }
 
-TEST(DurationGrammarTest, TheGatewayAlsoTakesHoursAndDays) {
+// Terms from the largest unit to the smallest, each once, summed and rounded once: what an
+// operator writes for a cooldown ("2m30s") reads the same in a scenario, a vpic-sim schedule and
+// the gateway's config.
+TEST(DurationGrammarTest, TermsFromTheLargestUnitToTheSmallestAddUp) {
   constexpr Accepted kCases[] = {
-      {"1h", 3'600'000'000},
-      {"30d", 2'592'000'000'000},
-      {"1.5h", 5'400'000'000},
-      {"500ms", 500'000},
-      {"7", 7'000'000},
-      {"20m", 1'200'000'000},
-      {"11574d", 999'993'600'000'000},
+      {"2m30s", 150'000'000},
+      {"1h30m", 5'400'000'000},
+      {"1d12h", 129'600'000'000},
+      {"1s500ms", 1'500'000},
+      {"1ms1us", 1'001},
+      {"1d1h1m1s1ms1us", 90'061'001'001},
+      {"1.5m30s", 120'000'000},
+      {"0m0s", 0},
+      {"11574d1h46m40s", 1'000'000'000'000'000},  // kMaxDuration itself
+      // Two halves of a microsecond in two terms: the sum is rounded, not each term.
+      {"0.0000005s0.0005ms", 1},
+      {"0.0000004s0.0004ms", 1},
   };
   for (const Accepted& c : kCases) {
-    Result<std::chrono::microseconds, DurationError> d = ParseFlagDuration(c.text);
-    ASSERT_TRUE(d) << c.text << ": " << d.error().message;
-    EXPECT_EQ(d->count(), c.micros) << c.text;
+    for (DurationGrammar grammar : {kToml, kFlags}) {
+      Result<Micros, DurationError> d = ParseDuration(c.text, grammar);
+      ASSERT_TRUE(d) << c.text << ": " << d.error().message;
+      EXPECT_EQ(*d, c.micros) << c.text;
+    }
+    Result<std::chrono::microseconds, DurationError> flag = ParseFlagDuration(c.text);
+    ASSERT_TRUE(flag) << c.text;
+    EXPECT_EQ(flag->count(), c.micros) << c.text;
   }
-  // What vin-gateway's flags refused stays refused.
-  for (std::string_view bad : {"7 s", "-1s", "1w", ""}) {
-    EXPECT_FALSE(ParseFlagDuration(bad)) << bad;
+}
+
+TEST(DurationGrammarTest, RefusesUnitsOutOfOrderOrTwice) {
+  for (std::string_view bad : {"30s2m", "1s1s", "1ms1s", "1m1h", "1s1m30s", "500ms1s"}) {
+    Result<Micros, DurationError> d = ParseDuration(bad, kFlags);
+    ASSERT_FALSE(d) << bad;
+    EXPECT_EQ(d.error().problem, DurationProblem::kMalformed) << bad;
+    EXPECT_EQ(d.error().message, "bad duration \"" + std::string(bad) +
+                                     "\": the units of a duration go from the largest to the "
+                                     "smallest, each once, e.g. \"1h30m\" or \"2m30s\"");
   }
-  EXPECT_NE(ParseFlagDuration("1x").error().message.find("(us, ms, s, m, h, d)"),
-            std::string::npos);
+}
+
+TEST(DurationGrammarTest, ABareNumberNeverEndsACompound) {
+  for (std::string_view bad : {"2m30", "1h0"}) {
+    for (DurationGrammar grammar : {kToml, kFlags}) {
+      Result<Micros, DurationError> d = ParseDuration(bad, grammar);
+      ASSERT_FALSE(d) << bad;
+      EXPECT_EQ(d.error().problem, DurationProblem::kMalformed) << bad;
+    }
+  }
 }
 
 TEST(SecondsToDurationTest, TakesFiniteNonNegativeSecondsUpToTheBound) {

@@ -85,8 +85,8 @@ TEST(PhaseTablesTest, ReportsTheFirstErrorInTheFileWithThePrefix) {
   // toml++ iterates keys by name: `to` (line 2) would come after `mode` (line 3).
   EXPECT_EQ(ErrorOf("[[upstream.phase]]\nto = \"x\"\nmode = \"nope\"\nfrom = 0\n", "variant[1]."),
             "s.toml:2:6: variant[1].upstream.phase[0].to: bad duration \"x\": expected a "
-            "non-negative decimal number and a unit (us, ms, s, m), e.g. \"250ms\", or a number "
-            "of seconds");
+            "non-negative decimal number and a unit (us, ms, s, m, h, d), e.g. \"250ms\" or "
+            "\"2m30s\", or a number of seconds");
 }
 
 TEST(PhaseSpansTest, ToMustComeAfterFrom) {

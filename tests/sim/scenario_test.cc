@@ -36,6 +36,9 @@ TEST(ParseDurationTest, AcceptsEveryUnit) {
   EXPECT_EQ(ParseDuration("7us"), 7);
   EXPECT_EQ(ParseDuration("0ms"), 0);
   EXPECT_EQ(ParseDuration(".5s"), 500'000);
+  EXPECT_EQ(ParseDuration("1h"), 3'600'000'000);
+  EXPECT_EQ(ParseDuration("1d"), 86'400'000'000);
+  EXPECT_EQ(ParseDuration("2m30s"), 150'000'000);
 }
 
 TEST(ParseDurationTest, RoundsToTheNearestMicrosecond) {
@@ -62,7 +65,8 @@ TEST(ParseDurationTest, TellsATooLargeValueFromAMalformedOne) {
 }
 
 TEST(ParseDurationTest, RefusesAnythingElse) {
-  for (const char* bad : {"", "s", "10", "-1s", "1 s", "1h", "1.2.3s", "ms5", ".s", "1e3ms"}) {
+  for (const char* bad :
+       {"", "s", "10", "-1s", "1 s", "1w", "1.2.3s", "ms5", ".s", "1e3ms", "30s2m", "2m30"}) {
     EXPECT_EQ(ParseDuration(bad), std::nullopt) << bad;
   }
 }
@@ -140,6 +144,14 @@ TEST(ScenarioLoaderTest, AcceptsPlainNumbersOfSecondsAsDurations) {
   ASSERT_TRUE(file) << file.error().ToString();
   EXPECT_EQ(file->base().duration, 1'500'000);
   EXPECT_EQ(file->base().breaker.cooldown, std::chrono::seconds(3));
+}
+
+// The cooldown an operator writes in the gateway's config reads the same in a scenario.
+TEST(ScenarioLoaderTest, ReadsCompoundDurationsAsTheGatewayDoes) {
+  auto file = Load("duration = \"1h30m\"\n[breaker]\ncooldown = \"2m30s\"\n[traffic]\nrate = 1\n");
+  ASSERT_TRUE(file) << file.error().ToString();
+  EXPECT_EQ(file->base().duration, 5'400'000'000);
+  EXPECT_EQ(file->base().breaker.cooldown, std::chrono::seconds(150));
 }
 
 TEST(ScenarioLoaderTest, ReadsStreamsInFileOrder) {

@@ -126,6 +126,15 @@ TEST(ConfigTest, FlagsOverrideTheFileWhichOverridesDefaults) {
   EXPECT_EQ(parsed->config.call_timeout, 7s);
 }
 
+// The cooldown a scenario tunes ("2m30s") reads the same here, in the file and as a flag.
+TEST(ConfigTest, CompoundDurationsAreReadFromTheFileAndFlags) {
+  const TomlFile file("vin_gateway_config_test.toml", "cooldown = \"2m30s\"\n");
+  auto parsed = Parse({"--config", file.path(), "--cache-ttl", "1d12h"});
+  ASSERT_TRUE(parsed) << parsed.error().message;
+  EXPECT_EQ(parsed->config.cooldown, 150s);
+  EXPECT_EQ(parsed->config.cache_ttl, std::chrono::hours(36));
+}
+
 TEST(ConfigTest, TheLastOfARepeatedFlagWins) {
   auto parsed = Parse({"--cooldown", "5s", "--cooldown", "6s"});
   ASSERT_TRUE(parsed) << parsed.error().message;
@@ -613,6 +622,9 @@ TEST(DurationTest, ParsesAndFormatsUnits) {
   EXPECT_EQ(vin_gateway::ParseDuration("7"), 7s);
   EXPECT_EQ(vin_gateway::ParseDuration("1.5s"), 1500ms);
   EXPECT_EQ(vin_gateway::ParseDuration("30d"), std::chrono::hours(720));
+  EXPECT_EQ(vin_gateway::ParseDuration("2m30s"), 150s);
+  EXPECT_EQ(vin_gateway::ParseDuration("1h30m"), std::chrono::minutes(90));
+  EXPECT_EQ(vin_gateway::ParseDuration("30s2m"), std::nullopt);
   EXPECT_EQ(vin_gateway::ParseDuration("7 s"), std::nullopt);
   EXPECT_EQ(vin_gateway::ParseDuration("-1s"), std::nullopt);
   EXPECT_EQ(vin_gateway::FormatDuration(std::chrono::hours(720)), "30d");

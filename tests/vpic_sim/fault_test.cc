@@ -142,13 +142,16 @@ TEST(DurationTest, ParsesUnitsAndPlainSeconds) {
   EXPECT_EQ(ParseDuration("2m"), 120'000'000);
   EXPECT_EQ(ParseDuration("300us"), 300);
   EXPECT_EQ(ParseDuration("1.5"), 1'500'000);
+  EXPECT_EQ(ParseDuration("5h"), 18'000'000'000);
+  EXPECT_EQ(ParseDuration("2m30s"), 150'000'000);
 }
 
 TEST(DurationTest, RejectsMalformedAndNegative) {
   EXPECT_EQ(ParseDuration(""), std::nullopt);
   EXPECT_EQ(ParseDuration("ms"), std::nullopt);
   EXPECT_EQ(ParseDuration("-1s"), std::nullopt);
-  EXPECT_EQ(ParseDuration("5h"), std::nullopt);
+  EXPECT_EQ(ParseDuration("5w"), std::nullopt);
+  EXPECT_EQ(ParseDuration("30s2m"), std::nullopt);
   EXPECT_EQ(ParseDuration("1e400"), std::nullopt);
 }
 

@@ -202,8 +202,9 @@ std::vector<std::string_view> SettingsNeedingRestart(const GatewayConfig& runnin
 // breaker's own Validate(); the field itself when the gateway has no flag for it.
 std::string_view FlagOfBreakerField(std::string_view field);
 
-// "500ms", "7s", "20m", "1h", "30d", "1.5s"; a bare number is seconds: the apps' one duration
-// grammar (apps/common/duration.h), to the microsecond. nullopt when malformed or above 1e9 s.
+// "500ms", "7s", "20m", "1h", "30d", "1.5s", "2m30s"; a bare number is seconds: the apps' one
+// duration grammar (apps/common/duration.h), to the microsecond. nullopt when malformed or above
+// 1e9 s.
 std::optional<Duration> ParseDuration(std::string_view text);
 // The shortest exact spelling of `d` in the units above ("7s", "30d", "1500ms", "1184467us"),
 // which ParseDuration reads back as `d` for every duration it can return. A duration finer than
