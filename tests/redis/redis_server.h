@@ -8,15 +8,18 @@
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/types.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <thread>
+#include <vector>
+
+#include "support/child_process.h"
 
 namespace fusebox::testing {
 
@@ -25,7 +28,7 @@ class RedisServer {
   RedisServer() {
     char dir_template[] = "/tmp/fusebox-redis-XXXXXX";
     dir_ = mkdtemp(dir_template);
-    port_ = FreePort();
+    port_ = static_cast<std::uint16_t>(FreeLoopbackPort());
   }
   ~RedisServer() {
     Kill();
@@ -40,17 +43,12 @@ class RedisServer {
 
   // Starts the server and waits (up to 5 s) until it accepts connections.
   bool Start() {
-    pid_ = fork();
-    if (pid_ == 0) {
-      const std::string port = std::to_string(port_);
-      const std::string log = dir_ + "/redis.log";
-      execl(Binary(), Binary(), "--port", port.c_str(), "--bind", "127.0.0.1", "--save", "",
-            "--appendonly", "no", "--dir", dir_.c_str(), "--loglevel", "warning", "--logfile",
-            log.c_str(), static_cast<char*>(nullptr));
-      _exit(127);
-    }
+    const std::string port = std::to_string(port_);
+    process_.emplace(std::vector<std::string>{
+        Binary(), "--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+        "--dir", dir_, "--loglevel", "warning", "--logfile", dir_ + "/redis.log"});
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-    while (std::chrono::steady_clock::now() < deadline) {
+    while (process_->running() && std::chrono::steady_clock::now() < deadline) {
       if (Accepts()) {
         return true;
       }
@@ -59,31 +57,12 @@ class RedisServer {
     return false;
   }
 
-  void Kill() {
-    if (pid_ > 0) {
-      ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, nullptr, 0);
-      pid_ = -1;
-    }
-  }
+  void Kill() { process_.reset(); }
 
   std::uint16_t port() const { return port_; }
   std::string url() const { return "redis://127.0.0.1:" + std::to_string(port_); }
 
  private:
-  static std::uint16_t FreePort() {
-    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    addr.sin_port = 0;
-    socklen_t len = sizeof(addr);
-    ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));  // NOLINT
-    ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);   // NOLINT
-    ::close(fd);
-    return ntohs(addr.sin_port);
-  }
-
   bool Accepts() const {
     const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
     sockaddr_in addr{};
@@ -97,7 +76,7 @@ class RedisServer {
 
   std::string dir_;
   std::uint16_t port_ = 0;
-  pid_t pid_ = -1;
+  std::optional<ChildProcess> process_;  // destroyed: killed and reaped
 };
 
 }  // namespace fusebox::testing

@@ -2,7 +2,6 @@
 // output goes, the messages of bad scenarios) and that --help documents the commands.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
 #include <array>
 #include <chrono>
@@ -10,6 +9,8 @@
 #include <cstdlib>
 #include <fstream>
 #include <string>
+
+#include "support/child_process.h"
 
 namespace {
 
@@ -21,22 +22,12 @@ struct Outcome {
   std::string output;
 };
 
-// Runs `command` through the shell and collects what it prints.
+// Runs `command` through the shell and collects what it prints on stdout. The commands bound the
+// binary with timeout(1) at 60 s; the shell itself is given longer.
 Outcome Shell(const std::string& command) {
-  Outcome outcome;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) {
-    ADD_FAILURE() << "popen failed for " << command;
-    return outcome;
-  }
-  std::array<char, 4096> buffer{};
-  std::size_t n = 0;
-  while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0) {
-    outcome.output.append(buffer.data(), n);
-  }
-  const int raw = pclose(pipe);
-  outcome.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-  return outcome;
+  const fusebox::testing::RunResult run =
+      fusebox::testing::Run({"/bin/sh", "-c", command}, {}, std::chrono::seconds(120));
+  return Outcome{run.exit_code, run.out};
 }
 
 // Runs the binary with `args`; `stderr_too` merges stderr into the output. Every run is bounded

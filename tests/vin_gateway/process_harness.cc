@@ -1,24 +1,18 @@
 #include "vin_gateway/process_harness.h"
 
 #include <arpa/inet.h>
-#include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
-#include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cctype>
 #include <chrono>
-#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <thread>
-
-extern char** environ;
 
 namespace vin_gateway::testing {
 namespace {
@@ -110,96 +104,31 @@ HttpResult Http(int port, const std::string& method, const std::string& target,
 
 ChildProcess::ChildProcess(std::vector<std::string> argv, std::vector<std::string> env,
                            const std::string& log_path)
-    : log_path_(log_path) {
-  int out[2];
-  if (::pipe(out) != 0) {
-    return;
-  }
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
-  posix_spawn_file_actions_addclose(&actions, out[0]);
-  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, log_path.c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  std::vector<char*> args;
-  for (std::string& a : argv) {
-    args.push_back(a.data());
-  }
-  args.push_back(nullptr);
-  std::vector<std::string> environment;
-  for (char** e = environ; *e != nullptr; ++e) {
-    if (std::strncmp(*e, "FUSEBOX_ADMIN_TOKEN=", 20) != 0) {
-      environment.emplace_back(*e);
-    }
-  }
-  for (std::string& e : env) {
-    environment.push_back(e);
-  }
-  std::vector<char*> envp;
-  for (std::string& e : environment) {
-    envp.push_back(e.data());
-  }
-  envp.push_back(nullptr);
-  const int rc = posix_spawn(&pid_, args[0], &actions, nullptr, args.data(), envp.data());
-  posix_spawn_file_actions_destroy(&actions);
-  ::close(out[1]);
-  stdout_fd_ = out[0];
-  if (rc != 0) {
-    pid_ = -1;
-    return;
-  }
+    : log_path_(log_path),
+      process_(std::move(argv), fusebox::testing::ChildOptions{std::move(env),
+                                                               {"FUSEBOX_ADMIN_TOKEN"},
+                                                               fusebox::testing::StderrTo::kFile,
+                                                               log_path}) {
   // The first line: "listening on http(s)://HOST:PORT".
-  std::string line;
-  const double deadline = Now() + 20;
-  while (Now() < deadline && line.find('\n') == std::string::npos) {
-    pollfd p{stdout_fd_, POLLIN, 0};
-    if (::poll(&p, 1, 100) <= 0) {
-      continue;
-    }
-    char c = 0;
-    if (::read(stdout_fd_, &c, 1) != 1) {
-      break;
-    }
-    line += c;
-  }
+  const std::optional<std::string> line = process_.ReadLine(std::chrono::seconds(20));
   const std::string prefix = "listening on ";
-  if (line.rfind(prefix, 0) == 0) {
-    url_ = line.substr(prefix.size());
-    while (!url_.empty() && (url_.back() == '\n' || url_.back() == '\r')) {
-      url_.pop_back();
-    }
+  if (line && line->rfind(prefix, 0) == 0) {
+    url_ = line->substr(prefix.size());
     port_ = std::atoi(url_.c_str() + url_.rfind(':') + 1);
   }
 }
 
 ChildProcess::~ChildProcess() {
-  if (pid_ > 0 && !reaped_) {
+  if (process_.running()) {
     Terminate(5);
-  }
-  if (stdout_fd_ >= 0) {
-    ::close(stdout_fd_);
   }
 }
 
 int ChildProcess::Terminate(double timeout_s) {
-  if (pid_ <= 0 || reaped_) {
-    return -1;
-  }
-  ::kill(pid_, SIGTERM);
-  const double deadline = Now() + timeout_s;
-  int status = 0;
-  while (Now() < deadline) {
-    const pid_t done = ::waitpid(pid_, &status, WNOHANG);
-    if (done == pid_) {
-      reaped_ = true;
-      return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  ::kill(pid_, SIGKILL);
-  ::waitpid(pid_, &status, 0);
-  reaped_ = true;
-  return -1;
+  const std::optional<int> status =
+      process_.Stop(SIGTERM, std::chrono::duration_cast<std::chrono::milliseconds>(
+                                 std::chrono::duration<double>(timeout_s)));
+  return status && WIFEXITED(*status) ? WEXITSTATUS(*status) : -1;
 }
 
 std::string ChildProcess::Log() const {

@@ -11,6 +11,8 @@
 
 #include <sys/types.h>
 
+#include "support/child_process.h"
+
 namespace vin_gateway::testing {
 
 struct HttpResult {
@@ -38,19 +40,17 @@ class ChildProcess {
   bool started() const { return port_ > 0; }
   int port() const { return port_; }
   const std::string& url() const { return url_; }
-  pid_t pid() const { return pid_; }
+  pid_t pid() const { return process_.pid(); }
   // Sends SIGTERM and waits up to `timeout_s`; returns the exit status (or -1 if it had to be
   // killed).
   int Terminate(double timeout_s = 10);
   std::string Log() const;
 
  private:
-  pid_t pid_ = -1;
-  int stdout_fd_ = -1;
+  std::string log_path_;
+  fusebox::testing::ChildProcess process_;
   int port_ = 0;
   std::string url_;
-  std::string log_path_;
-  bool reaped_ = false;
 };
 
 // Polls `condition` every 10 ms until it holds or `timeout_s` passes; the last answer. For tests

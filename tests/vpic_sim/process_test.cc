@@ -1,11 +1,7 @@
 // The vpic-sim binary itself: the first stdout line, signals, the open-file limit, --help and
-// flag errors. Children are spawned with posix_spawn; every wait is a poll() on their output
-// pipes with a deadline (a child that exits closes them).
+// flag errors. Children are started by tests/support/child_process.h: every wait has a deadline.
 
-#include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -20,9 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "support/child_process.h"
 #include "vpic_sim/test_client.h"
-
-extern char** environ;  // NOLINT: POSIX
 
 namespace fusebox::vpic_sim {
 namespace {
@@ -30,117 +25,16 @@ namespace {
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
-class Child {
+// vpic-sim with `args`.
+class Child : public fusebox::testing::ChildProcess {
  public:
-  explicit Child(std::vector<std::string> args) {
-    args.insert(args.begin(), VPIC_SIM_BINARY);
-    int out[2] = {-1, -1};
-    int err[2] = {-1, -1};
-    if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0) {
-      return;
-    }
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
-    posix_spawn_file_actions_adddup2(&actions, err[1], STDERR_FILENO);
-    std::vector<char*> argv;
-    for (std::string& a : args) {
-      argv.push_back(a.data());
-    }
-    argv.push_back(nullptr);
-    if (posix_spawn(&pid_, VPIC_SIM_BINARY, &actions, nullptr, argv.data(), environ) != 0) {
-      pid_ = -1;
-    }
-    posix_spawn_file_actions_destroy(&actions);
-    close(out[1]);
-    close(err[1]);
-    out_ = out[0];
-    err_ = err[0];
-  }
-
-  ~Child() {
-    if (pid_ > 0 && !reaped_) {
-      kill(pid_, SIGKILL);
-      waitpid(pid_, nullptr, 0);
-    }
-    if (out_ >= 0) {
-      close(out_);
-    }
-    if (err_ >= 0) {
-      close(err_);
-    }
-  }
-
-  Child(const Child&) = delete;
-  Child& operator=(const Child&) = delete;
-
-  pid_t pid() const { return pid_; }
-
-  // The next stdout line (without '\n'), or nullopt on EOF or timeout.
-  std::optional<std::string> ReadLine(std::chrono::milliseconds timeout) {
-    const auto deadline = Clock::now() + timeout;
-    for (;;) {
-      const std::size_t nl = out_buffer_.find('\n');
-      if (nl != std::string::npos) {
-        std::string line = out_buffer_.substr(0, nl);
-        out_buffer_.erase(0, nl + 1);
-        return line;
-      }
-      if (!ReadSome(out_, out_buffer_, deadline)) {
-        return std::nullopt;
-      }
-    }
-  }
-
-  // Waits for the child to close stdout and stderr (it exits), then reaps it. Returns the wait
-  // status, or nullopt on timeout.
-  std::optional<int> WaitForExit(std::chrono::milliseconds timeout) {
-    const auto deadline = Clock::now() + timeout;
-    while (ReadSome(out_, out_buffer_, deadline)) {
-    }
-    while (ReadSome(err_, err_buffer_, deadline)) {
-    }
-    if (Clock::now() >= deadline) {
-      return std::nullopt;
-    }
-    int status = 0;
-    if (waitpid(pid_, &status, 0) != pid_) {
-      return std::nullopt;
-    }
-    reaped_ = true;
-    return status;
-  }
-
-  const std::string& out() const { return out_buffer_; }
-  const std::string& err() const { return err_buffer_; }
+  explicit Child(std::vector<std::string> args) : ChildProcess(WithBinary(std::move(args))) {}
 
  private:
-  // Reads what is available on `fd` into `into`; false on EOF, error or deadline.
-  static bool ReadSome(int fd, std::string& into, Clock::time_point deadline) {
-    const auto left =
-        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-    if (left <= 0ms) {
-      return false;
-    }
-    pollfd p{fd, POLLIN, 0};
-    if (poll(&p, 1, static_cast<int>(left.count())) <= 0) {
-      return false;
-    }
-    char chunk[4096];
-    const ssize_t n = read(fd, chunk, sizeof(chunk));
-    if (n <= 0) {
-      return false;
-    }
-    into.append(chunk, static_cast<std::size_t>(n));
-    return true;
+  static std::vector<std::string> WithBinary(std::vector<std::string> args) {
+    args.insert(args.begin(), VPIC_SIM_BINARY);
+    return args;
   }
-
-  pid_t pid_ = -1;
-  int out_ = -1;
-  int err_ = -1;
-  bool reaped_ = false;
-  std::string out_buffer_;
-  std::string err_buffer_;
 };
 
 // The port of an exact "listening on http://127.0.0.1:PORT" line, else 0. (No std::regex: gcc 12
