@@ -34,7 +34,7 @@ for arg in "$@"; do
 done
 
 bin="${FUSEBOX_BIN:-build/release/bin}"
-for tool in redis-server nginx curl; do
+for tool in redis-server redis-cli python3 nginx curl; do
   if ! command -v "$tool" >/dev/null; then
     echo "run-fleet: error: $tool not found (scripts/install-deps.sh; nginx: apt-get install nginx)" >&2
     exit 1
@@ -53,20 +53,7 @@ chmod 755 "$work"
 servers_cleanup() { rm -rf "$work"; }
 servers_begin run-fleet "$logs"
 
-# A free loopback port: bind port 0 and read what the kernel chose.
-free_port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-
-redis_port="$(free_port)"
-redis-server --port "$redis_port" --bind 127.0.0.1 --save '' --appendonly no --dir "$work" \
-  --logfile "$root/$logs/redis.log" >/dev/null 2>&1 &
-pids+=("$!")
-for _ in $(seq 100); do
-  if (exec 3<>"/dev/tcp/127.0.0.1/$redis_port") 2>/dev/null; then break; fi
-  sleep 0.05
-done
-redis_url="redis://127.0.0.1:$redis_port"
+start_redis "$work"
 echo "==> run-fleet: redis-server at $redis_url (log: $logs/redis.log)"
 
 start_server vpic-sim "$bin/vpic-sim" --listen 127.0.0.1:0

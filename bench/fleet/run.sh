@@ -62,15 +62,8 @@ work="$(mktemp -d "${TMPDIR:-/tmp}/fusebox-bench-fleet.XXXXXX")"
 servers_cleanup() { rm -rf "${work}"; }
 servers_begin bench-fleet "${out}"
 
-redis_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-redis-server --port "${redis_port}" --bind 127.0.0.1 --save '' --appendonly no --dir "${work}" \
-  --logfile "${repo}/${out}/redis.log" >/dev/null 2>&1 &
-pids+=("$!")
-for _ in $(seq 100); do
-  if redis-cli -p "${redis_port}" PING >/dev/null 2>&1; then break; fi
-  sleep 0.05
-done
-redis_url="redis://127.0.0.1:${redis_port}"
+start_redis "${work}"
+redis_port="${redis_url##*:}"
 
 start_server vpic-sim "${bin_dir}/vpic-sim" --listen 127.0.0.1:0
 upstream="${started_url}"

@@ -35,8 +35,8 @@ if [[ $# -lt 1 || $# -gt 2 ]]; then
 fi
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
-# shellcheck source=scripts/lib/await_listening.sh
-source "$repo/scripts/lib/await_listening.sh"
+# shellcheck source=scripts/lib/servers.sh
+source "$repo/scripts/lib/servers.sh"
 bin_dir="$(cd "$1" && pwd)"
 artifact_dir="${2:-$repo/build/web-artifacts}"
 mkdir -p "$artifact_dir"
@@ -54,7 +54,10 @@ if [[ ! -d "$here/node_modules/playwright-core" ]]; then
 fi
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/vin-web-test.XXXXXX")"
-pids=()        # the servers
+# The servers (start_server, stop_all: scripts/lib/servers.sh) log into $work; this script's own
+# trap below stops them, with the test runner.
+servers_prefix="run.sh"
+servers_logs="$work"
 test_group=""  # the test runner's process group (node and the chromium it starts)
 # shellcheck disable=SC2317  # the EXIT trap runs it; shellcheck 0.9 misreads the final exit
 cleanup() {
@@ -62,18 +65,7 @@ cleanup() {
   if [[ -n "$test_group" ]]; then
     kill -TERM -- "-$test_group" 2>/dev/null || true
   fi
-  for pid in "${pids[@]}"; do
-    kill -TERM "$pid" 2>/dev/null || true
-  done
-  for pid in "${pids[@]}"; do
-    # A gateway draining a hung upstream call gets a few seconds, then is killed.
-    for _ in $(seq 50); do
-      kill -0 "$pid" 2>/dev/null || break
-      sleep 0.1
-    done
-    kill -KILL "$pid" 2>/dev/null || true
-    wait "$pid" 2>/dev/null || true
-  done
+  stop_all
   if [[ -n "$test_group" ]]; then
     for _ in $(seq 30); do
       kill -0 -- "-$test_group" 2>/dev/null || break
@@ -89,26 +81,8 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-# Starts "$@" with stdout in $work/$name.out and stderr in $work/$name.log, and sets `url` from
-# its first stdout line ("listening on http://HOST:PORT") once it is there (10 s at most).
-start_server() {
-  local name="$1"
-  shift
-  rm -f "$work/$name.out"  # never read a predecessor's "listening on" line
-  "$@" >"$work/$name.out" 2>"$work/$name.log" &
-  local pid=$!
-  pids+=("$pid")
-  if url="$(await_listening "$work/$name.out" "$pid")"; then
-    return 0
-  fi
-  echo "run.sh: $name did not start; its log:" >&2
-  cat "$work/$name.log" >&2 || true
-  return 1
-}
-
-url=""
 start_server vpic-sim "$bin_dir/vpic-sim" --listen 127.0.0.1:0
-sim_url="$url"
+sim_url="$started_url"
 # Short timings: a hung call answers UPSTREAM_SLOW after 2 s; three failures open the breaker for
 # 30 s (long enough to look at it, and nothing waits for it); decodes are fresh for 1 s only, so a
 # VIN decoded earlier is served stale once the breaker is open; no client rate limit (the rules
@@ -119,7 +93,7 @@ start_server vin-gateway \
   "$bin_dir/vin-gateway" --listen 127.0.0.1:0 --upstream-url "$sim_url" --cache memory \
   --call-timeout 2s --cooldown 30s --failure-threshold 3 --cache-ttl 1s --client-rate 0 \
   --offline-db none
-gateway_url="$url"
+gateway_url="$started_url"
 echo "vpic-sim at $sim_url, vin-gateway at $gateway_url, artifacts in $artifact_dir"
 
 doc_img_dir=""

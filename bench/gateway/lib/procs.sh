@@ -122,16 +122,9 @@ record_answer() {
   stop_server "${gateway_pid}"
 }
 
-free_port() {
-  local port
-  while :; do
-    port=$((20000 + RANDOM % 40000))
-    if ! ss -Htln "sport = :${port}" | grep -q .; then
-      echo "${port}"
-      return 0
-    fi
-  done
-}
+# free_port: scripts/lib/free_port.sh.
+# shellcheck source=scripts/lib/free_port.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../../../scripts/lib/free_port.sh"
 
 # start_nginx WORKERS [MODE [BODY_FILE]]: nginx on a free port from its own config
 # (nginx.conf.in); sets nginx_pid and nginx_addr. MODE static (the default): $tmp/answer.json as
