@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "fusebox/testing/manual_clock.h"
+#include "support/breaker_fixture.h"
 
 namespace fusebox {
 namespace {
@@ -23,45 +24,7 @@ using std::chrono::seconds;
 // Seconds to a TimePoint, rounded to the microsecond (so At(64 + 0.02) == At(64.02)).
 TimePoint At(double s) { return TimePoint(std::chrono::microseconds(std::llround(s * 1e6))); }
 
-class BreakerTest : public ::testing::Test {
- protected:
-  std::unique_ptr<CircuitBreaker> Make(CircuitBreakerConfig config, Random* random = nullptr) {
-    auto created = CircuitBreaker::Create("test", config, {.clock = &clock_, .random = random});
-    EXPECT_TRUE(created.has_value());
-    auto breaker = std::move(created).value();
-    breaker->AddListener([this](const Event& e) { events_.push_back(e); });
-    return breaker;
-  }
-
-  // Admits a call and records `outcome` after `latency`.
-  void Call(CircuitBreaker& b, Outcome outcome, Duration latency = Duration::zero(),
-            Priority priority = Priority::kInteractive) {
-    auto permit = b.TryAcquire(priority);
-    ASSERT_TRUE(permit.has_value()) << ToString(permit.error().code);
-    clock_.Advance(latency);
-    permit->Record(outcome);
-  }
-
-  void Trip(CircuitBreaker& b) {
-    for (std::uint32_t i = 0; i < b.config().failure_threshold; ++i) {
-      Call(b, Outcome::kFailure);
-    }
-    ASSERT_EQ(b.state(), State::kOpen);
-  }
-
-  std::vector<TransitionEvent> Transitions() const {
-    std::vector<TransitionEvent> out;
-    for (const Event& e : events_) {
-      if (const auto* t = std::get_if<TransitionEvent>(&e.detail)) {
-        out.push_back(*t);
-      }
-    }
-    return out;
-  }
-
-  fusebox::testing::ManualClock clock_;
-  std::vector<Event> events_;
-};
+class BreakerTest : public fusebox::testing::BreakerFixture {};
 
 // ---- config ----
 

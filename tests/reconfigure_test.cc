@@ -9,6 +9,7 @@
 
 #include "fusebox/circuit_breaker.h"
 #include "fusebox/testing/manual_clock.h"
+#include "support/breaker_fixture.h"
 
 namespace fusebox {
 namespace {
@@ -16,27 +17,8 @@ namespace {
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
-class ReconfigureTest : public ::testing::Test {
+class ReconfigureTest : public fusebox::testing::BreakerFixture {
  protected:
-  std::unique_ptr<CircuitBreaker> Make(CircuitBreakerConfig config) {
-    auto created = CircuitBreaker::Create("test", config, {.clock = &clock_});
-    EXPECT_TRUE(created.has_value());
-    auto breaker = std::move(created).value();
-    breaker->AddListener([this](const Event& e) {
-      if (const auto* t = std::get_if<TransitionEvent>(&e.detail)) {
-        transitions_.push_back(*t);
-      }
-    });
-    return breaker;
-  }
-
-  void Call(CircuitBreaker& b, Outcome outcome, Duration latency = Duration::zero()) {
-    auto permit = b.TryAcquire();
-    ASSERT_TRUE(permit.has_value()) << ToString(permit.error().code);
-    clock_.Advance(latency);
-    permit->Record(outcome);
-  }
-
   // Trips `b` (configured with `config`: failure threshold 1), waits out the cooldown, takes the
   // HALF_OPEN probe, then raises the probe cap to `cap`: this HALF_OPEN keeps its single slot,
   // which the probe holds. Returns the probe.
@@ -57,9 +39,6 @@ class ReconfigureTest : public ::testing::Test {
     const auto error = b.Reconfigure(config);
     ASSERT_FALSE(error.has_value()) << error->message;
   }
-
-  fusebox::testing::ManualClock clock_;
-  std::vector<TransitionEvent> transitions_;
 };
 
 // ---- DescribeChanges ----
@@ -131,7 +110,7 @@ TEST_F(ReconfigureTest, TheSameConfigChangesNothing) {
   const MetricsSnapshot m = b->Snapshot();
   EXPECT_EQ(m.generation, 0U);
   EXPECT_EQ(m.window_calls, 1U);
-  EXPECT_TRUE(transitions_.empty());
+  EXPECT_TRUE(Transitions().empty());
 }
 
 // ---- at once, state kept ----
@@ -147,8 +126,8 @@ TEST_F(ReconfigureTest, ANewFailureThresholdAppliesAtOnceToTheRunKept) {
   EXPECT_EQ(b->state(), State::kClosed);  // a reconfiguration is not an outcome: no trip yet
   Call(*b, Outcome::kFailure);
   EXPECT_EQ(b->state(), State::kOpen);
-  ASSERT_EQ(transitions_.size(), 1U);
-  EXPECT_EQ(transitions_[0].cause, TransitionCause::kConsecutiveFailures);
+  ASSERT_EQ(Transitions().size(), 1U);
+  EXPECT_EQ(Transitions()[0].cause, TransitionCause::kConsecutiveFailures);
 }
 
 TEST_F(ReconfigureTest, NewRatesApplyAtOnceToTheWindowKept) {
@@ -167,7 +146,7 @@ TEST_F(ReconfigureTest, NewRatesApplyAtOnceToTheWindowKept) {
   EXPECT_EQ(b->Snapshot().generation, 0U);
   Call(*b, Outcome::kSuccess);  // 1 failure in 4 calls = 0.25
   EXPECT_EQ(b->state(), State::kOpen);
-  EXPECT_EQ(transitions_.back().cause, TransitionCause::kFailureRate);
+  EXPECT_EQ(Transitions().back().cause, TransitionCause::kFailureRate);
 }
 
 TEST_F(ReconfigureTest, ANewSlowCallDurationJudgesTheNextOutcomes) {
@@ -328,8 +307,8 @@ TEST_F(ReconfigureTest, AProbeInFlightKeepsItsSlotWhenTheCapGrows) {
   auto next = b->TryAcquire();  // applies the timeout, at the deadline
   ASSERT_FALSE(next.has_value());
   EXPECT_EQ(next.error().retry_after, seconds(9));
-  ASSERT_FALSE(transitions_.empty());
-  EXPECT_EQ(transitions_.back().cause, TransitionCause::kProbeTimedOut);
+  ASSERT_FALSE(Transitions().empty());
+  EXPECT_EQ(Transitions().back().cause, TransitionCause::kProbeTimedOut);
   probe.Record(Outcome::kSuccess);  // late: it belongs to the generation before
   clock_.Advance(seconds(9));
   std::vector<Permit> probes;
@@ -364,12 +343,12 @@ TEST_F(ReconfigureTest, ANewTripPolicyInClosedStartsAGenerationAndClearsTheRun) 
   EXPECT_EQ(m.state, State::kClosed);
   EXPECT_EQ(m.generation, 1U);
   EXPECT_EQ(m.consecutive_failures, 0U);
-  ASSERT_EQ(transitions_.size(), 1U);
-  EXPECT_EQ(transitions_[0].from, State::kClosed);
-  EXPECT_EQ(transitions_[0].to, State::kClosed);
-  EXPECT_EQ(transitions_[0].cause, TransitionCause::kReconfigured);
-  EXPECT_EQ(transitions_[0].generation, 1U);
-  EXPECT_EQ(transitions_[0].at, clock_.Now());
+  ASSERT_EQ(Transitions().size(), 1U);
+  EXPECT_EQ(Transitions()[0].from, State::kClosed);
+  EXPECT_EQ(Transitions()[0].to, State::kClosed);
+  EXPECT_EQ(Transitions()[0].cause, TransitionCause::kReconfigured);
+  EXPECT_EQ(Transitions()[0].generation, 1U);
+  EXPECT_EQ(Transitions()[0].at, clock_.Now());
   in_flight->Record(Outcome::kFailure);  // admitted under the old policy: late
   m = b->Snapshot();
   EXPECT_EQ(m.late, 1U);
@@ -378,7 +357,7 @@ TEST_F(ReconfigureTest, ANewTripPolicyInClosedStartsAGenerationAndClearsTheRun) 
   Call(*b, Outcome::kFailure);
   Call(*b, Outcome::kFailure);
   EXPECT_EQ(b->state(), State::kOpen);
-  EXPECT_EQ(transitions_.back().cause, TransitionCause::kFailureRate);
+  EXPECT_EQ(Transitions().back().cause, TransitionCause::kFailureRate);
 }
 
 TEST_F(ReconfigureTest, ANewWindowSizeClearsTheWindow) {
@@ -421,7 +400,7 @@ TEST_F(ReconfigureTest, InflightSlowAccountingStartsAGeneration) {
   auto next = b->TryAcquire();  // the hung call counts as slow before it ends: trips
   EXPECT_FALSE(next.has_value());
   EXPECT_EQ(b->state(), State::kOpen);
-  EXPECT_EQ(transitions_.back().cause, TransitionCause::kSlowCallRate);
+  EXPECT_EQ(Transitions().back().cause, TransitionCause::kSlowCallRate);
 }
 
 TEST_F(ReconfigureTest, ANewTripPolicyInMetricsOnlyStaysMetricsOnly) {
@@ -430,19 +409,19 @@ TEST_F(ReconfigureTest, ANewTripPolicyInMetricsOnlyStaysMetricsOnly) {
   Apply(*b, {.trip = TripPolicy::kCountWindow, .window_size = 5, .minimum_calls = 1});
   EXPECT_EQ(b->state(), State::kMetricsOnly);
   EXPECT_EQ(b->Snapshot().generation, 2U);
-  EXPECT_EQ(transitions_.back().cause, TransitionCause::kReconfigured);
-  EXPECT_EQ(transitions_.back().to, State::kMetricsOnly);
+  EXPECT_EQ(Transitions().back().cause, TransitionCause::kReconfigured);
+  EXPECT_EQ(Transitions().back().to, State::kMetricsOnly);
 }
 
 TEST_F(ReconfigureTest, ANewTripPolicyWhileOpenKeepsStateAndGeneration) {
   auto b = Make({.failure_threshold = 1, .cooldown = seconds(10)});
   Call(*b, Outcome::kFailure);
-  const std::size_t before = transitions_.size();
+  const std::size_t before = Transitions().size();
   Apply(*b, {.trip = TripPolicy::kCountWindow,
              .window_size = 4,
              .minimum_calls = 2,
              .cooldown = seconds(10)});
-  EXPECT_EQ(transitions_.size(), before);
+  EXPECT_EQ(Transitions().size(), before);
   EXPECT_EQ(b->state(), State::kOpen);
   EXPECT_EQ(b->Snapshot().generation, 1U);
   EXPECT_EQ(b->retry_after(), seconds(10));

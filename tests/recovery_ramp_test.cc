@@ -13,6 +13,7 @@
 #include "fusebox/circuit_breaker.h"
 #include "fusebox/metrics.h"
 #include "fusebox/testing/manual_clock.h"
+#include "support/breaker_fixture.h"
 
 namespace fusebox {
 namespace {
@@ -26,16 +27,8 @@ CircuitBreakerConfig Ramped(Duration ramp = seconds(10)) {
   return {.failure_threshold = 1, .cooldown = seconds(10), .recovery_ramp = ramp};
 }
 
-class RecoveryRampTest : public ::testing::Test {
+class RecoveryRampTest : public fusebox::testing::BreakerFixture {
  protected:
-  std::unique_ptr<CircuitBreaker> Make(CircuitBreakerConfig config) {
-    auto created = CircuitBreaker::Create("test", config, {.clock = &clock_});
-    EXPECT_TRUE(created.has_value());
-    auto breaker = std::move(created).value();
-    breaker->AddListener([this](const Event& e) { events_.push_back(e); });
-    return breaker;
-  }
-
   // Trips the breaker, waits out the cooldown, admits one probe and turns `extra` calls away in
   // HALF_OPEN (so HALF_OPEN admitted 1 of 1 + extra calls), then closes with the probe.
   void TripAndClose(CircuitBreaker& b, int extra) {
@@ -74,15 +67,7 @@ class RecoveryRampTest : public ::testing::Test {
     return static_cast<int>(std::count(v.begin(), v.end(), true));
   }
 
-  std::vector<RecoveryEvent> RecoveryEvents() const {
-    std::vector<RecoveryEvent> out;
-    for (const Event& e : events_) {
-      if (const auto* r = std::get_if<RecoveryEvent>(&e.detail)) {
-        out.push_back(*r);
-      }
-    }
-    return out;
-  }
+  std::vector<RecoveryEvent> RecoveryEvents() const { return Details<RecoveryEvent>(); }
 
   const TransitionEvent* LastTransition() const {
     for (auto it = events_.rbegin(); it != events_.rend(); ++it) {
@@ -92,9 +77,6 @@ class RecoveryRampTest : public ::testing::Test {
     }
     return nullptr;
   }
-
-  fusebox::testing::ManualClock clock_;
-  std::vector<Event> events_;
 };
 
 // ---- config ----
