@@ -31,7 +31,7 @@
 // after that Reconfigure, and a change that could not be applied that way (trip policy, window)
 // starts a new generation, which makes every call admitted before it late.
 //
-// Config validation and DescribeChanges are in circuit_breaker_config.cc.
+// Config validation and DescribeChanges are in breaker_settings.cc, driven by its table.
 #include "fusebox/circuit_breaker.h"
 
 #include <algorithm>

@@ -91,7 +91,7 @@ std::optional<KeyKind> LookupKeyKind(std::string_view dotted_key) {
   }
   if (s.size() == 2 && plain(0) && plain(1)) {
     if (s[0].name == "breaker") {
-      return KindIn(BreakerSettings(), s[1].name);
+      return BreakerKeyKind(s[1].name);
     }
     if (s[0].name == "traffic") {
       return KindIn(StreamSettings(), s[1].name);

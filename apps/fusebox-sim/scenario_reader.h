@@ -64,7 +64,9 @@ const Setting<Target>* FindSetting(std::span<const Setting<Target>> table, std::
 
 // The settings tables, for LookupKeyKind() and the overrides.
 std::span<const Setting<Scenario>> RootSettings();
-std::span<const Setting<CircuitBreakerConfig>> BreakerSettings();
+// [breaker] keys are the library's breaker settings (fusebox/breaker_settings.h): the kind a key's
+// value is read as, or nullopt for an unknown key.
+std::optional<KeyKind> BreakerKeyKind(std::string_view key);
 std::span<const Setting<Stream>> StreamSettings();
 std::span<const Setting<Scenario>> UpstreamSettings();
 std::span<const Setting<Phase>> PhaseSettings();

@@ -5,8 +5,12 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include <chrono>
 #include <string>
+
+#include "fusebox/breaker_settings.h"
 
 namespace fusebox::sim {
 namespace {
@@ -95,6 +99,42 @@ TEST(ScenarioLoaderTest, AppliesTheDefaultsOfTheFormat) {
   EXPECT_EQ(s.breaker.cooldown, CircuitBreakerConfig{}.cooldown);
   EXPECT_FALSE(s.breaker.slow_call_duration.has_value());
   EXPECT_TRUE(s.phases.empty());
+}
+
+// The [breaker] keys are the library's settings, by the same names: a value written in a scenario
+// lands where the library's table puts it. (With count_window, so that every setting may be set.)
+TEST(ScenarioLoaderTest, EveryBreakerSettingOfTheLibraryIsAKey) {
+  for (const BreakerSetting& s : BreakerSettings()) {
+    std::string text;
+    fusebox::SettingValue expected;
+    switch (s.type) {
+      case SettingType::kTripPolicy:
+        text = "\"count_window\"";
+        expected = TripPolicy::kCountWindow;
+        break;
+      case SettingType::kCount:
+        text = "10";
+        expected = std::uint32_t{10};
+        break;
+      case SettingType::kNumber:
+        text = fmt::format("{}", (s.min + s.max) / 2);
+        expected = (s.min + s.max) / 2;
+        break;
+      case SettingType::kDuration:
+        text = "\"6m\"";
+        expected = Duration(std::chrono::minutes(6));
+        break;
+      case SettingType::kBool:
+        text = "true";
+        expected = true;
+        break;
+    }
+    const std::string trip = s.name == "trip" ? "" : "trip = \"count_window\"\n";
+    auto file =
+        Load(fmt::format("[breaker]\n{}{} = {}\n[traffic]\nrate = 1\n", trip, s.name, text));
+    ASSERT_TRUE(file) << s.name << ": " << file.error().ToString();
+    EXPECT_EQ(GetSetting(file->base().breaker, s), expected) << s.name;
+  }
 }
 
 TEST(ScenarioLoaderTest, ReadsEveryBreakerKey) {
