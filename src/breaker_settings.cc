@@ -62,10 +62,11 @@ void Set(Config& config, const SettingValue& value) {
   }
 }
 
-std::optional<ConfigError> RangeError(std::string_view field, double value,
+// A count as itself: %g would write 1000001 as "1e+06", inside the range it is refused by.
+std::optional<ConfigError> RangeError(std::string_view field, std::uint32_t value,
                                       const std::string& range) {
-  return ConfigError{std::string(field),
-                     std::string(field) + " must be in " + range + ", got " + Number(value)};
+  return ConfigError{std::string(field), std::string(field) + " must be in " + range + ", got " +
+                                             std::to_string(value)};
 }
 
 // window_size counts calls, or seconds with time_window (and a narrower range).
@@ -211,7 +212,7 @@ std::optional<ConfigError> CheckStaticRange(const BreakerSetting& setting,
   std::string shown;
   if (const auto* count = std::get_if<std::uint32_t>(&value)) {
     number = *count;
-    shown = Number(number);
+    shown = std::to_string(*count);
   } else if (const auto* real = std::get_if<double>(&value)) {
     number = *real;
     shown = Number(number);

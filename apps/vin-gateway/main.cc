@@ -87,21 +87,6 @@ std::string Join(const std::vector<std::string>& items) {
   return out;
 }
 
-// "cooldown: 20s -> 5s" (the library's field) -> "cooldown: 20s -> 5s" under the config file's
-// key ("cooldown_multiplier: 1 -> 2" -> "cooldown_growth: 1 -> 2"): the names the operator edits.
-std::string InFileTerms(const std::string& change) {
-  const std::size_t colon = change.find(':');
-  if (colon == std::string::npos) {
-    return change;
-  }
-  std::string key(vin_gateway::FlagOfBreakerField(change.substr(0, colon)));
-  if (key.rfind("--", 0) == 0) {
-    key.erase(0, 2);
-    std::replace(key.begin(), key.end(), '-', '_');
-  }
-  return key + change.substr(colon);
-}
-
 // SIGHUP, on the event loop, once the reload reader has read the config file and the command
 // line again, as at start. The breaker's settings go to the live breaker (Reconfigure keeps its
 // state where the change allows); any other setting that differs from the one in force is only
@@ -123,10 +108,8 @@ void ApplyReload(const vin_gateway::ReloadReader::Reread& reread, const std::str
                              vin_gateway::FlagOfBreakerField(error->field), error->message));
     return;
   }
-  std::vector<std::string> changes;
-  for (const std::string& change : fusebox::DescribeChanges(before, after)) {
-    changes.push_back(InFileTerms(change));
-  }
+  // The library's names are the config file's keys: its lines are what the operator edits.
+  const std::vector<std::string> changes = fusebox::DescribeChanges(before, after);
   log("info", changes.empty() ? fmt::format("SIGHUP: re-read {}: breaker {} unchanged", config_path,
                                             breaker.name())
                               : fmt::format("SIGHUP: re-read {}: breaker {} now {}", config_path,
@@ -356,11 +339,11 @@ int Run(const vin_gateway::GatewayConfig& config, const std::vector<std::string>
   std::printf("listening on http://%s\n", server->local_address().c_str());
   std::fflush(stdout);
   log("info", fmt::format("listening on http://{} upstream={} cache={} breaker=vpic "
-                          "(policy {}, threshold {}, cooldown {}, call timeout {})",
+                          "(trip {}, threshold {}, cooldown {}, call timeout {})",
                           server->local_address(), config.upstream_url, config.cache_uri,
-                          fusebox::ToString(config.policy), config.failure_threshold,
-                          vin_gateway::FormatDuration(config.cooldown),
-                          vin_gateway::FormatDuration(config.call_timeout)));
+                          fusebox::ToString(config.breaker.trip), config.breaker.failure_threshold,
+                          vin_gateway::FormatDuration(config.breaker.cooldown),
+                          vin_gateway::FormatDuration(config.breaker.call_timeout)));
   if (fleet) {
     log("info", fmt::format("fleet: {} as instance {}", config.fleet_url, fleet->instance()));
   }

@@ -42,12 +42,14 @@ struct Policy {
 const Policy kConsecutive{"consecutive 3, call timeout 500 ms, cooldown 500 ms", {}};
 const Policy kCountWindow{
     "count window of 4, minimum 4 calls, failure rate 0.5, call timeout 500 ms",
-    {"--policy", "count_window", "--window", "4", "--minimum-calls", "4", "--failure-rate", "0.5"}};
+    {"--trip", "count_window", "--window-size", "4", "--minimum-calls", "4",
+     "--failure-rate-threshold", "0.5"}};
 const Policy kTimeWindowSlow{
     "time window 10 s, minimum 3 calls, slow-call rate 0.5 at 200 ms, in-flight slow counted, "
     "call timeout 500 ms",
-    {"--policy", "time_window", "--window", "10s", "--minimum-calls", "3", "--slow-call-duration",
-     "200ms", "--slow-call-rate", "0.5", "--count-in-flight-slow"}};
+    {"--trip", "time_window", "--window-size", "10s", "--minimum-calls", "3",
+     "--slow-call-duration", "200ms", "--slow-call-rate-threshold", "0.5",
+     "--inflight-slow-accounting"}};
 
 struct UpstreamFault {
   std::string name;                  // the matrix's name for it

@@ -4,6 +4,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -11,6 +12,8 @@
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+
+#include "fusebox/breaker_settings.h"
 
 namespace {
 
@@ -49,10 +52,10 @@ TEST(ConfigTest, DefaultsMatchTheDocs) {
   EXPECT_EQ(c.upstream_url, "https://vpic.nhtsa.dot.gov");
   EXPECT_EQ(c.cache_uri, "sqlite:var/vin-cache.sqlite");
   EXPECT_EQ(c.cache_ttl, std::chrono::hours(24 * 30));
-  EXPECT_EQ(c.call_timeout, 7s);
-  EXPECT_EQ(c.cooldown, 20s);
-  EXPECT_EQ(c.failure_threshold, 3U);
-  EXPECT_EQ(c.half_open_probes, 1U);
+  EXPECT_EQ(c.breaker.call_timeout, 7s);
+  EXPECT_EQ(c.breaker.cooldown, 20s);
+  EXPECT_EQ(c.breaker.failure_threshold, 3U);
+  EXPECT_EQ(c.breaker.half_open_max_probes, 1U);
   EXPECT_EQ(c.max_in_flight, 16U);
   EXPECT_EQ(c.client_rate, 20);
   EXPECT_EQ(c.effective_client_burst(), 50);  // one whole batch, more than 2 x the rate
@@ -105,10 +108,10 @@ TEST(ConfigTest, FlagsAreRead) {
   EXPECT_EQ(c.upstream_url, "http://127.0.0.1:9000/base");
   EXPECT_EQ(c.cache_uri, "memory");
   EXPECT_EQ(c.cache_ttl, 90min);
-  EXPECT_EQ(c.call_timeout, 1500ms);
-  EXPECT_EQ(c.cooldown, 2s);
-  EXPECT_EQ(c.failure_threshold, 5U);
-  EXPECT_EQ(c.half_open_probes, 2U);
+  EXPECT_EQ(c.breaker.call_timeout, 1500ms);
+  EXPECT_EQ(c.breaker.cooldown, 2s);
+  EXPECT_EQ(c.breaker.failure_threshold, 5U);
+  EXPECT_EQ(c.breaker.half_open_max_probes, 2U);
   EXPECT_EQ(c.max_in_flight, 64U);
   EXPECT_EQ(c.client_rate, 0);
   EXPECT_EQ(c.cache_max_entries, 10U);
@@ -120,10 +123,10 @@ TEST(ConfigTest, FlagsOverrideTheFileWhichOverridesDefaults) {
                       "cooldown = \"5s\"\nfailure_threshold = 4\ncache = \"memory\"\n");
   auto parsed = Parse({"--config", file.path(), "--cooldown", "9s"});
   ASSERT_TRUE(parsed) << parsed.error().message;
-  EXPECT_EQ(parsed->config.cooldown, 9s);
-  EXPECT_EQ(parsed->config.failure_threshold, 4U);
+  EXPECT_EQ(parsed->config.breaker.cooldown, 9s);
+  EXPECT_EQ(parsed->config.breaker.failure_threshold, 4U);
   EXPECT_EQ(parsed->config.cache_uri, "memory");
-  EXPECT_EQ(parsed->config.call_timeout, 7s);
+  EXPECT_EQ(parsed->config.breaker.call_timeout, 7s);
 }
 
 // The cooldown a scenario tunes ("2m30s") reads the same here, in the file and as a flag.
@@ -131,14 +134,14 @@ TEST(ConfigTest, CompoundDurationsAreReadFromTheFileAndFlags) {
   const TomlFile file("vin_gateway_config_test.toml", "cooldown = \"2m30s\"\n");
   auto parsed = Parse({"--config", file.path(), "--cache-ttl", "1d12h"});
   ASSERT_TRUE(parsed) << parsed.error().message;
-  EXPECT_EQ(parsed->config.cooldown, 150s);
+  EXPECT_EQ(parsed->config.breaker.cooldown, 150s);
   EXPECT_EQ(parsed->config.cache_ttl, std::chrono::hours(36));
 }
 
 TEST(ConfigTest, TheLastOfARepeatedFlagWins) {
   auto parsed = Parse({"--cooldown", "5s", "--cooldown", "6s"});
   ASSERT_TRUE(parsed) << parsed.error().message;
-  EXPECT_EQ(parsed->config.cooldown, 6s);
+  EXPECT_EQ(parsed->config.breaker.cooldown, 6s);
 }
 
 TEST(ConfigTest, TrustedProxyIsAListFromFlagsOrTheFile) {
@@ -203,12 +206,12 @@ TEST(ConfigTest, OutOfRangeFlagIsRefusedWithItsNameAndRange) {
   auto parsed = Parse({"--call-timeout", "0s"});
   ASSERT_FALSE(parsed);
   EXPECT_EQ(parsed.error().field, "--call-timeout");
-  EXPECT_EQ(parsed.error().message, "--call-timeout must be in [1ms, 10m], got 0s");
+  EXPECT_EQ(parsed.error().message, "--call-timeout must be in (0s, 86400s], got 0s");
 }
 
 TEST(ConfigTest, EveryNumericFlagNamesItsRange) {
   const std::vector<std::pair<std::string, std::string>> bad = {
-      {"--failure-threshold", "0"}, {"--half-open-probes", "0"},     {"--max-in-flight", "0"},
+      {"--failure-threshold", "0"}, {"--half-open-max-probes", "0"}, {"--max-in-flight", "0"},
       {"--client-rate", "-1"},      {"--cache-max-entries", "0"},    {"--cooldown", "2d"},
       {"--cache-ttl", "0s"},        {"--listen", "127.0.0.1:70000"}, {"--threads", "0"}};
   for (const auto& [flag, value] : bad) {
@@ -216,7 +219,7 @@ TEST(ConfigTest, EveryNumericFlagNamesItsRange) {
     ASSERT_FALSE(parsed) << flag;
     EXPECT_EQ(parsed.error().field, flag);
     EXPECT_NE(parsed.error().message.find(flag), std::string::npos) << parsed.error().message;
-    EXPECT_TRUE(parsed.error().message.find('[') != std::string::npos ||
+    EXPECT_TRUE(parsed.error().message.find(" must be in ") != std::string::npos ||
                 parsed.error().message.find("cannot read") != std::string::npos)
         << parsed.error().message;
   }
@@ -301,7 +304,7 @@ TEST(ConfigTest, ConfigFileOverOneMibIsRefused) {
   EXPECT_EQ(std::filesystem::file_size(at_cap.path()), vin_gateway::kMaxConfigFileBytes);
   auto parsed = Parse({"--config", at_cap.path()});
   ASSERT_TRUE(parsed) << parsed.error().message;
-  EXPECT_EQ(parsed->config.cooldown, 9s);
+  EXPECT_EQ(parsed->config.breaker.cooldown, 9s);
 }
 
 TEST(ConfigTest, EmptyConfigFileIsRefusedButCommentsAloneAreRead) {
@@ -313,7 +316,7 @@ TEST(ConfigTest, EmptyConfigFileIsRefusedButCommentsAloneAreRead) {
   const TomlFile comments("vin_gateway_config_comments.toml", "# every setting at its default\n");
   auto parsed = Parse({"--config", comments.path()});
   ASSERT_TRUE(parsed) << parsed.error().message;
-  EXPECT_EQ(parsed->config.failure_threshold, 3U);
+  EXPECT_EQ(parsed->config.breaker.failure_threshold, 3U);
 }
 
 TEST(ConfigTest, MissingConfigFileNamesTheReason) {
@@ -359,49 +362,49 @@ TEST(ConfigTest, BreakerDefaultsStayTheConsecutivePolicy) {
   auto parsed = Parse({});
   ASSERT_TRUE(parsed) << parsed.error().message;
   const GatewayConfig& c = parsed->config;
-  EXPECT_EQ(c.policy, fusebox::TripPolicy::kConsecutive);
-  EXPECT_EQ(c.probes_to_close, 1U);
-  EXPECT_FALSE(c.window_calls.has_value());
-  EXPECT_FALSE(c.window_duration.has_value());
-  EXPECT_EQ(c.minimum_calls, 10U);
-  EXPECT_EQ(c.failure_rate, 0.5);
-  EXPECT_FALSE(c.slow_call_duration.has_value());
-  EXPECT_EQ(c.slow_call_rate, 1.0);
-  EXPECT_FALSE(c.count_in_flight_slow);
-  EXPECT_EQ(c.cooldown_growth, 1.0);
-  EXPECT_FALSE(c.max_cooldown.has_value());
-  EXPECT_EQ(c.cooldown_jitter, 0.0);
-  const fusebox::CircuitBreakerConfig b = c.BreakerConfig();
-  EXPECT_EQ(b.window_size, 100U);
+  EXPECT_EQ(c.breaker.trip, fusebox::TripPolicy::kConsecutive);
+  EXPECT_EQ(c.breaker.half_open_successes, 1U);
+  EXPECT_EQ(c.breaker.window_size, 100U);
+  EXPECT_FALSE(c.window_size_given_as_duration);
+  EXPECT_EQ(c.breaker.minimum_calls, 10U);
+  EXPECT_EQ(c.breaker.failure_rate_threshold, 0.5);
+  EXPECT_FALSE(c.breaker.slow_call_duration.has_value());
+  EXPECT_EQ(c.breaker.slow_call_rate_threshold, 1.0);
+  EXPECT_FALSE(c.breaker.inflight_slow_accounting);
+  EXPECT_EQ(c.breaker.cooldown_multiplier, 1.0);
+  EXPECT_FALSE(c.breaker.cooldown_max.has_value());
+  EXPECT_EQ(c.breaker.cooldown_jitter, 0.0);
+  EXPECT_FALSE(c.breaker.batch_may_probe);
+  const fusebox::CircuitBreakerConfig& b = c.BreakerConfig();
   EXPECT_EQ(b.effective_slow_call_duration(), 7s);
   EXPECT_EQ(b.effective_cooldown_max(), 5min);
-  EXPECT_FALSE(b.inflight_slow_accounting);
 }
 
 TEST(ConfigTest, EveryBreakerFlagReachesTheBreaker) {
-  auto parsed = Parse({"--policy",
+  auto parsed = Parse({"--trip",
                        "time_window",
-                       "--window",
+                       "--window-size",
                        "30s",
                        "--minimum-calls",
                        "4",
-                       "--failure-rate",
+                       "--failure-rate-threshold",
                        "0.25",
                        "--slow-call-duration",
                        "2s",
-                       "--slow-call-rate",
+                       "--slow-call-rate-threshold",
                        "0.5",
-                       "--count-in-flight-slow",
-                       "--cooldown-growth",
+                       "--inflight-slow-accounting",
+                       "--cooldown-multiplier",
                        "2",
-                       "--max-cooldown",
+                       "--cooldown-max",
                        "2m",
                        "--cooldown-jitter",
                        "0.2",
-                       "--half-open-probes",
+                       "--half-open-max-probes",
                        "3",
-                       "--probes-to-close",
-                       "2"});
+                       "--half-open-successes",
+                       "2",
+                       "--batch-may-probe"});
   ASSERT_TRUE(parsed) << parsed.error().message;
   const fusebox::CircuitBreakerConfig b = parsed->config.BreakerConfig();
   EXPECT_EQ(b.trip, fusebox::TripPolicy::kTimeWindow);
@@ -416,49 +419,125 @@ TEST(ConfigTest, EveryBreakerFlagReachesTheBreaker) {
   EXPECT_EQ(b.cooldown_jitter, 0.2);
   EXPECT_EQ(b.half_open_max_probes, 3U);
   EXPECT_EQ(b.half_open_successes, 2U);
-  EXPECT_FALSE(b.batch_may_probe);
+  EXPECT_TRUE(b.batch_may_probe);
   EXPECT_FALSE(b.Validate().has_value());
 
-  auto count = Parse({"--policy", "count_window", "--window", "20", "--minimum-calls", "20"});
+  auto count = Parse({"--trip", "count_window", "--window-size", "20", "--minimum-calls", "20"});
   ASSERT_TRUE(count) << count.error().message;
   EXPECT_EQ(count->config.BreakerConfig().trip, fusebox::TripPolicy::kCountWindow);
   EXPECT_EQ(count->config.BreakerConfig().window_size, 20U);
+
+  // As in a scenario, a time window's size may be a number of seconds.
+  auto seconds = Parse({"--trip", "time_window", "--window-size", "60"});
+  ASSERT_TRUE(seconds) << seconds.error().message;
+  EXPECT_EQ(seconds->config.BreakerConfig().window_size, 60U);
+}
+
+// The gateway's names before it took the library's: the same settings, on the command line and
+// in the file.
+TEST(ConfigTest, TheOldBreakerNamesAreStillRead) {
+  auto old_flags =
+      Parse({"--policy", "count_window", "--window", "50", "--failure-rate", "0.4",
+             "--slow-call-rate", "0.6", "--count-in-flight-slow", "--half-open-probes", "2",
+             "--probes-to-close", "2", "--cooldown-growth", "1.5", "--max-cooldown", "10m"});
+  ASSERT_TRUE(old_flags) << old_flags.error().message;
+  auto new_flags = Parse(
+      {"--trip", "count_window", "--window-size", "50", "--failure-rate-threshold", "0.4",
+       "--slow-call-rate-threshold", "0.6", "--inflight-slow-accounting", "--half-open-max-probes",
+       "2", "--half-open-successes", "2", "--cooldown-multiplier", "1.5", "--cooldown-max", "10m"});
+  ASSERT_TRUE(new_flags) << new_flags.error().message;
+  EXPECT_EQ(old_flags->config.breaker, new_flags->config.breaker);
+  EXPECT_NE(old_flags->config.breaker, GatewayConfig::DefaultBreaker());
+
+  const TomlFile file("vin_gateway_config_old_keys.toml",
+                      "policy = \"count_window\"\nwindow = 50\nfailure_rate = 0.4\n"
+                      "slow_call_rate = 0.6\ncount_in_flight_slow = true\nhalf_open_probes = 2\n"
+                      "probes_to_close = 2\ncooldown_growth = 1.5\nmax_cooldown = \"10m\"\n");
+  auto old_keys = Parse({"--config", file.path()});
+  ASSERT_TRUE(old_keys) << old_keys.error().message;
+  EXPECT_EQ(old_keys->config.breaker, new_flags->config.breaker);
 }
 
 TEST(ConfigTest, EveryBreakerKeyIsReadFromTheFile) {
   const TomlFile file("vin_gateway_config_breaker.toml",
-                      "policy = \"count_window\"\nwindow = 50\nminimum_calls = 5\n"
-                      "failure_rate = 0.4\nslow_call_duration = \"1500ms\"\n"
-                      "slow_call_rate = 0.6\ncount_in_flight_slow = true\n"
-                      "cooldown_growth = 1.5\nmax_cooldown = \"10m\"\n"
-                      "cooldown_jitter = 0.1\nprobes_to_close = 2\nhalf_open_probes = 2\n");
+                      "trip = \"count_window\"\nwindow_size = 50\nminimum_calls = 5\n"
+                      "failure_rate_threshold = 0.4\nslow_call_duration = \"1500ms\"\n"
+                      "slow_call_rate_threshold = 0.6\ninflight_slow_accounting = true\n"
+                      "cooldown_multiplier = 1.5\ncooldown_max = \"10m\"\n"
+                      "cooldown_jitter = 0.1\nhalf_open_successes = 2\nhalf_open_max_probes = 2\n"
+                      "batch_may_probe = true\n");
   auto parsed = Parse({"--config", file.path()});
   ASSERT_TRUE(parsed) << parsed.error().message;
   const GatewayConfig& c = parsed->config;
   EXPECT_EQ(parsed->config_path, file.path());
-  EXPECT_EQ(c.policy, fusebox::TripPolicy::kCountWindow);
-  EXPECT_EQ(c.window_calls, 50U);
-  EXPECT_EQ(c.minimum_calls, 5U);
-  EXPECT_EQ(c.failure_rate, 0.4);
-  EXPECT_EQ(c.slow_call_duration, 1500ms);
-  EXPECT_EQ(c.slow_call_rate, 0.6);
-  EXPECT_TRUE(c.count_in_flight_slow);
-  EXPECT_EQ(c.cooldown_growth, 1.5);
-  EXPECT_EQ(c.max_cooldown, 10min);
-  EXPECT_EQ(c.cooldown_jitter, 0.1);
-  EXPECT_EQ(c.probes_to_close, 2U);
+  EXPECT_EQ(c.breaker.trip, fusebox::TripPolicy::kCountWindow);
+  EXPECT_EQ(c.breaker.window_size, 50U);
+  EXPECT_EQ(c.breaker.minimum_calls, 5U);
+  EXPECT_EQ(c.breaker.failure_rate_threshold, 0.4);
+  EXPECT_EQ(c.breaker.slow_call_duration, 1500ms);
+  EXPECT_EQ(c.breaker.slow_call_rate_threshold, 0.6);
+  EXPECT_TRUE(c.breaker.inflight_slow_accounting);
+  EXPECT_EQ(c.breaker.cooldown_multiplier, 1.5);
+  EXPECT_EQ(c.breaker.cooldown_max, 10min);
+  EXPECT_EQ(c.breaker.cooldown_jitter, 0.1);
+  EXPECT_EQ(c.breaker.half_open_successes, 2U);
+  EXPECT_TRUE(c.breaker.batch_may_probe);
 
   // A switch set in the file is turned off by the command line.
-  auto off = Parse({"--config", file.path(), "--count-in-flight-slow=false"});
+  auto off = Parse({"--config", file.path(), "--inflight-slow-accounting=false"});
   ASSERT_TRUE(off) << off.error().message;
-  EXPECT_FALSE(off->config.count_in_flight_slow);
+  EXPECT_FALSE(off->config.breaker.inflight_slow_accounting);
 
   const TomlFile time_file("vin_gateway_config_time.toml",
-                           "policy = \"time_window\"\nwindow = \"2m\"\n");
+                           "trip = \"time_window\"\nwindow_size = \"2m\"\n");
   auto time = Parse({"--config", time_file.path()});
   ASSERT_TRUE(time) << time.error().message;
-  EXPECT_EQ(time->config.window_duration, 2min);
+  EXPECT_TRUE(time->config.window_size_given_as_duration);
   EXPECT_EQ(time->config.BreakerConfig().window_size, 120U);
+}
+
+// Every breaker setting of the library is a flag and a key here, under its name, with the
+// library's range: the boundaries the table gives are accepted, one step past them refused.
+TEST(ConfigTest, EveryBreakerSettingIsAFlagWithTheLibrarysRange) {
+  for (const fusebox::BreakerSetting& s : fusebox::BreakerSettings()) {
+    std::string flag = "--" + std::string(s.name);
+    std::replace(flag.begin(), flag.end(), '_', '-');
+    EXPECT_EQ(vin_gateway::FlagOfBreakerField(s.name), flag);
+    if (s.check != nullptr || s.type == fusebox::SettingType::kBool ||
+        s.type == fusebox::SettingType::kTripPolicy) {
+      // A range that depends on other settings (the cases above and below): a valid value reads.
+      const char* valid = s.type == fusebox::SettingType::kBool         ? "true"
+                          : s.type == fusebox::SettingType::kTripPolicy ? "count_window"
+                          : s.type == fusebox::SettingType::kDuration   ? "6m"
+                                                                        : "12";
+      GatewayConfig config;
+      EXPECT_FALSE(vin_gateway::ApplySetting(config, flag, valid)) << flag;
+      EXPECT_NE(fusebox::GetSetting(config.breaker, s),
+                fusebox::GetSetting(GatewayConfig::DefaultBreaker(), s))
+          << flag;
+      continue;
+    }
+    auto text = [&](double bound, int step) {
+      if (s.type == fusebox::SettingType::kCount) {
+        return fmt::format("{}", static_cast<std::int64_t>(bound) + step);
+      }
+      if (s.type == fusebox::SettingType::kDuration) {
+        return fmt::format("{}us", static_cast<std::int64_t>(bound * 1e6) + step);
+      }
+      return fmt::format("{}", bound + step * 1e-9);
+    };
+    auto parsed = [&](const std::string& value) { return Parse({flag, value}); };
+    EXPECT_TRUE(parsed(text(s.max, 0))) << flag << " at its max";
+    auto above = parsed(text(s.max, 1));
+    ASSERT_FALSE(above) << flag << " above its max";
+    EXPECT_EQ(above.error().field, flag);
+    EXPECT_EQ(above.error().message.rfind(flag + " must be in " + fusebox::RangeText(s), 0), 0U)
+        << above.error().message;
+    EXPECT_EQ(static_cast<bool>(parsed(text(s.min, 0))), !s.min_open) << flag << " at its min";
+    if (s.min > 0) {
+      EXPECT_FALSE(parsed(text(s.min, -1))) << flag << " below its min";
+    }
+  }
 }
 
 TEST(ConfigTest, BreakerValuesOutOfRangeNameTheFlagAndRange) {
@@ -468,41 +547,49 @@ TEST(ConfigTest, BreakerValuesOutOfRangeNameTheFlagAndRange) {
     std::string message;
   };
   const std::vector<Case> cases = {
-      {{"--probes-to-close", "0"},
-       "--probes-to-close",
-       "--probes-to-close must be in [1, 1000], got 0"},
-      {{"--policy", "count_window", "--window", "0"},
-       "--window",
-       "--window must be in [1, 1000000], got 0"},
-      {{"--policy", "time_window", "--window", "2h"},
-       "--window",
-       "--window must be in [1s, 1h], got 2h"},
-      {{"--policy", "time_window", "--window", "1500ms"},
-       "--window",
-       "--window must be whole seconds (the window is kept in one-second buckets), got 1500ms"},
+      {{"--half-open-successes", "0"},
+       "--half-open-successes",
+       "--half-open-successes must be in [1, 10000], got 0"},
+      {{"--failure-threshold", "1000001"},
+       "--failure-threshold",
+       "--failure-threshold must be in [1, 1000000], got 1000001"},
+      {{"--trip", "count_window", "--window-size", "0"},
+       "--window-size",
+       "--window-size must be in [1, 1000000], got 0"},
+      {{"--trip", "time_window", "--window-size", "2h"},
+       "--window-size",
+       "--window-size must be in [1, 3600] (seconds, time_window), got 7200"},
+      {{"--trip", "time_window", "--window-size", "1500ms"},
+       "--window-size",
+       "--window-size must be whole seconds (the window is kept in one-second buckets), got "
+       "1500ms"},
       {{"--minimum-calls", "0"},
        "--minimum-calls",
        "--minimum-calls must be in [1, 1000000], got 0"},
-      {{"--failure-rate", "0"}, "--failure-rate", "--failure-rate must be in (0, 1], got 0"},
-      {{"--failure-rate", "1.5"}, "--failure-rate", "--failure-rate must be in (0, 1], got 1.5"},
-      {{"--slow-call-rate", "-0.1"},
-       "--slow-call-rate",
-       "--slow-call-rate must be in (0, 1], got -0.1"},
+      {{"--failure-rate-threshold", "0"},
+       "--failure-rate-threshold",
+       "--failure-rate-threshold must be in (0, 1], got 0"},
+      {{"--failure-rate-threshold", "1.5"},
+       "--failure-rate-threshold",
+       "--failure-rate-threshold must be in (0, 1], got 1.5"},
+      {{"--slow-call-rate-threshold", "-0.1"},
+       "--slow-call-rate-threshold",
+       "--slow-call-rate-threshold must be in (0, 1], got -0.1"},
       {{"--slow-call-duration", "0s"},
        "--slow-call-duration",
-       "--slow-call-duration must be in [1ms, 1d], got 0s"},
-      {{"--cooldown-growth", "0.5"},
-       "--cooldown-growth",
-       "--cooldown-growth must be in [1, 100], got 0.5"},
-      {{"--cooldown-growth", "101"},
-       "--cooldown-growth",
-       "--cooldown-growth must be in [1, 100], got 101"},
+       "--slow-call-duration must be in (0s, 86400s], got 0s"},
+      {{"--cooldown-multiplier", "0.5"},
+       "--cooldown-multiplier",
+       "--cooldown-multiplier must be in [1, 100], got 0.5"},
+      {{"--cooldown-multiplier", "101"},
+       "--cooldown-multiplier",
+       "--cooldown-multiplier must be in [1, 100], got 101"},
       {{"--cooldown-jitter", "2"},
        "--cooldown-jitter",
        "--cooldown-jitter must be in [0, 1], got 2"},
-      {{"--max-cooldown", "2d"},
-       "--max-cooldown",
-       "--max-cooldown must be in [--cooldown (20s), 1d], got 2d"},
+      {{"--cooldown-max", "2d"},
+       "--cooldown-max",
+       "--cooldown-max must be in [cooldown (20s), 86400s], got 172800s"},
   };
   for (const Case& c : cases) {
     auto parsed = Parse(c.args);
@@ -519,26 +606,22 @@ TEST(ConfigTest, BreakerCrossFieldErrorsNameTheFlag) {
     std::string message;
   };
   const std::vector<Case> cases = {
-      {{"--policy", "count_window", "--window", "20", "--minimum-calls", "21"},
+      {{"--trip", "count_window", "--window-size", "20", "--minimum-calls", "21"},
        "--minimum-calls",
-       "--minimum-calls must be in [1, --window (20)] with --policy count_window, got 21"},
-      {{"--policy", "count_window", "--minimum-calls", "101"},
+       "--minimum-calls must be in [1, window_size (20)] (count_window), got 21"},
+      {{"--trip", "count_window", "--minimum-calls", "101"},
        "--minimum-calls",
-       "--minimum-calls must be in [1, --window (100)] with --policy count_window, got 101"},
-      {{"--policy", "count_window", "--window", "60s"},
-       "--window",
-       "--window must be a number of calls with --policy count_window, got the duration 1m"},
-      {{"--policy", "time_window", "--window", "60"},
-       "--window",
-       "--window must be a duration such as 60s with --policy time_window, got the number of "
-       "calls 60"},
-      {{"--count-in-flight-slow"},
-       "--count-in-flight-slow",
-       "--count-in-flight-slow needs --policy count_window or time_window (it feeds the "
-       "slow-call rate), got --policy consecutive"},
-      {{"--cooldown", "10m", "--max-cooldown", "5m"},
-       "--max-cooldown",
-       "--max-cooldown must be in [--cooldown (10m), 1d], got 5m"},
+       "--minimum-calls must be in [1, window_size (100)] (count_window), got 101"},
+      {{"--trip", "count_window", "--window-size", "60s"},
+       "--window-size",
+       "--window-size must be a number of calls with trip = count_window, got the duration 1m"},
+      {{"--inflight-slow-accounting"},
+       "--inflight-slow-accounting",
+       "--inflight-slow-accounting must be false with trip = consecutive (it feeds the "
+       "slow-call rate of count_window and time_window)"},
+      {{"--cooldown", "10m", "--cooldown-max", "5m"},
+       "--cooldown-max",
+       "--cooldown-max must be in [cooldown (600s), 86400s], got 300s"},
   };
   for (const Case& c : cases) {
     auto parsed = Parse(c.args);
@@ -550,17 +633,18 @@ TEST(ConfigTest, BreakerCrossFieldErrorsNameTheFlag) {
 
 TEST(ConfigTest, MalformedBreakerValuesNameTheFlag) {
   const std::vector<std::pair<std::string, std::string>> bad = {
-      {"--policy", "sliding"},
-      {"--window", "many"},
+      {"--trip", "sliding"},
+      {"--window-size", "many"},
       {"--minimum-calls", "-1"},
-      {"--failure-rate", "half"},
+      {"--failure-rate-threshold", "half"},
       {"--slow-call-duration", "slow"},
-      {"--slow-call-rate", "1/2"},
-      {"--cooldown-growth", "x2"},
-      {"--max-cooldown", "forever"},
+      {"--slow-call-rate-threshold", "1/2"},
+      {"--cooldown-multiplier", "x2"},
+      {"--cooldown-max", "forever"},
       {"--cooldown-jitter", "10%"},
-      {"--probes-to-close", "two"},
-      {"--count-in-flight-slow=maybe", ""}};
+      {"--half-open-successes", "two"},
+      {"--inflight-slow-accounting=maybe", ""},
+      {"--batch-may-probe=perhaps", ""}};
   for (const auto& [flag, value] : bad) {
     auto parsed = value.empty() ? Parse({flag}) : Parse({flag, value});
     ASSERT_FALSE(parsed) << flag;
@@ -572,18 +656,19 @@ TEST(ConfigTest, MalformedBreakerValuesNameTheFlag) {
 
 TEST(ConfigTest, BreakerKeysOfTheWrongTypeAreRefused) {
   const std::vector<std::pair<std::string, std::string>> bad = {
-      {"policy = 3\n", "--policy"},
-      {"window = true\n", "--window"},
+      {"trip = 3\n", "--trip"},
+      {"window_size = true\n", "--window-size"},
       {"minimum_calls = \"ten\"\n", "--minimum-calls"},
-      {"failure_rate = \"half\"\n", "--failure-rate"},
+      {"failure_rate_threshold = \"half\"\n", "--failure-rate-threshold"},
       {"slow_call_duration = [1]\n", "--slow-call-duration"},
-      {"slow_call_rate = true\n", "--slow-call-rate"},
-      {"count_in_flight_slow = \"yes\"\n", "--count-in-flight-slow"},
-      {"count_in_flight_slow = 1\n", "--count-in-flight-slow"},
-      {"cooldown_growth = \"double\"\n", "--cooldown-growth"},
-      {"max_cooldown = 1.5e12\n", "--max-cooldown"},
+      {"slow_call_rate_threshold = true\n", "--slow-call-rate-threshold"},
+      {"inflight_slow_accounting = \"yes\"\n", "--inflight-slow-accounting"},
+      {"inflight_slow_accounting = 1\n", "--inflight-slow-accounting"},
+      {"cooldown_multiplier = \"double\"\n", "--cooldown-multiplier"},
+      {"cooldown_max = 1.5e12\n", "--cooldown-max"},
       {"cooldown_jitter = \"some\"\n", "--cooldown-jitter"},
-      {"probes_to_close = 1.5\n", "--probes-to-close"}};
+      {"half_open_successes = 1.5\n", "--half-open-successes"},
+      {"policy = 3\n", "--trip"}};
   for (const auto& [text, flag] : bad) {
     const TomlFile file("vin_gateway_config_wrong_type.toml", text);
     auto parsed = Parse({"--config", file.path()});
@@ -594,19 +679,18 @@ TEST(ConfigTest, BreakerKeysOfTheWrongTypeAreRefused) {
 }
 
 TEST(ConfigTest, BreakerErrorsMapToFlags) {
-  EXPECT_EQ(vin_gateway::FlagOfBreakerField("cooldown_multiplier"), "--cooldown-growth");
-  EXPECT_EQ(vin_gateway::FlagOfBreakerField("half_open_successes"), "--probes-to-close");
-  EXPECT_EQ(vin_gateway::FlagOfBreakerField("inflight_slow_accounting"), "--count-in-flight-slow");
-  EXPECT_EQ(vin_gateway::FlagOfBreakerField("window_size"), "--window");
+  EXPECT_EQ(vin_gateway::FlagOfBreakerField("cooldown_multiplier"), "--cooldown-multiplier");
+  EXPECT_EQ(vin_gateway::FlagOfBreakerField("half_open_successes"), "--half-open-successes");
+  EXPECT_EQ(vin_gateway::FlagOfBreakerField("window_size"), "--window-size");
   EXPECT_EQ(vin_gateway::FlagOfBreakerField("no_such_field"), "no_such_field");
 }
 
 TEST(ConfigTest, OnlyNonBreakerChangesNeedARestart) {
   GatewayConfig running;
   GatewayConfig reread = running;
-  reread.cooldown = 5s;
-  reread.policy = fusebox::TripPolicy::kTimeWindow;
-  reread.window_duration = 30s;
+  reread.breaker.cooldown = 5s;
+  reread.breaker.trip = fusebox::TripPolicy::kTimeWindow;
+  reread.breaker.window_size = 30;
   EXPECT_TRUE(vin_gateway::SettingsNeedingRestart(running, reread).empty());
   reread.listen_port = 9999;
   reread.max_in_flight = 4;

@@ -560,9 +560,9 @@ TEST_F(GatewayIntegrationTest, HungUpstreamOpensATimeWindowBreakerBeforeTheFirst
   // slow-call duration much shorter than the budget. A hung vPIC trips it on the next arrival
   // after 300 ms, long before the first call's 3 s budget ends in a timeout.
   StartSim();
-  StartGateway({"--call-timeout", "3s", "--cooldown", "30s", "--policy", "time_window", "--window",
-                "10s", "--minimum-calls", "3", "--slow-call-duration", "300ms", "--slow-call-rate",
-                "0.5", "--count-in-flight-slow"});
+  StartGateway({"--call-timeout", "3s", "--cooldown", "30s", "--trip", "time_window",
+                "--window-size", "10s", "--minimum-calls", "3", "--slow-call-duration", "300ms",
+                "--slow-call-rate-threshold", "0.5", "--inflight-slow-accounting"});
   EXPECT_EQ(Breaker().at("policy"), "time_window");
   EXPECT_EQ(Breaker().at("window").at("unit"), "seconds");
   Fault(R"({"mode":"hang"})");
@@ -611,7 +611,7 @@ TEST_F(GatewayIntegrationTest, HungUpstreamOpensATimeWindowBreakerBeforeTheFirst
 
 TEST_F(GatewayIntegrationTest, StatusShowsTheWindowsRates) {
   StartSim();
-  StartGateway({"--policy", "count_window", "--window", "10", "--minimum-calls", "5"});
+  StartGateway({"--trip", "count_window", "--window-size", "10", "--minimum-calls", "5"});
   ASSERT_EQ(Decode(kVins[0]).status, 200);
   Fault(R"({"mode":"error","status":503})");
   ASSERT_EQ(Decode(kVins[1]).status, 502);
@@ -645,7 +645,7 @@ TEST_F(GatewayIntegrationTest, SighupAppliesTheFilesBreakerSettingsAndRefusesABa
   EXPECT_EQ(Breaker().at("policy"), "consecutive");
 
   // Breaker settings apply to the live breaker (its totals stay); --max-in-flight needs a restart.
-  std::ofstream(file) << "policy = \"count_window\"\nwindow = 20\nminimum_calls = 5\n"
+  std::ofstream(file) << "trip = \"count_window\"\nwindow_size = 20\nminimum_calls = 5\n"
                          "failure_threshold = 7\nmax_in_flight = 4\n";
   ::kill(gateway_->pid(), SIGHUP);
   ASSERT_TRUE(WaitUntil([&] { return Breaker().at("policy") == "count_window"; }));
@@ -661,17 +661,19 @@ TEST_F(GatewayIntegrationTest, SighupAppliesTheFilesBreakerSettingsAndRefusesABa
   const std::string log = gateway_->Log();
   EXPECT_NE(log.find("SIGHUP: re-read " + file.string() + ": breaker vpic now "), std::string::npos)
       << log;
-  EXPECT_NE(log.find("policy: consecutive -> count_window"), std::string::npos) << log;
+  EXPECT_NE(log.find("trip: consecutive -> count_window"), std::string::npos) << log;
   EXPECT_NE(log.find("failure_threshold: 3 -> 7"), std::string::npos) << log;
-  EXPECT_NE(log.find("window: 100 -> 20"), std::string::npos) << log;
+  EXPECT_NE(log.find("window_size: 100 -> 20"), std::string::npos) << log;
 
   // A bad file is refused with the reason; the settings in force stay.
-  std::ofstream(file) << "policy = \"time_window\"\nfailure_rate = 2\n";
+  std::ofstream(file) << "trip = \"time_window\"\nfailure_rate_threshold = 2\n";
   ::kill(gateway_->pid(), SIGHUP);
-  ASSERT_TRUE(WaitUntil(
-      [&] { return gateway_->Log().find("--failure-rate must be in") != std::string::npos; }));
+  ASSERT_TRUE(WaitUntil([&] {
+    return gateway_->Log().find("--failure-rate-threshold must be in") != std::string::npos;
+  }));
   EXPECT_NE(gateway_->Log().find(file.string() +
-                                 " refused, the settings in force stay: --failure-rate must be in "
+                                 " refused, the settings in force stay: --failure-rate-threshold "
+                                 "must be in "
                                  "(0, 1], got 2"),
             std::string::npos)
       << gateway_->Log();

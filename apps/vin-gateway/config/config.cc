@@ -17,6 +17,7 @@
 #include <string_view>
 #include <system_error>
 #include <utility>
+#include <variant>
 
 #include <fmt/format.h>
 #include <toml++/toml.h>
@@ -24,6 +25,7 @@
 #include <boost/url/parse.hpp>
 
 #include "common/duration.h"
+#include "fusebox/breaker_settings.h"
 #include "fusebox/redis_url.h"
 
 namespace vin_gateway {
@@ -158,6 +160,10 @@ struct Setting {
   Scope scope = Scope::kProcess;
   Form form = Form::kValue;
   ClearFn clear = nullptr;  // Form::kList
+  // A breaker setting: the library's row (apply, check and same then come from it).
+  const fusebox::BreakerSetting* breaker = nullptr;
+  std::string_view old_flag = {};  // the gateway's earlier name of a breaker setting, still read
+  std::string_view old_key = {};
 };
 
 template <auto kField>
@@ -344,162 +350,113 @@ std::optional<ConfigError> ApplyLogFormat(GatewayConfig& config, std::string_vie
   return std::nullopt;
 }
 
-template <std::optional<Duration> GatewayConfig::*kField>
-std::optional<ConfigError> ApplyOptionalDuration(GatewayConfig& config, std::string_view flag,
-                                                 std::string_view value) {
+// ---- the breaker's settings: the library's table (fusebox/breaker_settings.h) ----
+
+// The gateway's names before it took the library's, still read (flag and TOML key).
+struct OldName {
+  std::string_view setting;
+  std::string_view flag;
+  std::string_view key;
+};
+constexpr OldName kOldBreakerNames[] = {
+    {"trip", "--policy", "policy"},
+    {"window_size", "--window", "window"},
+    {"failure_rate_threshold", "--failure-rate", "failure_rate"},
+    {"slow_call_rate_threshold", "--slow-call-rate", "slow_call_rate"},
+    {"inflight_slow_accounting", "--count-in-flight-slow", "count_in_flight_slow"},
+    {"half_open_max_probes", "--half-open-probes", "half_open_probes"},
+    {"half_open_successes", "--probes-to-close", "probes_to_close"},
+    {"cooldown_multiplier", "--cooldown-growth", "cooldown_growth"},
+    {"cooldown_max", "--max-cooldown", "max_cooldown"},
+};
+
+const OldName* OldNameOf(std::string_view setting) {
+  for (const OldName& old : kOldBreakerNames) {
+    if (old.setting == setting) {
+      return &old;
+    }
+  }
+  return nullptr;
+}
+
+// window_size as a duration: whole seconds (the time window keeps one-second buckets).
+std::optional<ConfigError> ApplyWindowDuration(GatewayConfig& config, std::string_view flag,
+                                               std::string_view value) {
   const std::optional<Duration> d = ParseDuration(value);
   if (!d) {
-    return Malformed(flag, value, "a duration such as 500ms, 7s, 20m, 1h or 30d");
+    return Malformed(flag, value,
+                     "a number (calls; seconds with time_window) or a duration such as 60s");
   }
-  config.*kField = *d;
-  return std::nullopt;
-}
-
-template <double GatewayConfig::*kField>
-std::optional<ConfigError> ApplyNumber(GatewayConfig& config, std::string_view flag,
-                                       std::string_view value) {
-  const auto d = ParseDouble(value);
-  if (!d) {
-    return Malformed(flag, value, "a number");
-  }
-  config.*kField = *d;
-  return std::nullopt;
-}
-
-template <bool GatewayConfig::*kField>
-std::optional<ConfigError> ApplySwitch(GatewayConfig& config, std::string_view flag,
-                                       std::string_view value) {
-  if (value == "true") {
-    config.*kField = true;
-  } else if (value == "false") {
-    config.*kField = false;
-  } else {
-    return Malformed(flag, value, "true or false");
-  }
-  return std::nullopt;
-}
-
-// A rate threshold: (0, 1] (a rate of 0 would trip on the first call).
-template <double GatewayConfig::*kField>
-std::optional<ConfigError> CheckRate(const GatewayConfig& config, std::string_view flag) {
-  const double value = config.*kField;
-  if (!(value > 0 && value <= 1)) {
-    return RangeError(flag, "(0, 1]", FormatNumber(value));
-  }
-  return std::nullopt;
-}
-
-template <double GatewayConfig::*kField, int kMin, int kMax>
-std::optional<ConfigError> CheckNumberField(const GatewayConfig& config, std::string_view flag) {
-  return CheckDouble(flag, config.*kField, kMin, kMax);
-}
-
-std::optional<ConfigError> ApplyPolicy(GatewayConfig& config, std::string_view flag,
-                                       std::string_view value) {
-  const std::optional<fusebox::TripPolicy> policy = fusebox::ParseTripPolicy(value);
-  if (!policy) {
-    return ConfigError{
-        std::string(flag),
-        fmt::format("{} must be consecutive, count_window or time_window, got '{}'", flag, value)};
-  }
-  config.policy = *policy;
-  return std::nullopt;
-}
-
-// --window N|DUR: a whole number counts calls; anything with a unit is a duration. Which one the
-// policy needs is checked by CheckWindow, after every source has been read.
-std::optional<ConfigError> ApplyWindow(GatewayConfig& config, std::string_view flag,
-                                       std::string_view value) {
-  if (const auto calls = ParseUnsigned<std::uint64_t>(value)) {
-    config.window_calls = static_cast<std::uint32_t>(std::min<std::uint64_t>(*calls, 1U << 31U));
-    config.window_duration = std::nullopt;
-    return std::nullopt;
-  }
-  const std::optional<Duration> d = ParseDuration(value);
-  if (!d) {
-    return Malformed(flag, value, "a number of calls (100) or a duration (60s)");
-  }
-  config.window_duration = *d;
-  config.window_calls = std::nullopt;
-  return std::nullopt;
-}
-
-std::optional<ConfigError> CheckWindow(const GatewayConfig& config, std::string_view flag) {
-  using fusebox::TripPolicy;
-  if (config.policy == TripPolicy::kCountWindow && config.window_duration) {
+  if (*d % seconds(1) != Duration::zero()) {
     return ConfigError{std::string(flag),
-                       fmt::format("{} must be a number of calls with --policy count_window, "
-                                   "got the duration {}",
-                                   flag, FormatDuration(*config.window_duration))};
+                       fmt::format("{} must be whole seconds (the window is kept in one-second "
+                                   "buckets), got {}",
+                                   flag, FormatDuration(*d))};
   }
-  if (config.policy == TripPolicy::kTimeWindow && config.window_calls) {
-    return ConfigError{std::string(flag),
-                       fmt::format("{} must be a duration such as 60s with --policy time_window, "
-                                   "got the number of calls {}",
-                                   flag, *config.window_calls)};
-  }
-  if (config.window_calls) {
-    return CheckRange<std::uint32_t>(flag, *config.window_calls, 1, 1'000'000);
-  }
-  if (config.window_duration) {
-    const Duration d = *config.window_duration;
-    if (auto e = CheckDuration(flag, d, seconds(1), hours(1))) {
-      return e;
-    }
-    if (d % seconds(1) != Duration::zero()) {
-      return ConfigError{std::string(flag),
-                         fmt::format("{} must be whole seconds (the window is kept in one-second "
-                                     "buckets), got {}",
-                                     flag, FormatDuration(d))};
-    }
-  }
+  config.breaker.window_size = static_cast<std::uint32_t>(std::min<std::int64_t>(
+      std::chrono::duration_cast<seconds>(*d).count(), std::numeric_limits<std::uint32_t>::max()));
+  config.window_size_given_as_duration = true;
   return std::nullopt;
 }
 
-bool SameWindow(const GatewayConfig& a, const GatewayConfig& b) {
-  return a.window_calls == b.window_calls && a.window_duration == b.window_duration;
-}
-
-std::optional<ConfigError> CheckMinimumCalls(const GatewayConfig& config, std::string_view flag) {
-  if (config.policy == fusebox::TripPolicy::kCountWindow) {
-    // A count window never holds more calls than its size: a larger gate would never open.
-    const std::uint32_t window = config.BreakerConfig().window_size;
-    if (config.minimum_calls < 1 || config.minimum_calls > window) {
-      return RangeError(flag, fmt::format("[1, --window ({})] with --policy count_window", window),
-                        fmt::format("{}", config.minimum_calls));
+// One breaker setting's text, read as its type into config.breaker (syntax only: the range is
+// the library's Validate()).
+std::optional<ConfigError> ApplyBreakerSetting(GatewayConfig& config,
+                                               const fusebox::BreakerSetting& setting,
+                                               std::string_view flag, std::string_view value) {
+  fusebox::SettingValue parsed;
+  switch (setting.type) {
+    case fusebox::SettingType::kTripPolicy: {
+      const std::optional<fusebox::TripPolicy> trip = fusebox::ParseTripPolicy(value);
+      if (!trip) {
+        return ConfigError{std::string(flag),
+                           fmt::format("{} must be consecutive, count_window or time_window, "
+                                       "got '{}'",
+                                       flag, value)};
+      }
+      parsed = *trip;
+      break;
     }
+    case fusebox::SettingType::kCount: {
+      const auto n = ParseUnsigned<std::uint64_t>(value);
+      if (!n && setting.name == "window_size") {
+        return ApplyWindowDuration(config, flag, value);
+      }
+      if (!n) {
+        return Malformed(flag, value, "a whole number");
+      }
+      // Larger than 32 bits: the largest it holds, which the range check then refuses.
+      parsed = static_cast<std::uint32_t>(
+          std::min<std::uint64_t>(*n, std::numeric_limits<std::uint32_t>::max()));
+      if (setting.name == "window_size") {
+        config.window_size_given_as_duration = false;
+      }
+      break;
+    }
+    case fusebox::SettingType::kNumber: {
+      const auto d = ParseDouble(value);
+      if (!d) {
+        return Malformed(flag, value, "a number");
+      }
+      parsed = *d;
+      break;
+    }
+    case fusebox::SettingType::kDuration: {
+      const std::optional<Duration> d = ParseDuration(value);
+      if (!d) {
+        return Malformed(flag, value, "a duration such as 500ms, 7s, 20m, 1h or 30d");
+      }
+      parsed = *d;
+      break;
+    }
+    case fusebox::SettingType::kBool:
+      if (value != "true" && value != "false") {
+        return Malformed(flag, value, "true or false");
+      }
+      parsed = value == "true";
+      break;
   }
-  return CheckRange<std::uint32_t>(flag, config.minimum_calls, 1, 1'000'000);
-}
-
-std::optional<ConfigError> CheckSlowCallDuration(const GatewayConfig& config,
-                                                 std::string_view flag) {
-  if (!config.slow_call_duration) {
-    return std::nullopt;
-  }
-  return CheckDuration(flag, *config.slow_call_duration, milliseconds(1), hours(24));
-}
-
-std::optional<ConfigError> CheckCountInFlightSlow(const GatewayConfig& config,
-                                                  std::string_view flag) {
-  if (config.count_in_flight_slow && config.policy == fusebox::TripPolicy::kConsecutive) {
-    return ConfigError{std::string(flag),
-                       fmt::format("{} needs --policy count_window or time_window (it feeds the "
-                                   "slow-call rate), got --policy consecutive",
-                                   flag)};
-  }
-  return std::nullopt;
-}
-
-std::optional<ConfigError> CheckMaxCooldown(const GatewayConfig& config, std::string_view flag) {
-  if (!config.max_cooldown) {
-    return std::nullopt;
-  }
-  const Duration max = *config.max_cooldown;
-  if (max < config.cooldown || max > hours(24)) {
-    return RangeError(flag, fmt::format("[--cooldown ({}), 1d]", FormatDuration(config.cooldown)),
-                      FormatDuration(max));
-  }
+  fusebox::SetSetting(config.breaker, setting, parsed);
   return std::nullopt;
 }
 
@@ -514,10 +471,9 @@ bool SameListen(const GatewayConfig& a, const GatewayConfig& b) {
   return a.listen_host == b.listen_host && a.listen_port == b.listen_port;
 }
 
-constexpr Scope kBreaker = Scope::kBreaker;  // (settings without a scope are the process's)
-
-// In the order of --help and of Validate (the first value out of range is the one reported).
-constexpr Setting kSettings[] = {
+// The process's settings, in the order of --help and of Validate (the first value out of range is
+// the one reported); the breaker's come between the first four and the rest (Settings()).
+constexpr Setting kProcessSettings[] = {
     {"--listen", "listen", "HOST:PORT to serve on (default 127.0.0.1:8080)", ApplyListen,
      CheckListen, SameListen},
     {"--upstream-url", "upstream_url", "vPIC base URL (default https://vpic.nhtsa.dot.gov)",
@@ -527,61 +483,7 @@ constexpr Setting kSettings[] = {
     {"--cache-ttl", "cache_ttl", "serve cached decodes this long (default 30d)",
      ApplyDuration<&G::cache_ttl>, CheckDurationField<&G::cache_ttl, kSecond, 3650 * kDay>,
      Same<&G::cache_ttl>},
-    {"--call-timeout", "call_timeout", "budget of one upstream call (default 7s)",
-     ApplyDuration<&G::call_timeout>, CheckDurationField<&G::call_timeout, kMs, 10 * kMinute>,
-     Same<&G::call_timeout>, kBreaker},
-    {"--cooldown", "cooldown", "open-breaker cooldown (default 20s)", ApplyDuration<&G::cooldown>,
-     CheckDurationField<&G::cooldown, kMs, kDay>, Same<&G::cooldown>, kBreaker},
-    {"--failure-threshold", "failure_threshold",
-     "consecutive failures that open the breaker (default 3)",
-     ApplyWhole<std::uint32_t, &G::failure_threshold>,
-     CheckWholeField<std::uint32_t, &G::failure_threshold, 1, 1000>, Same<&G::failure_threshold>,
-     kBreaker},
-    {"--half-open-probes", "half_open_probes", "probes at once while half-open (default 1)",
-     ApplyWhole<std::uint32_t, &G::half_open_probes>,
-     CheckWholeField<std::uint32_t, &G::half_open_probes, 1, 1000>, Same<&G::half_open_probes>,
-     kBreaker},
-    {"--probes-to-close", "probes_to_close", "good probes that close the breaker (default 1)",
-     ApplyWhole<std::uint32_t, &G::probes_to_close>,
-     CheckWholeField<std::uint32_t, &G::probes_to_close, 1, 1000>, Same<&G::probes_to_close>,
-     kBreaker},
-    {"--policy", "policy",
-     "when the breaker opens: consecutive, count_window or time_window (default consecutive)",
-     ApplyPolicy, nullptr, Same<&G::policy>, kBreaker},
-    {"--window", "window",
-     "window of the rates: N calls (count_window) or a duration (time_window) (default 100 "
-     "calls or 100s)",
-     ApplyWindow, CheckWindow, SameWindow, kBreaker},
-    {"--minimum-calls", "minimum_calls", "calls in the window before a rate may trip (default 10)",
-     ApplyWhole<std::uint32_t, &G::minimum_calls>, CheckMinimumCalls, Same<&G::minimum_calls>,
-     kBreaker},
-    {"--failure-rate", "failure_rate", "window failure rate that opens the breaker (default 0.5)",
-     ApplyNumber<&G::failure_rate>, CheckRate<&G::failure_rate>, Same<&G::failure_rate>, kBreaker},
-    {"--slow-call-duration", "slow_call_duration",
-     "a call this long is slow (default: the call timeout)",
-     ApplyOptionalDuration<&G::slow_call_duration>, CheckSlowCallDuration,
-     Same<&G::slow_call_duration>, kBreaker},
-    {"--slow-call-rate", "slow_call_rate",
-     "window slow-call rate that opens the breaker (default 1)", ApplyNumber<&G::slow_call_rate>,
-     CheckRate<&G::slow_call_rate>, Same<&G::slow_call_rate>, kBreaker},
-    {"--count-in-flight-slow", "count_in_flight_slow",
-     "calls running past the slow-call duration count as slow before they end (window policies)",
-     ApplySwitch<&G::count_in_flight_slow>, CheckCountInFlightSlow, Same<&G::count_in_flight_slow>,
-     kBreaker, Form::kSwitch},
-    {"--cooldown-growth", "cooldown_growth",
-     "each failed probe multiplies the next cooldown by this (default 1: no growth)",
-     ApplyNumber<&G::cooldown_growth>, CheckNumberField<&G::cooldown_growth, 1, 100>,
-     Same<&G::cooldown_growth>, kBreaker},
-    {"--max-cooldown", "max_cooldown", "cap of the grown cooldown (default: 5m or --cooldown)",
-     ApplyOptionalDuration<&G::max_cooldown>, CheckMaxCooldown, Same<&G::max_cooldown>, kBreaker},
-    {"--cooldown-jitter", "cooldown_jitter",
-     "each cooldown is drawn within +- this share of it (default 0)",
-     ApplyNumber<&G::cooldown_jitter>, CheckNumberField<&G::cooldown_jitter, 0, 1>,
-     Same<&G::cooldown_jitter>, kBreaker},
-    {"--recovery-ramp", "recovery_ramp",
-     "after recovery, let decodes back in gradually over this (default 0: all at once)",
-     ApplyDuration<&G::recovery_ramp>, CheckDurationField<&G::recovery_ramp, 0, kDay>,
-     Same<&G::recovery_ramp>, kBreaker},
+    // (the breaker's settings go here)
     {"--max-in-flight", "max_in_flight", "upstream calls at once (default 16)",
      ApplyWhole<std::uint32_t, &G::max_in_flight>,
      CheckWholeField<std::uint32_t, &G::max_in_flight, 1, 100000>, Same<&G::max_in_flight>},
@@ -634,9 +536,69 @@ constexpr Setting kSettings[] = {
      Form::kList, ClearList<&G::trusted_proxies>},
 };
 
+constexpr std::size_t kBreakerSettingsAfter = 4;  // --listen, --upstream-url, --cache, --cache-ttl
+
+// "--failure-threshold" for "failure_threshold".
+std::string FlagOf(std::string_view name) {
+  std::string flag = "--" + std::string(name);
+  std::replace(flag.begin(), flag.end(), '_', '-');
+  return flag;
+}
+
+// --help for a breaker setting: the library's line, the gateway's default and the range (CLI11
+// shows the old name beside the new).
+std::string BreakerHelp(const fusebox::BreakerSetting& setting) {
+  const fusebox::SettingValue value = fusebox::GetSetting(GatewayConfig::DefaultBreaker(), setting);
+  const std::string default_text = std::holds_alternative<std::monostate>(value)
+                                       ? std::string(setting.default_text)
+                                       : fusebox::SettingText(value);
+  if (setting.type == fusebox::SettingType::kBool && setting.range.empty()) {
+    return fmt::format("{} (default {})", setting.help, default_text);
+  }
+  return fmt::format("{} (default {}; {})", setting.help, default_text,
+                     fusebox::RangeText(setting));
+}
+
+bool SameBreakerSetting(const GatewayConfig&, const GatewayConfig&) { return true; }
+
+// Every setting, the breaker's from the library's table. Built once; the strings it points into
+// live as long as the program.
+const std::vector<Setting>& Settings() {
+  static const std::vector<Setting> settings = [] {
+    static std::vector<std::string> text;  // the breaker rows' flags and help
+    const auto breaker = fusebox::BreakerSettings();
+    text.reserve(breaker.size() * 2);
+    std::vector<Setting> all(std::begin(kProcessSettings),
+                             std::begin(kProcessSettings) + kBreakerSettingsAfter);
+    for (const fusebox::BreakerSetting& b : breaker) {
+      const std::string_view flag = text.emplace_back(FlagOf(b.name));
+      const std::string_view help = text.emplace_back(BreakerHelp(b));
+      const OldName* old = OldNameOf(b.name);
+      Setting row{flag,
+                  b.name,
+                  help,
+                  nullptr,
+                  nullptr,
+                  &SameBreakerSetting,
+                  Scope::kBreaker,
+                  b.type == fusebox::SettingType::kBool ? Form::kSwitch : Form::kValue};
+      row.breaker = &b;
+      if (old != nullptr) {
+        row.old_flag = old->flag;
+        row.old_key = old->key;
+      }
+      all.push_back(row);
+    }
+    all.insert(all.end(), std::begin(kProcessSettings) + kBreakerSettingsAfter,
+               std::end(kProcessSettings));
+    return all;
+  }();
+  return settings;
+}
+
 const Setting* FindByFlag(std::string_view flag) {
-  for (const Setting& s : kSettings) {
-    if (s.flag == flag) {
+  for (const Setting& s : Settings()) {
+    if (s.flag == flag || (!s.old_flag.empty() && s.old_flag == flag)) {
       return &s;
     }
   }
@@ -644,12 +606,21 @@ const Setting* FindByFlag(std::string_view flag) {
 }
 
 const Setting* FindByKey(std::string_view key) {
-  for (const Setting& s : kSettings) {
-    if (s.key == key) {
+  for (const Setting& s : Settings()) {
+    if (s.key == key || (!s.old_key.empty() && s.old_key == key)) {
       return &s;
     }
   }
   return nullptr;
+}
+
+// Whether two configs hold the same value of a setting (SIGHUP: what changed).
+bool SameValue(const Setting& setting, const GatewayConfig& a, const GatewayConfig& b) {
+  if (setting.breaker != nullptr) {
+    return fusebox::GetSetting(a.breaker, *setting.breaker) ==
+           fusebox::GetSetting(b.breaker, *setting.breaker);
+  }
+  return setting.same(a, b);
 }
 
 }  // namespace
@@ -704,52 +675,45 @@ std::optional<ConfigError> ApplySetting(GatewayConfig& config, std::string_view 
   if (setting == nullptr) {
     return ConfigError{std::string(flag), fmt::format("unknown setting {}", flag)};
   }
+  if (setting->breaker != nullptr) {
+    return ApplyBreakerSetting(config, *setting->breaker, setting->flag, value);
+  }
   return setting->apply(config, setting->flag, value);
 }
 
 std::optional<ConfigError> GatewayConfig::Validate() const {
-  for (const Setting& setting : kSettings) {
+  for (const Setting& setting : Settings()) {
     if (setting.check != nullptr) {
       if (auto e = setting.check(*this, setting.flag)) {
         return e;
       }
     }
   }
-  // The table checks every breaker setting with its flag's range; the breaker's own rules are the
-  // last word (a rule the table does not know of yet still names the flag).
-  if (auto e = BreakerConfig().Validate()) {
+  if (window_size_given_as_duration && breaker.trip == fusebox::TripPolicy::kCountWindow) {
+    return ConfigError{"--window-size",
+                       fmt::format("--window-size must be a number of calls with trip = "
+                                   "count_window, got the duration {}",
+                                   FormatDuration(seconds(breaker.window_size)))};
+  }
+  // The breaker's ranges are the library's: its message, naming the flag rather than the field
+  // ("failure_threshold must be in ..." -> "--failure-threshold must be in ...").
+  if (auto e = breaker.Validate()) {
     const std::string_view flag = FlagOfBreakerField(e->field);
-    return ConfigError{std::string(flag), fmt::format("{}: {}", flag, e->message)};
+    std::string message = e->message;
+    if (message.starts_with(e->field)) {
+      message.replace(0, e->field.size(), flag);
+    } else {
+      message = fmt::format("{}: {}", flag, message);
+    }
+    return ConfigError{std::string(flag), std::move(message)};
   }
   return std::nullopt;
 }
 
 std::string_view FlagOfBreakerField(std::string_view field) {
-  struct FieldFlag {
-    std::string_view field;
-    std::string_view flag;
-  };
-  constexpr FieldFlag kFlags[] = {
-      {"trip", "--policy"},
-      {"failure_threshold", "--failure-threshold"},
-      {"window_size", "--window"},
-      {"minimum_calls", "--minimum-calls"},
-      {"failure_rate_threshold", "--failure-rate"},
-      {"slow_call_duration", "--slow-call-duration"},
-      {"slow_call_rate_threshold", "--slow-call-rate"},
-      {"call_timeout", "--call-timeout"},
-      {"cooldown", "--cooldown"},
-      {"half_open_max_probes", "--half-open-probes"},
-      {"half_open_successes", "--probes-to-close"},
-      {"inflight_slow_accounting", "--count-in-flight-slow"},
-      {"cooldown_multiplier", "--cooldown-growth"},
-      {"cooldown_max", "--max-cooldown"},
-      {"cooldown_jitter", "--cooldown-jitter"},
-      {"recovery_ramp", "--recovery-ramp"},
-  };
-  for (const FieldFlag& f : kFlags) {
-    if (f.field == field) {
-      return f.flag;
+  for (const Setting& s : Settings()) {
+    if (s.breaker != nullptr && s.breaker->name == field) {
+      return s.flag;
     }
   }
   return field;
@@ -758,40 +722,12 @@ std::string_view FlagOfBreakerField(std::string_view field) {
 std::vector<std::string_view> SettingsNeedingRestart(const GatewayConfig& running,
                                                      const GatewayConfig& reread) {
   std::vector<std::string_view> flags;
-  for (const Setting& setting : kSettings) {
-    if (setting.scope == Scope::kProcess && !setting.same(running, reread)) {
+  for (const Setting& setting : Settings()) {
+    if (setting.scope == Scope::kProcess && !SameValue(setting, running, reread)) {
       flags.push_back(setting.flag);
     }
   }
   return flags;
-}
-
-fusebox::CircuitBreakerConfig GatewayConfig::BreakerConfig() const {
-  fusebox::CircuitBreakerConfig breaker;
-  breaker.trip = policy;
-  breaker.failure_threshold = failure_threshold;
-  if (window_calls) {
-    breaker.window_size = *window_calls;
-  } else if (window_duration) {
-    // Whole seconds (checked): the time window counts one-second buckets.
-    breaker.window_size = static_cast<std::uint32_t>(std::clamp<std::int64_t>(
-        std::chrono::duration_cast<seconds>(*window_duration).count(), 0, 1'000'000'000));
-  }
-  breaker.minimum_calls = minimum_calls;
-  breaker.failure_rate_threshold = failure_rate;
-  breaker.slow_call_duration = slow_call_duration;
-  breaker.slow_call_rate_threshold = slow_call_rate;
-  breaker.inflight_slow_accounting = count_in_flight_slow;
-  breaker.call_timeout = call_timeout;
-  breaker.cooldown = cooldown;
-  breaker.cooldown_multiplier = cooldown_growth;
-  breaker.cooldown_max = max_cooldown;
-  breaker.cooldown_jitter = cooldown_jitter;
-  breaker.recovery_ramp = recovery_ramp;
-  breaker.half_open_max_probes = half_open_probes;
-  breaker.half_open_successes = probes_to_close;
-  breaker.batch_may_probe = false;
-  return breaker;
 }
 
 namespace {
@@ -985,23 +921,28 @@ fusebox::Result<CommandLine, ConfigError> ParseCommandLine(const std::vector<std
   std::string config_path;
   app.add_option("--config", config_path,
                  "TOML file (a regular file of at most 1 MiB, not empty); flags override it");
-  std::vector<std::string> values(std::size(kSettings));
-  std::vector<std::vector<std::string>> lists(std::size(kSettings));
+  const std::vector<Setting>& settings = Settings();
+  std::vector<std::string> values(settings.size());
+  std::vector<std::vector<std::string>> lists(settings.size());
   std::vector<CLI::Option*> options;
-  for (std::size_t i = 0; i < std::size(kSettings); ++i) {
-    const std::string flag(kSettings[i].flag);
-    const std::string help(kSettings[i].help);
-    if (kSettings[i].form == Form::kList) {
-      options.push_back(app.add_option(flag, lists[i], help)
+  for (std::size_t i = 0; i < settings.size(); ++i) {
+    // A breaker setting's old name is a second name of the same option.
+    std::string names(settings[i].flag);
+    if (!settings[i].old_flag.empty()) {
+      names += fmt::format(",{}", settings[i].old_flag);
+    }
+    const std::string help(settings[i].help);
+    if (settings[i].form == Form::kList) {
+      options.push_back(app.add_option(names, lists[i], help)
                             ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
                             ->expected(1)
                             ->allow_extra_args(false));
       continue;
     }
     // A flag given twice: the last one wins (scripts append overrides). A switch may be given a
-    // value (--count-in-flight-slow=false) to override the file.
-    options.push_back((kSettings[i].form == Form::kSwitch ? app.add_flag(flag, values[i], help)
-                                                          : app.add_option(flag, values[i], help))
+    // value (--inflight-slow-accounting=false) to override the file.
+    options.push_back((settings[i].form == Form::kSwitch ? app.add_flag(names, values[i], help)
+                                                         : app.add_option(names, values[i], help))
                           ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast));
   }
   CommandLine out;
@@ -1021,18 +962,18 @@ fusebox::Result<CommandLine, ConfigError> ParseCommandLine(const std::vector<std
       return *e;
     }
   }
-  for (std::size_t i = 0; i < std::size(kSettings); ++i) {
+  for (std::size_t i = 0; i < settings.size(); ++i) {
     if (options[i]->count() == 0) {
       continue;
     }
-    if (kSettings[i].form == Form::kList) {
-      kSettings[i].clear(out.config);
+    if (settings[i].form == Form::kList) {
+      settings[i].clear(out.config);
       for (const std::string& item : lists[i]) {
-        if (auto e = ApplySetting(out.config, kSettings[i].flag, item)) {
+        if (auto e = ApplySetting(out.config, settings[i].flag, item)) {
           return *e;
         }
       }
-    } else if (auto e = ApplySetting(out.config, kSettings[i].flag, values[i])) {
+    } else if (auto e = ApplySetting(out.config, settings[i].flag, values[i])) {
       return *e;
     }
   }

@@ -3,9 +3,12 @@
 // The gateway's configuration: defaults, then a TOML file (`--config`), then command-line flags,
 // each overriding the one before. Every value is checked at start and a bad one is
 // refused with the flag's name and its valid range, e.g.
-//   "--call-timeout must be in [1ms, 10m], got 0s".
+//   "--call-timeout must be in (0s, 86400s], got 0s".
 // The TOML keys are the flag names without the dashes, in snake_case (`call_timeout = "7s"`);
-// a switch such as --count-in-flight-slow is a TOML boolean (`count_in_flight_slow = true`).
+// a switch such as --inflight-slow-accounting is a TOML boolean (`inflight_slow_accounting =
+// true`). The breaker's settings are the library's, by the same names as in a fusebox-sim
+// scenario's [breaker] table; the gateway's earlier names (--policy, --window, --failure-rate,
+// ...) are still read (kOldBreakerNames in config.cc).
 // A repeatable flag such as --trusted-proxy is a TOML array of strings; flags given on the
 // command line replace the file's list.
 // Durations are written like 500ms, 7s, 20m, 1h, 30d (a bare number is seconds).
@@ -56,50 +59,23 @@ struct GatewayConfig {
   // --cache-ttl: how long a decode is served from the cache without asking vPIC.
   // Default 30d, range [1s, 3650d].
   Duration cache_ttl = std::chrono::hours(24 * 30);
-  // --call-timeout: the budget of one upstream call (connect, TLS, send, receive).
-  // Default 7s, range [1ms, 10m].
-  Duration call_timeout = std::chrono::seconds(7);
-  // --cooldown: how long the open breaker rejects before a probe. Default 20s, range [1ms, 1d].
-  Duration cooldown = std::chrono::seconds(20);
-  // --failure-threshold: consecutive failures that open the breaker. Default 3, range [1, 1000].
-  std::uint32_t failure_threshold = 3;
-  // --half-open-probes: probes at once in HALF_OPEN. Default 1, range [1, 1000].
-  std::uint32_t half_open_probes = 1;
-  // --probes-to-close: good probes that close the breaker. Default 1, range [1, 1000].
-  std::uint32_t probes_to_close = 1;
-  // --policy: how CLOSED decides to trip: consecutive (--failure-threshold in a row),
-  // count_window or time_window (rates over --window). Default consecutive.
-  fusebox::TripPolicy policy = fusebox::TripPolicy::kConsecutive;
-  // --window N|DUR: the window of the rates: N calls (count_window, [1, 1000000]) or a duration
-  // in whole seconds (time_window, [1s, 3600s]). Default 100 calls or 100s. At most one is set.
-  std::optional<std::uint32_t> window_calls = std::nullopt;
-  std::optional<Duration> window_duration = std::nullopt;
-  // --minimum-calls: no rate trips before the window holds this many calls. Default 10,
-  // range [1, 1000000], and at most the --window calls with count_window.
-  std::uint32_t minimum_calls = 10;
-  // --failure-rate: window policies trip when failures / calls >= this. Default 0.5,
-  // range (0, 1].
-  double failure_rate = 0.5;
-  // --slow-call-duration: a call that takes this long is slow (it may be shorter than
-  // --call-timeout). Default: the call timeout (only timeouts are slow). Range [1ms, 1d].
-  std::optional<Duration> slow_call_duration = std::nullopt;
-  // --slow-call-rate: window policies trip when slow calls / calls >= this. Default 1,
-  // range (0, 1].
-  double slow_call_rate = 1.0;
-  // --count-in-flight-slow: calls still running past --slow-call-duration count as slow
-  // before they finish (window policies only). Default false.
-  bool count_in_flight_slow = false;
-  // --cooldown-growth: each failed probe multiplies the next cooldown by this. Default 1
-  // (no growth), range [1, 100].
-  double cooldown_growth = 1.0;
-  // --max-cooldown: cap of the grown cooldown. Default: the larger of 5m and --cooldown.
-  // Range [--cooldown, 1d].
-  std::optional<Duration> max_cooldown = std::nullopt;
-  // --cooldown-jitter: each cooldown is drawn from [c*(1-j), c*(1+j)]. Default 0, range [0, 1].
-  double cooldown_jitter = 0.0;
-  // --recovery-ramp: after HALF_OPEN closes, the share of decodes let through grows to all of them
-  // over this; the others are refused CIRCUIT_RECOVERING. Default 0 (no ramp), range [0, 1d].
-  Duration recovery_ramp = Duration::zero();
+  // The `vpic` breaker: every setting of the library's table (fusebox/breaker_settings.h,
+  // docs/breaker-rules.md), under its own name: flag --NAME with dashes (--failure-threshold),
+  // TOML key NAME (failure_threshold = 3), the library's range. The gateway's defaults differ from
+  // the library's in three (DefaultBreaker): failure_threshold 3, cooldown 20s and
+  // half_open_successes 1. call_timeout is also the budget of one upstream call (connect, TLS,
+  // send, receive). window_size may be written as a duration ("60s"): seconds, for time_window.
+  fusebox::CircuitBreakerConfig breaker = DefaultBreaker();
+  // window_size was given as a duration: only time_window counts seconds (Validate refuses it
+  // with count_window).
+  bool window_size_given_as_duration = false;
+  static fusebox::CircuitBreakerConfig DefaultBreaker() {
+    fusebox::CircuitBreakerConfig breaker;
+    breaker.failure_threshold = 3;
+    breaker.cooldown = std::chrono::seconds(20);
+    breaker.half_open_successes = 1;
+    return breaker;
+  }
   // --max-in-flight: upstream calls at once (the bulkhead). Default 16, range [1, 100000].
   std::uint32_t max_in_flight = 16;
   // --client-rate: tokens per second of each client's bucket (an address; an IPv6 client's
@@ -159,8 +135,8 @@ struct GatewayConfig {
   double effective_client_burst() const noexcept {
     return client_burst.value_or(std::max(client_rate * 2, static_cast<double>(kMaxBatchVins)));
   }
-  // The `vpic` breaker: every breaker setting above; batch never probes.
-  fusebox::CircuitBreakerConfig BreakerConfig() const;
+  // The `vpic` breaker's config: `breaker`.
+  const fusebox::CircuitBreakerConfig& BreakerConfig() const noexcept { return breaker; }
 };
 
 struct CommandLine {

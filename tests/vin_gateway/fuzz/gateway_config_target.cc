@@ -73,14 +73,15 @@ int GatewayConfigFile(const std::uint8_t* data, std::size_t size) {
   Check(!config.BreakerConfig().Validate().has_value());
   Check(config.effective_client_burst() >= 1);
   CheckDuration(config.cache_ttl);
-  CheckDuration(config.call_timeout);
-  CheckDuration(config.cooldown);
+  CheckDuration(config.breaker.call_timeout);
+  CheckDuration(config.breaker.cooldown);
   CheckDuration(config.client_timeout);
   CheckDuration(config.shutdown_grace);
   // Applying its own settings again changes nothing.
   GatewayConfig again;
-  Check(!ApplySetting(again, "--call-timeout", FormatDuration(config.call_timeout)).has_value());
-  Check(again.call_timeout == config.call_timeout);
+  Check(!ApplySetting(again, "--call-timeout", FormatDuration(config.breaker.call_timeout))
+             .has_value());
+  Check(again.breaker.call_timeout == config.breaker.call_timeout);
   return 0;
 }
 
