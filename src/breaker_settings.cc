@@ -12,7 +12,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "fusebox/sliding_window.h"
+#include "internal/sliding_window.h"
 
 namespace fusebox {
 namespace {

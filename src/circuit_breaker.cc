@@ -51,7 +51,7 @@
 #include <variant>
 #include <vector>
 
-#include "fusebox/sliding_window.h"
+#include "internal/sliding_window.h"
 #include "internal/counter_shards.h"
 #include "internal/event_batch.h"
 #include "internal/inflight_tracker.h"

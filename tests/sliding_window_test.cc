@@ -1,4 +1,4 @@
-#include "fusebox/sliding_window.h"
+#include "internal/sliding_window.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-// fusebox/sliding_window.h
+// internal/sliding_window.h (not installed: the breaker's window policies use it)
 //
 // The two windows a breaker computes failure and slow-call rates over:
 //   - CountWindow: the last `size` outcomes (a ring buffer).
