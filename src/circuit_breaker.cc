@@ -51,10 +51,10 @@
 #include <variant>
 #include <vector>
 
-#include "internal/sliding_window.h"
 #include "internal/counter_shards.h"
 #include "internal/event_batch.h"
 #include "internal/inflight_tracker.h"
+#include "internal/sliding_window.h"
 #include "internal/spin_lock.h"
 
 namespace fusebox {
@@ -632,6 +632,17 @@ struct CircuitBreaker::Impl {
     Emit(RejectionEvent{code, priority, retry, now});
   }
 
+  // A refusal on the locked path: counted under `counter`, its event queued for after the lock,
+  // and the error the caller gets.
+  Error RefuseLocked(ReasonCode code, Counter counter, Priority priority, Duration retry,
+                     TimePoint now, EventBatch& events) noexcept {
+    Bump(counter);
+    if (listening()) {
+      events.Push(MakeEvent(RejectionEvent{code, priority, retry, now}));
+    }
+    return Error{code, retry};
+  }
+
   // ---- transitions (all Locked: mu held) ----
 
   // Not const: it draws from the (shared, stateful) random generator.
@@ -997,24 +1008,14 @@ Result<Permit> CircuitBreaker::TryAcquireLocked(Priority priority) noexcept {
             s.TripIfWindowSaysLocked(now, events);
           }
           if (s.state == State::kOpen) {
-            const Duration retry = s.RetryAfterLocked(now);
-            s.Bump(kRejectedOpen);
-            if (s.listening()) {
-              events.Push(
-                  s.MakeEvent(RejectionEvent{ReasonCode::kCircuitOpen, priority, retry, now}));
-            }
-            result = Error{ReasonCode::kCircuitOpen, retry};
+            result = s.RefuseLocked(ReasonCode::kCircuitOpen, kRejectedOpen, priority,
+                                    s.RetryAfterLocked(now), now, events);
             break;
           }
         }
         if (s.ramping && !s.RampAdmits(now)) {
-          const Duration retry = s.RampRetryAfter(now);
-          s.Bump(kRejectedRecovering);
-          if (s.listening()) {
-            events.Push(
-                s.MakeEvent(RejectionEvent{ReasonCode::kCircuitRecovering, priority, retry, now}));
-          }
-          result = Error{ReasonCode::kCircuitRecovering, retry};
+          result = s.RefuseLocked(ReasonCode::kCircuitRecovering, kRejectedRecovering, priority,
+                                  s.RampRetryAfter(now), now, events);
           break;
         }
         if (s.config->inflight_slow_accounting) {
@@ -1036,12 +1037,8 @@ Result<Permit> CircuitBreaker::TryAcquireLocked(Priority priority) noexcept {
             std::find_if(slots.begin(), slots.end(), [](const ProbeSlot& p) { return !p.busy; });
         if (!may_probe || free_slot == slots.end() || !s.CoordinatorAllowsProbeLocked()) {
           s.CountHalfOpenCallLocked(/*admitted=*/false);
-          s.Bump(kRejectedHalfOpen);
-          if (s.listening()) {
-            events.Push(s.MakeEvent(
-                RejectionEvent{ReasonCode::kCircuitHalfOpen, priority, kHalfOpenRetryHint, now}));
-          }
-          result = Error{ReasonCode::kCircuitHalfOpen, kHalfOpenRetryHint};
+          result = s.RefuseLocked(ReasonCode::kCircuitHalfOpen, kRejectedHalfOpen, priority,
+                                  kHalfOpenRetryHint, now, events);
           break;
         }
         *free_slot = ProbeSlot{now + deadline_in, true};
@@ -1055,15 +1052,10 @@ Result<Permit> CircuitBreaker::TryAcquireLocked(Priority priority) noexcept {
         break;
       }
       case State::kOpen:
-      case State::kForcedOpen: {
-        const Duration retry = s.RetryAfterLocked(now);
-        s.Bump(kRejectedOpen);
-        if (s.listening()) {
-          events.Push(s.MakeEvent(RejectionEvent{ReasonCode::kCircuitOpen, priority, retry, now}));
-        }
-        result = Error{ReasonCode::kCircuitOpen, retry};
+      case State::kForcedOpen:
+        result = s.RefuseLocked(ReasonCode::kCircuitOpen, kRejectedOpen, priority,
+                                s.RetryAfterLocked(now), now, events);
         break;
-      }
     }
   }
   s.Dispatch(events);
