@@ -1154,15 +1154,14 @@ void CircuitBreaker::OnOutcomeSlow(const Permit& permit, Outcome outcome, TimePo
       s.RecordWindowSampleUnlessItTrips(permit.generation(), Sample{failed, slow}, now)) {
     return;
   }
-  OnOutcomeLocked(permit, outcome, now, elapsed);
+  OnOutcomeLocked(permit, outcome, now, elapsed, slow);
 }
 
 void CircuitBreaker::OnOutcomeLocked(const Permit& permit, Outcome outcome, TimePoint now,
-                                     Duration elapsed) noexcept {
+                                     Duration elapsed, bool slow) noexcept {
   Impl& s = impl();
   const bool ignored = outcome == Outcome::kIgnored;
   const bool failed = outcome == Outcome::kFailure || outcome == Outcome::kTimeout;
-  const bool slow = outcome == Outcome::kTimeout || (!ignored && elapsed >= s.slow_after());
   const bool probe = permit.is_probe();
   EventBatch events;
   {

@@ -342,8 +342,10 @@ class CircuitBreaker {
   void OnOutcome(const Permit& permit, Outcome outcome, TimePoint now, Duration elapsed) noexcept;
   [[gnu::noinline]] void OnOutcomeSlow(const Permit& permit, Outcome outcome, TimePoint now,
                                        Duration elapsed) noexcept;
+  // `slow`: as OnOutcomeSlow classified the call, once (a Reconfigure in between cannot make
+  // the two paths judge one outcome differently).
   [[gnu::noinline]] void OnOutcomeLocked(const Permit& permit, Outcome outcome, TimePoint now,
-                                         Duration elapsed) noexcept;
+                                         Duration elapsed, bool slow) noexcept;
   [[gnu::noinline]] Result<Permit> TryAcquireLocked(Priority priority) noexcept;
   void Command(State to, bool reset_growth);
 
