@@ -125,6 +125,249 @@ void ApplyReload(const vin_gateway::ReloadReader::Reread& reread, const std::str
   }
 }
 
+using LogFn = std::function<void(std::string_view, std::string_view)>;
+
+// The cache --cache names. A Redis cache (--cache redis://, docs/fleet.md) is shared by a fleet
+// and sits behind its own `redis` breaker; an unreachable Redis is an empty cache, not a start-up
+// error. nullopt (logged) when the `redis` breaker cannot be made.
+struct CacheParts {
+  std::unique_ptr<fusebox::RedisClient> redis;  // only for a Redis cache
+  std::unique_ptr<vin_gateway::Cache> cache;
+};
+std::optional<CacheParts> MakeCache(const vin_gateway::GatewayConfig& config,
+                                    fusebox::Registry& registry, net::io_context& io,
+                                    const LogFn& log) {
+  CacheParts parts;
+  if (config.cache_uri.rfind("redis://", 0) == 0) {
+    if (auto error = registry.Configure("redis", config.RedisBreakerConfig())) {
+      log("error", error->message);
+      return std::nullopt;
+    }
+    auto redis_breaker = registry.Get("redis");
+    if (!redis_breaker) {
+      log("error", redis_breaker.error().message);
+      return std::nullopt;
+    }
+    parts.redis = std::make_unique<fusebox::RedisClient>(
+        io.get_executor(),
+        fusebox::RedisClientOptions{.endpoint = fusebox::ParseRedisUrl(config.cache_uri).value()});
+    parts.redis->Start();
+    parts.cache = vin_gateway::MakeRedisCache(
+        *parts.redis, **redis_breaker,
+        {.location = config.cache_uri, .timeout = config.cache_timeout});
+  } else {
+    parts.cache = vin_gateway::OpenCache(config.cache_uri, config.cache_max_entries);
+  }
+  if (const vin_gateway::CacheStats stats = parts.cache->Stats(); !stats.healthy) {
+    // The error leaves the location out (it is shown on the public routes); the operator's log
+    // names it.
+    log("error", fmt::format("cache broken, serving live decodes without it: {}: {}",
+                             stats.location, stats.error));
+  }
+  return parts;
+}
+
+// The offline decoder (docs/offline-decode.md): an explicit --offline-db must open (false,
+// logged, when it does not); the default path only if scripts/install-deps.sh has put the
+// database there.
+bool OpenOfflineDecoder(const vin_gateway::GatewayConfig& config, const LogFn& log,
+                        std::optional<vin_gateway::OfflineDecoder>& offline) {
+  if (config.offline_db == "none") {
+    return true;
+  }
+  const bool explicit_path = !config.offline_db.empty();
+  const std::string path = explicit_path ? config.offline_db : "var/vpic/vpic.lite.db";
+  auto opened = vin_gateway::OfflineDecoder::Open(path);
+  if (opened) {
+    offline.emplace(std::move(opened).value());
+    log("info",
+        fmt::format("offline decode from {} (snapshot {})", path, offline->snapshot_date()));
+  } else if (explicit_path) {
+    log("error", fmt::format("--offline-db: {}", opened.error().message));
+    return false;
+  } else {
+    log("info", fmt::format("offline decode unavailable: {}", opened.error().message));
+  }
+  return true;
+}
+
+// Fleet mode (docs/fleet.md): the vpic breaker shared with the other instances through Redis.
+// The link connects in the background: an unreachable Redis is not a start-up error, the breaker
+// then follows the local rules and /status says "connected": false. Empty without --fleet.
+struct FleetParts {
+  std::unique_ptr<fusebox::RedisFleetLink> link;
+  std::unique_ptr<fusebox::Fleet> fleet;
+};
+FleetParts StartFleet(const vin_gateway::GatewayConfig& config, net::io_context& io,
+                      fusebox::CircuitBreaker& breaker) {
+  FleetParts parts;
+  if (config.fleet_url.empty()) {
+    return parts;
+  }
+  fusebox::RedisFleetOptions options;
+  options.endpoint = fusebox::ParseRedisUrl(config.fleet_url).value();  // validated by config
+  options.instance = config.effective_instance_id();
+  parts.link = std::make_unique<fusebox::RedisFleetLink>(io.get_executor(), options);
+  parts.fleet = std::make_unique<fusebox::Fleet>(*parts.link, options.instance);
+  parts.fleet->Attach(breaker);
+  parts.link->Start();
+  return parts;
+}
+
+// From here on the process is exiting anyway. Destroying a signal_set would restore the default
+// action, and a late SIGTERM (a supervisor repeating itself) would then kill the process with the
+// cache half-closed and report a signal instead of a clean exit: block, then ignore.
+void IgnoreSignalsForExit(net::signal_set& signals, net::signal_set& reload_signals) {
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGHUP);
+  ::pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  boost::system::error_code ignored;
+  signals.clear(ignored);
+  reload_signals.clear(ignored);
+  std::signal(SIGTERM, SIG_IGN);
+  std::signal(SIGINT, SIG_IGN);
+  std::signal(SIGHUP, SIG_IGN);
+}
+
+// One io_context per I/O thread, each run by its own thread: threads share no scheduler (no
+// lock, no futex between them), and a connection is served by the thread it was handed to. The
+// first one also runs the listener, the signals and the upstream connections.
+struct EventLoops {
+  explicit EventLoops(std::uint32_t threads) {
+    for (std::uint32_t i = 0; i < threads; ++i) {
+      contexts.push_back(std::make_unique<net::io_context>(1));
+      session_contexts.push_back(contexts.back().get());
+    }
+  }
+  net::io_context& first() const { return *contexts.front(); }
+  void StopAll() const {
+    for (const auto& context : contexts) {
+      context->stop();
+    }
+  }
+  std::vector<std::unique_ptr<net::io_context>> contexts;
+  std::vector<net::io_context*> session_contexts;
+};
+
+// After the event loops stopped (no thread runs them any more): the Redis connections are closed
+// here, the fleet detached from the breaker first.
+void StopRedisClients(FleetParts& fleet, CacheParts& cache) {
+  if (fleet.link) {
+    fleet.fleet.reset();
+    fleet.link->StopNow();
+  }
+  if (cache.redis) {
+    cache.redis->StopNow();
+  }
+}
+
+// The listener's options from the config.
+vin_gateway::HttpServerOptions ServerOptions(const vin_gateway::GatewayConfig& config,
+                                             const vin_gateway::TrustedProxies& trusted_proxies,
+                                             const LogFn& log) {
+  return {.host = config.listen_host,
+          .port = config.listen_port,
+          .client_timeout = config.client_timeout,
+          // A client that stops reading holds its connection no longer than a silent one.
+          .write_timeout = config.client_timeout,
+          // Upstream calls in flight and idle pooled connections (max_in_flight each), plus room
+          // for the cache and the log: running out of descriptors must cost client connections,
+          // never an upstream call (which would read as the upstream's failure).
+          .descriptor_reserve = 2 * static_cast<std::size_t>(config.max_in_flight) + 32,
+          .trusted_proxies = trusted_proxies,
+          .client_ipv6_prefix = config.client_ipv6_prefix,
+          .event_log = log};
+}
+
+// SIGHUP re-reads the config file. The signal is taken on the first event loop, but the file is
+// read and parsed by the reload reader's thread (a FIFO, a huge file or a slow disk must not
+// stall requests); the result comes back to the first event loop, which applies it. Without
+// --config the signal is logged and ignored. Re-arms itself after each signal.
+void ArmReload(net::signal_set& reload_signals, vin_gateway::ReloadReader& reader,
+               const std::string& config_path, const LogFn& log) {
+  reload_signals.async_wait([&](const boost::system::error_code& ec, int) {
+    if (ec) {
+      return;
+    }
+    if (config_path.empty()) {
+      log("warn", "SIGHUP: no --config file was given; nothing to re-read, nothing changed");
+    } else {
+      reader.Request();
+    }
+    ArmReload(reload_signals, reader, config_path, log);
+  });
+}
+
+// SIGTERM or SIGINT: stop accepting, let in-flight requests (and leaders' upstream calls) finish
+// for up to `grace`, then stop_all. A second signal during the drain stops at once, as operators
+// pressing Ctrl-C twice expect. `drained` is cleared when work was cut off.
+void ArmShutdown(net::signal_set& signals, net::io_context& io, vin_gateway::HttpServer& server,
+                 vin_gateway::DecodeService& service, fusebox::Duration grace, const LogFn& log,
+                 std::atomic<bool>& drained, const std::function<void()>& stop_all) {
+  signals.async_wait([&, grace](const boost::system::error_code& ec, int signal) {
+    if (ec) {
+      return;
+    }
+    signals.async_wait([&](const boost::system::error_code& again, int second) {
+      if (again) {
+        return;
+      }
+      log("info", fmt::format("signal {} during the drain: stopping now", second));
+      drained = false;
+      stop_all();
+    });
+    log("info", fmt::format("signal {}: draining for up to {}", signal,
+                            vin_gateway::FormatDuration(grace)));
+    server.BeginShutdown();
+    net::co_spawn(
+        io,
+        [&, grace]() -> net::awaitable<void> {
+          const auto deadline = std::chrono::steady_clock::now() + grace;
+          net::steady_timer tick(io);
+          while (std::chrono::steady_clock::now() < deadline &&
+                 (server.active_connections() > 0 || service.leaders_running() > 0)) {
+            tick.expires_after(std::chrono::milliseconds(20));
+            co_await tick.async_wait(net::use_awaitable);
+          }
+          if (server.active_connections() > 0 || service.leaders_running() > 0) {
+            drained = false;
+            server.LogUnfinishedRequests();  // each request cut off gets its log line
+          }
+          log("info", fmt::format("stopping ({} connections and {} upstream calls still open)",
+                                  server.active_connections(), service.leaders_running()));
+          stop_all();
+        },
+        net::detached);
+  });
+}
+
+// Runs every event loop, the first on this thread and each other on its own, until stop_all();
+// then joins them.
+void RunEventLoops(const std::vector<std::unique_ptr<net::io_context>>& contexts,
+                   vin_gateway::LogWriter& log_writer, const std::function<void()>& stop_all) {
+  std::vector<std::thread> threads;
+  for (std::size_t i = 1; i < contexts.size(); ++i) {
+    threads.emplace_back([context = contexts[i].get(), &log_writer] {
+      // Idle between connections: kept running until stop_all().
+      auto keep_running = net::make_work_guard(*context);
+      log_writer.GatherPerTurn(*context);
+      context->run();
+      log_writer.FlushThisThread();
+    });
+  }
+  net::io_context& io = *contexts.front();
+  log_writer.GatherPerTurn(io);
+  io.run();
+  log_writer.FlushThisThread();
+  stop_all();  // io.run() returns only after stop_all() (the signal wait keeps it busy); harmless
+  for (std::thread& t : threads) {
+    t.join();
+  }
+}
+
 int Run(const vin_gateway::GatewayConfig& config, const std::vector<std::string>& args,
         const std::string& config_path) {
   const LogFormat format = config.log_format;
@@ -139,7 +382,7 @@ int Run(const vin_gateway::GatewayConfig& config, const std::vector<std::string>
             fmt::format("log: {} lines dropped; the output (stderr) did not take them", count),
             format, wall_clock.Now());
       }});
-  const auto log = [&](std::string_view level, std::string_view message) {
+  const LogFn log = [&](std::string_view level, std::string_view message) {
     log_writer.Write(vin_gateway::FormatEvent(level, message, format, wall_clock.Now()));
   };
   log("info", RaiseFileLimit());
@@ -151,21 +394,9 @@ int Run(const vin_gateway::GatewayConfig& config, const std::vector<std::string>
     return 2;
   }
 
-  // One io_context per I/O thread, each run by its own thread: threads share no scheduler (no
-  // lock, no futex between them), and a connection is served by the thread it was handed to.
-  // The first one also runs the listener, the signals and the upstream connections.
-  std::vector<std::unique_ptr<net::io_context>> contexts;
-  std::vector<net::io_context*> session_contexts;
-  for (std::uint32_t i = 0; i < config.threads; ++i) {
-    contexts.push_back(std::make_unique<net::io_context>(1));
-    session_contexts.push_back(contexts.back().get());
-  }
-  net::io_context& io = *contexts.front();
-  const auto stop_all = [&contexts] {
-    for (const auto& context : contexts) {
-      context->stop();
-    }
-  };
+  EventLoops loops(config.threads);
+  net::io_context& io = loops.first();
+  const std::function<void()> stop_all = [&loops] { loops.StopAll(); };
   fusebox::Clock& clock = fusebox::DefaultClock();
 
   fusebox::Registry registry(config.BreakerConfig());
@@ -183,36 +414,11 @@ int Run(const vin_gateway::GatewayConfig& config, const std::vector<std::string>
     log("error", bulkhead.error().message);
     return 2;
   }
-  // A Redis cache (--cache redis://, docs/fleet.md): shared by a fleet, behind its own `redis`
-  // breaker; an unreachable Redis is an empty cache, not a start-up error.
-  std::unique_ptr<fusebox::RedisClient> cache_redis;
-  std::unique_ptr<vin_gateway::Cache> cache;
-  if (config.cache_uri.rfind("redis://", 0) == 0) {
-    if (auto error = registry.Configure("redis", config.RedisBreakerConfig())) {
-      log("error", error->message);
-      return 2;
-    }
-    auto redis_breaker = registry.Get("redis");
-    if (!redis_breaker) {
-      log("error", redis_breaker.error().message);
-      return 2;
-    }
-    cache_redis = std::make_unique<fusebox::RedisClient>(
-        io.get_executor(),
-        fusebox::RedisClientOptions{.endpoint = fusebox::ParseRedisUrl(config.cache_uri).value()});
-    cache_redis->Start();
-    cache = vin_gateway::MakeRedisCache(
-        *cache_redis, **redis_breaker,
-        {.location = config.cache_uri, .timeout = config.cache_timeout});
-  } else {
-    cache = vin_gateway::OpenCache(config.cache_uri, config.cache_max_entries);
+  std::optional<CacheParts> cache_parts = MakeCache(config, registry, io, log);
+  if (!cache_parts) {
+    return 2;
   }
-  if (const vin_gateway::CacheStats stats = cache->Stats(); !stats.healthy) {
-    // The error leaves the location out (it is shown on the public routes); the operator's log
-    // names it.
-    log("error", fmt::format("cache broken, serving live decodes without it: {}: {}",
-                             stats.location, stats.error));
-  }
+  std::unique_ptr<vin_gateway::Cache>& cache = cache_parts->cache;
   vin_gateway::RateLimiter limiter(config.client_rate, config.effective_client_burst(), clock);
   auto client =
       vin_gateway::MakeHttpVpicClient(io.get_executor(), {.base_url = config.upstream_url,
@@ -222,23 +428,9 @@ int Run(const vin_gateway::GatewayConfig& config, const std::vector<std::string>
     log("error", client.error());
     return 2;
   }
-  // The offline decoder (docs/offline-decode.md): an explicit --offline-db must open; the
-  // default path only if scripts/install-deps.sh has put the database there.
   std::optional<vin_gateway::OfflineDecoder> offline;
-  if (config.offline_db != "none") {
-    const bool explicit_path = !config.offline_db.empty();
-    const std::string path = explicit_path ? config.offline_db : "var/vpic/vpic.lite.db";
-    auto opened = vin_gateway::OfflineDecoder::Open(path);
-    if (opened) {
-      offline.emplace(std::move(opened).value());
-      log("info",
-          fmt::format("offline decode from {} (snapshot {})", path, offline->snapshot_date()));
-    } else if (explicit_path) {
-      log("error", fmt::format("--offline-db: {}", opened.error().message));
-      return 2;
-    } else {
-      log("info", fmt::format("offline decode unavailable: {}", opened.error().message));
-    }
+  if (!OpenOfflineDecoder(config, log, offline)) {
+    return 2;
   }
   vin_gateway::GatewayMetrics metrics;
   vin_gateway::DecodeService service(
@@ -255,20 +447,9 @@ int Run(const vin_gateway::GatewayConfig& config, const std::vector<std::string>
   }
   vin_gateway::AdminThrottle admin_throttle(
       clock, {}, [&](std::string_view message) { log("warn", message); });
-  // Fleet mode (docs/fleet.md): the vpic breaker shared with the other instances through Redis.
-  // The link connects in the background: an unreachable Redis is not a start-up error, the
-  // breaker then follows the local rules and /status says "connected": false.
-  std::unique_ptr<fusebox::RedisFleetLink> fleet_link;
-  std::unique_ptr<fusebox::Fleet> fleet;
-  if (!config.fleet_url.empty()) {
-    fusebox::RedisFleetOptions options;
-    options.endpoint = fusebox::ParseRedisUrl(config.fleet_url).value();  // validated by config
-    options.instance = config.effective_instance_id();
-    fleet_link = std::make_unique<fusebox::RedisFleetLink>(io.get_executor(), options);
-    fleet = std::make_unique<fusebox::Fleet>(*fleet_link, options.instance);
-    fleet->Attach(**breaker);
-    fleet_link->Start();
-  }
+  FleetParts fleet_parts = StartFleet(config, io, **breaker);
+  std::unique_ptr<fusebox::RedisFleetLink>& fleet_link = fleet_parts.link;
+  std::unique_ptr<fusebox::Fleet>& fleet = fleet_parts.fleet;
   const auto fleet_report = [&]() -> std::optional<vin_gateway::FleetReport> {
     if (!fleet) {
       return std::nullopt;
@@ -282,36 +463,21 @@ int Run(const vin_gateway::GatewayConfig& config, const std::vector<std::string>
       {service, registry, *cache, **bulkhead, metrics, limiter, **client, admin_token,
        admin_throttle, [&server] { return server && server->shutting_down(); }, fleet_report});
   auto created = vin_gateway::HttpServer::Create(
-      io,
-      {.host = config.listen_host,
-       .port = config.listen_port,
-       .client_timeout = config.client_timeout,
-       // A client that stops reading holds its connection no longer than a silent one.
-       .write_timeout = config.client_timeout,
-       // Upstream calls in flight and idle pooled connections (max_in_flight each), plus room
-       // for the cache and the log: running out of descriptors must cost client connections,
-       // never an upstream call (which would read as the upstream's failure).
-       .descriptor_reserve = 2 * static_cast<std::size_t>(config.max_in_flight) + 32,
-       .trusted_proxies = *trusted_proxies,
-       .client_ipv6_prefix = config.client_ipv6_prefix,
-       .event_log = log},
+      io, ServerOptions(config, *trusted_proxies, log),
       [&router](vin_gateway::HttpRequest request) { return router.Handle(std::move(request)); },
       [&](const vin_gateway::AccessRecord& record) {
         log_writer.Write(vin_gateway::FormatAccessRecord(record, format, wall_clock.Now()));
       },
-      session_contexts);
+      loops.session_contexts);
   if (!created) {
     log("error", created.error());
     return 2;
   }
   server = std::move(*created);
 
-  // SIGHUP re-reads the config file. The signal is taken on the first event loop, but the file is
-  // read and parsed by the reload reader's thread (a FIFO, a huge file or a slow disk must not
-  // stall requests); the result comes back to the first event loop, which applies it. Armed
-  // before the "listening" line, so that a supervisor that reloads as soon as the gateway is up
-  // never hits the default action (which would end the process).
-  // The reader's read holds its own copy of the arguments: a read stuck at shutdown outlives Run.
+  // SIGHUP (ArmReload): armed before the "listening" line, so that a supervisor that reloads as
+  // soon as the gateway is up never hits the default action (which would end the process). The
+  // reader's read holds its own copy of the arguments: a read stuck at shutdown outlives Run.
   vin_gateway::ReloadReader reload_reader([args] { return vin_gateway::ParseCommandLine(args); },
                                           [&](vin_gateway::ReloadReader::Reread reread) {
                                             net::post(io, [&, reread = std::move(reread)] {
@@ -320,20 +486,7 @@ int Run(const vin_gateway::GatewayConfig& config, const std::vector<std::string>
                                             });
                                           });
   net::signal_set reload_signals(io, SIGHUP);
-  std::function<void()> await_reload = [&] {
-    reload_signals.async_wait([&](const boost::system::error_code& ec, int) {
-      if (ec) {
-        return;
-      }
-      if (config_path.empty()) {
-        log("warn", "SIGHUP: no --config file was given; nothing to re-read, nothing changed");
-      } else {
-        reload_reader.Request();
-      }
-      await_reload();
-    });
-  };
-  await_reload();
+  ArmReload(reload_signals, reload_reader, config_path, log);
 
   server->Start();
   std::printf("listening on http://%s\n", server->local_address().c_str());
@@ -349,88 +502,15 @@ int Run(const vin_gateway::GatewayConfig& config, const std::vector<std::string>
   }
 
   std::atomic<bool> drained = true;
-  // SIGTERM: stop accepting, let in-flight requests (and leaders' upstream calls) finish for up to
-  // the grace period, then stop. A second signal during the drain stops at once, as operators
-  // pressing Ctrl-C twice expect.
   net::signal_set signals(io, SIGTERM, SIGINT);
-  signals.async_wait([&](const boost::system::error_code& ec, int signal) {
-    if (ec) {
-      return;
-    }
-    signals.async_wait([&](const boost::system::error_code& again, int second) {
-      if (again) {
-        return;
-      }
-      log("info", fmt::format("signal {} during the drain: stopping now", second));
-      drained = false;
-      stop_all();
-    });
-    log("info", fmt::format("signal {}: draining for up to {}", signal,
-                            vin_gateway::FormatDuration(config.shutdown_grace)));
-    server->BeginShutdown();
-    net::co_spawn(
-        io,
-        [&]() -> net::awaitable<void> {
-          const auto deadline = std::chrono::steady_clock::now() + config.shutdown_grace;
-          net::steady_timer tick(io);
-          while (std::chrono::steady_clock::now() < deadline &&
-                 (server->active_connections() > 0 || service.leaders_running() > 0)) {
-            tick.expires_after(std::chrono::milliseconds(20));
-            co_await tick.async_wait(net::use_awaitable);
-          }
-          if (server->active_connections() > 0 || service.leaders_running() > 0) {
-            drained = false;
-            server->LogUnfinishedRequests();  // each request cut off gets its log line
-          }
-          log("info", fmt::format("stopping ({} connections and {} upstream calls still open)",
-                                  server->active_connections(), service.leaders_running()));
-          stop_all();
-        },
-        net::detached);
-  });
+  ArmShutdown(signals, io, *server, service, config.shutdown_grace, log, drained, stop_all);
 
-  std::vector<std::thread> threads;
-  for (std::size_t i = 1; i < contexts.size(); ++i) {
-    threads.emplace_back([context = contexts[i].get(), &log_writer] {
-      // Idle between connections: kept running until stop_all().
-      auto keep_running = net::make_work_guard(*context);
-      log_writer.GatherPerTurn(*context);
-      context->run();
-      log_writer.FlushThisThread();
-    });
-  }
-  log_writer.GatherPerTurn(io);
-  io.run();
-  log_writer.FlushThisThread();
-  stop_all();  // io.run() returns only after stop_all() (the signal wait keeps it busy); harmless
-  for (std::thread& t : threads) {
-    t.join();
-  }
+  RunEventLoops(loops.contexts, log_writer, stop_all);
   // A reload still reading is not waited for (and no longer applied).
   reload_reader.Stop();
-  // From here on we are exiting anyway. Destroying the signal_set would restore the default
-  // action, and a late SIGTERM (a supervisor repeating itself) would then kill the process with
-  // the cache half-closed and report a signal instead of a clean exit: block, then ignore.
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGTERM);
-  sigaddset(&stop_signals, SIGINT);
-  sigaddset(&stop_signals, SIGHUP);
-  ::pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
-  boost::system::error_code ignored;
-  signals.clear(ignored);
-  reload_signals.clear(ignored);
-  std::signal(SIGTERM, SIG_IGN);
-  std::signal(SIGINT, SIG_IGN);
-  std::signal(SIGHUP, SIG_IGN);
+  IgnoreSignalsForExit(signals, reload_signals);
   log("info", "stopped");
-  if (fleet_link) {
-    fleet.reset();          // detach from the breaker first
-    fleet_link->StopNow();  // no thread runs the io_contexts any more: close Redis here
-  }
-  if (cache_redis) {
-    cache_redis->StopNow();
-  }
+  StopRedisClients(fleet_parts, *cache_parts);
   if (!drained) {
     // Work that outlived the grace period is still suspended in the io_context, and its frames
     // refer to the objects of this function: destroying them now would touch freed memory. Close
