@@ -11,6 +11,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <deque>
 #include <exception>
 #include <limits>
 #include <string>
@@ -156,7 +157,7 @@ struct Setting {
   std::string_view help;  // --help
   ApplyFn apply;
   CheckFn check;  // null: any value that reads is valid
-  SameFn same;
+  SameFn same;    // null for a breaker setting (SameValue compares it)
   Scope scope = Scope::kProcess;
   Form form = Form::kValue;
   ClearFn clear = nullptr;  // Form::kList
@@ -559,15 +560,13 @@ std::string BreakerHelp(const fusebox::BreakerSetting& setting) {
                      fusebox::RangeText(setting));
 }
 
-bool SameBreakerSetting(const GatewayConfig&, const GatewayConfig&) { return true; }
-
 // Every setting, the breaker's from the library's table. Built once; the strings it points into
 // live as long as the program.
 const std::vector<Setting>& Settings() {
   static const std::vector<Setting> settings = [] {
-    static std::vector<std::string> text;  // the breaker rows' flags and help
+    // The breaker rows' flags and help: a deque never moves what it holds, so the views stay.
+    static std::deque<std::string> text;
     const auto breaker = fusebox::BreakerSettings();
-    text.reserve(breaker.size() * 2);
     std::vector<Setting> all(std::begin(kProcessSettings),
                              std::begin(kProcessSettings) + kBreakerSettingsAfter);
     for (const fusebox::BreakerSetting& b : breaker) {
@@ -579,7 +578,7 @@ const std::vector<Setting>& Settings() {
                   help,
                   nullptr,
                   nullptr,
-                  &SameBreakerSetting,
+                  nullptr,  // apply, check and same: from `breaker` (ApplySetting, SameValue)
                   Scope::kBreaker,
                   b.type == fusebox::SettingType::kBool ? Form::kSwitch : Form::kValue};
       row.breaker = &b;
