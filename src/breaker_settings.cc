@@ -111,6 +111,26 @@ std::optional<ConfigError> CheckCooldownMax(const Config& c) {
   return std::nullopt;
 }
 
+std::optional<ConfigError> CheckProbeIntervalMax(const Config& c) {
+  const Duration interval = c.effective_probe_interval();
+  if (c.probe_interval_max &&
+      (*c.probe_interval_max < interval || *c.probe_interval_max > std::chrono::hours(24))) {
+    return ConfigError{"probe_interval_max", "probe_interval_max must be in [probe interval (" +
+                                                 Seconds(interval) + "), 86400s], got " +
+                                                 Seconds(*c.probe_interval_max)};
+  }
+  return std::nullopt;
+}
+
+std::optional<ConfigError> CheckProbeBudget(const Config& c) {
+  if (c.probe_budget && (c.probe_budget->count() <= 0 || *c.probe_budget > c.call_timeout)) {
+    return ConfigError{"probe_budget", "probe_budget must be in (0s, call_timeout (" +
+                                           Seconds(c.call_timeout) + ")], got " +
+                                           Seconds(*c.probe_budget)};
+  }
+  return std::nullopt;
+}
+
 // clang-format off
 constexpr std::array kSettings = {
     BreakerSetting{"trip", SettingType::kTripPolicy, false, "consecutive",
@@ -185,6 +205,27 @@ constexpr std::array kSettings = {
                    "(0: none)",
                    0, kDaySeconds, false, {}, nullptr,
                    &Get<&Config::recovery_ramp>, &Set<&Config::recovery_ramp>},
+    BreakerSetting{"recovery_ramp_start", SettingType::kNumber, false, "0.1",
+                   "the ramp starts from at most this share of calls",
+                   0, 1, true, {}, nullptr,
+                   &Get<&Config::recovery_ramp_start>, &Set<&Config::recovery_ramp_start>},
+    BreakerSetting{"probe_mode", SettingType::kProbeMode, false, "passive",
+                   "who probes: the first callers after the cooldown (passive) or only a prober "
+                   "of the application's, callers refused until CLOSED (active)",
+                   0, 0, false, {}, nullptr, &Get<&Config::probe_mode>, &Set<&Config::probe_mode>},
+    BreakerSetting{"probe_interval", SettingType::kDuration, true, "cooldown",
+                   "active: how long OPEN waits before each probe",
+                   0, kDaySeconds, true, {}, nullptr,
+                   &Get<&Config::probe_interval>, &Set<&Config::probe_interval>},
+    BreakerSetting{"probe_interval_max", SettingType::kDuration, true,
+                   "the larger of 5m and the probe interval",
+                   "active: cap of the grown probe interval",
+                   0, kDaySeconds, false, "[probe interval, 86400s]", &CheckProbeIntervalMax,
+                   &Get<&Config::probe_interval_max>, &Set<&Config::probe_interval_max>},
+    BreakerSetting{"probe_budget", SettingType::kDuration, true, "call_timeout",
+                   "the budget of a prober's probe",
+                   0, kDaySeconds, true, "(0s, call_timeout]", &CheckProbeBudget,
+                   &Get<&Config::probe_budget>, &Set<&Config::probe_budget>},
 };
 // clang-format on
 
@@ -201,6 +242,8 @@ constexpr std::size_t IndexOf(SettingType type) {
       return 4;
     case SettingType::kBool:
       return 5;
+    case SettingType::kProbeMode:
+      return 6;
   }
   return 0;
 }
@@ -254,6 +297,8 @@ std::string RangeText(const BreakerSetting& setting) {
       return "consecutive, count_window or time_window";
     case SettingType::kBool:
       return "true or false";
+    case SettingType::kProbeMode:
+      return "passive or active";
     case SettingType::kCount:
       return open + std::to_string(static_cast<std::uint64_t>(setting.min)) + ", " +
              std::to_string(static_cast<std::uint64_t>(setting.max)) + "]";
@@ -287,6 +332,7 @@ std::string SettingText(const SettingValue& value) {
     std::string operator()(double v) const { return Number(v); }
     std::string operator()(Duration v) const { return Seconds(v); }
     std::string operator()(bool v) const { return v ? "true" : "false"; }
+    std::string operator()(ProbeMode v) const { return std::string(ToString(v)); }
   };
   return std::visit(Visitor{}, value);
 }

@@ -215,13 +215,14 @@ std::uint64_t HashName(const std::string& name) noexcept {
 // In the breaker's own allocation, right after the CircuitBreaker object (operator new).
 struct CircuitBreaker::Impl {
   using ListenerList = std::vector<std::pair<ListenerId, Listener>>;
+  using ObserverList = std::vector<std::pair<ListenerId, TransitionObserver>>;
   struct Extras;
 
   // Made by CircuitBreaker's constructor once its own fields (clock, name) are set.
   Impl(const Config& cfg, CircuitBreakerDeps deps)
-      : current_cooldown(cfg.cooldown),
-        config(SharedConfig(cfg)),
-        base_cooldown(cfg.cooldown),
+      : config(SharedConfig(cfg)),
+        current_cooldown(cfg.open_wait()),
+        base_cooldown(cfg.open_wait()),
         window(MakeWindowState(cfg)),
         successes_to_close(static_cast<std::uint16_t>(cfg.effective_half_open_successes())) {
     if (cfg.recovery_ramp > Duration::zero() || cfg.cooldown_jitter > 0.0 ||
@@ -274,10 +275,8 @@ struct CircuitBreaker::Impl {
   // only adds its sample to the window (RecordWindowSampleUnlessItTrips).
   std::atomic<bool> window_short_path{false};
   std::atomic<bool> has_listeners{false};
+  std::atomic<bool> active_probing{false};  // probe_mode kActive: OPEN refuses every caller
   internal::ShardedCounters<kCounterCount> counters;
-  // Guarded by mu. This OPEN period's cooldown. In this line because only transitions (and an
-  // operator's reset) write it, and they write the state word beside it anyway.
-  Duration current_cooldown;
 
   // The settings in force: replaced only by Reconfigure.
   // Guarded by mu (the pointer; the config itself is immutable and shared by the breakers
@@ -288,6 +287,7 @@ struct CircuitBreaker::Impl {
   // lock and the small fields written with it on every locked call (below) then lie a cache line
   // past the lock-free group (static_asserted in CircuitBreaker's constructor).
   TimePoint closed_since{};         // Guarded by mu.
+  Duration current_cooldown;        // Guarded by mu. This OPEN period's wait before a probe.
   Duration base_cooldown;           // Guarded by mu. Before jitter; grows per bad probe.
   std::uint64_t probes = 0;         // Guarded by mu.
   std::uint64_t wasted_probes = 0;  // Guarded by mu.
@@ -296,12 +296,13 @@ struct CircuitBreaker::Impl {
   std::unique_ptr<WindowState> window;
 
   mutable SpinLock mu;
-  // The small fields together (Guarded by mu, except `coordinated`). The probe counts are at most
+  // The small fields together (Guarded by mu, except `watched`). The probe counts are at most
   // half_open_max_probes and half_open_successes, which Validate bounds by 10,000: 16 bits.
   State state = State::kClosed;
-  bool ramping = false;                  // CLOSED with a recovery ramp (kRampBit in the word).
-  std::atomic<bool> coordinated{false};  // Whether a coordinator is set (SetCoordination).
-  std::uint16_t successes_to_close;      // Set on entering HALF_OPEN.
+  bool ramping = false;  // CLOSED with a recovery ramp (kRampBit in the word).
+  // Whether a coordinator (SetCoordination) or a transition observer is set.
+  std::atomic<bool> watched{false};
+  std::uint16_t successes_to_close;  // Set on entering HALF_OPEN.
   std::uint16_t probes_in_flight = 0;
   std::uint16_t good_probes = 0;
   std::uint16_t probe_count = 0;  // The slots of this HALF_OPEN (see probe_slots()).
@@ -327,6 +328,10 @@ struct CircuitBreaker::Impl {
     // it under listeners_mu, the probe gate under mu.
     std::shared_ptr<const Coordination> coordination;
     std::optional<Duration> adopted_cooldown;  // Guarded by mu. Set by Adopt for its transition.
+    // Guarded by mu. The dependency's own wait (Permit::Record with MinOpen): no probe before it.
+    TimePoint hold_until{};
+    // Transition observers (AddTransitionObserver). Copy-on-write like the listeners.
+    std::shared_ptr<const ObserverList> observers;  // Guarded by listeners_mu.
     // Events are numbered only where somebody receives them (a listener or a coordinator).
     std::atomic<std::uint64_t> sequence{0};
     // The cooldown jitter's generator: the injected one (CircuitBreakerDeps::random, which makes
@@ -376,6 +381,16 @@ struct CircuitBreaker::Impl {
   Extras* extras_if_made() noexcept { return extras_block.load(std::memory_order_acquire); }
   const Extras* extras_if_made() const noexcept {
     return extras_block.load(std::memory_order_acquire);
+  }
+  // The dependency's own wait (MinOpen): the epoch when none was given.
+  TimePoint HoldUntilLocked() const noexcept {
+    const Extras* x = extras_if_made();
+    return x != nullptr ? x->hold_until : TimePoint{};
+  }
+  void ClearHoldLocked() noexcept {
+    if (Extras* x = extras_if_made()) {
+      x->hold_until = TimePoint{};
+    }
   }
   // Whether the fleet coordinator, if any, lets one more probe start (the probe gate).
   bool CoordinatorAllowsProbeLocked() const {
@@ -476,6 +491,7 @@ struct CircuitBreaker::Impl {
     slow_after_ns.store(config->effective_slow_call_duration().count(), kRelaxed);
     cooldown_ns.store(config->cooldown.count(), kRelaxed);
     lock_free_closed.store(config->trip == TripPolicy::kConsecutive, kRelaxed);
+    active_probing.store(config->probe_mode == ProbeMode::kActive, kRelaxed);
     lock_free_admit.store(!config->inflight_slow_accounting, kRelaxed);
     window_short_path.store(
         config->trip != TripPolicy::kConsecutive && !config->inflight_slow_accounting, kRelaxed);
@@ -530,12 +546,15 @@ struct CircuitBreaker::Impl {
   }
 
   void StartRampLocked(TimePoint at, EventBatch& events) noexcept {
-    // The share HALF_OPEN admitted: its probes among the calls it saw.
+    // The share HALF_OPEN admitted (its probes among the calls it saw), at most the configured
+    // start: a probe answered before any other call came has a share of 1, which would let the
+    // whole flood in at once.
     Extras& ramp = made_extras();  // a config with a ramp made the block (see extras_block)
-    const double s0 = half_open_calls == 0
-                          ? 1.0
-                          : std::min(1.0, static_cast<double>(half_open_admitted) /
-                                              static_cast<double>(half_open_calls));
+    const double seen = half_open_calls == 0
+                            ? 1.0
+                            : std::min(1.0, static_cast<double>(half_open_admitted) /
+                                                static_cast<double>(half_open_calls));
+    const double s0 = std::min(seen, config->recovery_ramp_start);
     constexpr auto kRelaxed = std::memory_order_relaxed;
     ramp.ramp_start_ns.store(at.time_since_epoch().count(), kRelaxed);
     ramp.ramp_end_ns.store((at + config->recovery_ramp).time_since_epoch().count(), kRelaxed);
@@ -590,10 +609,24 @@ struct CircuitBreaker::Impl {
     }
     std::shared_ptr<const ListenerList> list;
     std::shared_ptr<const Coordination> coordinator;
+    std::shared_ptr<const ObserverList> observers;
     {
       std::lock_guard lock(x->listeners_mu);
       list = x->listeners;
       coordinator = x->coordination;
+      observers = x->observers;
+    }
+    if (observers) {
+      for (std::size_t i = 0; i < batch.size; ++i) {
+        if (const auto* t = std::get_if<TransitionEvent>(&batch[i].detail)) {
+          for (const auto& [id, observer] : *observers) {
+            try {
+              observer(*t);
+            } catch (...) {  // NOLINT(bugprone-empty-catch): as for listeners
+            }
+          }
+        }
+      }
     }
     if (coordinator && coordinator->on_transition) {
       for (std::size_t i = 0; i < batch.size; ++i) {
@@ -687,18 +720,20 @@ struct CircuitBreaker::Impl {
           window->time->Clear();
         }
         closed_since = at;
+        ClearHoldLocked();  // the dependency is back: its old wait no longer applies
         break;
       case State::kOpen: {
         ++opened;
         if (from == State::kHalfOpen || cause == TransitionCause::kRecoveryFailed) {
           // A failed probe, or a relapse during the recovery ramp (which is judged as strictly):
           // the next cooldown grows (multiplier 1 keeps it fixed).
+          // In active mode the wait is the probe interval, grown and capped alike.
           const double grown =
               static_cast<double>(base_cooldown.count()) * config->cooldown_multiplier;
-          const double cap = static_cast<double>(config->effective_cooldown_max().count());
+          const double cap = static_cast<double>(config->open_wait_max().count());
           base_cooldown = Duration(static_cast<Duration::rep>(std::min(grown, cap)));
-        } else if (at - closed_since >= config->effective_cooldown_max()) {
-          base_cooldown = config->cooldown;  // stayed healthy long enough: growth resets
+        } else if (at - closed_since >= config->open_wait_max()) {
+          base_cooldown = config->open_wait();  // stayed healthy long enough: growth resets
         }
         if (Extras* x = extras_if_made(); x != nullptr && x->adopted_cooldown.has_value()) {
           current_cooldown = *x->adopted_cooldown;  // a peer's remaining cooldown (fleet.h)
@@ -706,8 +741,10 @@ struct CircuitBreaker::Impl {
         } else {
           current_cooldown = DrawCooldownLocked(base_cooldown);
         }
-        open_until_ns.store((at + current_cooldown).time_since_epoch().count(),
-                            std::memory_order_relaxed);
+        // Never before the dependency's own wait ends (MinOpen).
+        open_until_ns.store(
+            std::max(at + current_cooldown, HoldUntilLocked()).time_since_epoch().count(),
+            std::memory_order_relaxed);
         break;
       }
       case State::kHalfOpen:
@@ -721,7 +758,7 @@ struct CircuitBreaker::Impl {
     }
     // A reconfiguration's new generation keeps the ramp under way (its fields are untouched).
     const bool keeps_ramp = was_ramping && cause == TransitionCause::kReconfigured;
-    if (listening() || coordinated.load(std::memory_order_relaxed)) {
+    if (listening() || watched.load(std::memory_order_relaxed)) {
       events.Push(MakeEvent(TransitionEvent{from, to, cause, next_generation, at}));
       if (was_ramping && !keeps_ramp) {
         const TimePoint start(
@@ -872,7 +909,7 @@ CircuitBreaker::CircuitBreaker(std::string name, Config config, CircuitBreakerDe
   // standard-layout is conditionally supported; gcc and clang support it).
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Winvalid-offsetof"
-  constexpr std::size_t kLockFreeEnd = offsetof(Impl, current_cooldown) + sizeof(Duration);
+  constexpr std::size_t kLockFreeEnd = offsetof(Impl, counters) + sizeof(Impl::counters);
   static_assert(kLockFreeEnd <= 64);
   // The lock a line past the lock-free group: the lock-free paths never miss on its writes.
   static_assert(offsetof(Impl, mu) >= kLockFreeEnd + 64);
@@ -939,10 +976,13 @@ Result<Permit> CircuitBreaker::TryAcquire(Priority priority) noexcept {
   if (observed == State::kOpen || observed == State::kForcedOpen) {
     const TimePoint now = Now();
     const TimePoint until(Duration(s.open_until_ns.load(std::memory_order_relaxed)));
-    if (observed == State::kForcedOpen || now < until) {
+    // In active mode no caller probes: OPEN refuses them past its wait too (the prober's turn).
+    const bool active = s.active_probing.load(std::memory_order_relaxed);
+    if (observed == State::kForcedOpen || now < until || active) {
       const Duration retry = observed == State::kForcedOpen
                                  ? Duration(s.cooldown_ns.load(std::memory_order_relaxed))
-                                 : until - now;
+                             : now < until ? until - now
+                                           : kProbeRetryHint;
       s.Bump(kRejectedOpen);
       if (s.listening()) {
         s.EmitRejection(ReasonCode::kCircuitOpen, priority, retry, now);
@@ -994,7 +1034,8 @@ Result<Permit> CircuitBreaker::TryAcquireLocked(Priority priority) noexcept {
     const TimePoint now = s.clock().Now();
     s.ApplyOverdueProbeLocked(now, s.probe_count, events);
     s.CompleteRampIfDueLocked(now, events);
-    if (s.state == State::kOpen && now >= s.open_until()) {
+    const bool active = s.config->probe_mode == ProbeMode::kActive;
+    if (s.state == State::kOpen && now >= s.open_until() && !active) {
       s.TransitionLocked(State::kHalfOpen, now, TransitionCause::kCooldownElapsed, events);
     }
     const Duration deadline_in = s.config->call_timeout;
@@ -1035,7 +1076,10 @@ Result<Permit> CircuitBreaker::TryAcquireLocked(Priority priority) noexcept {
         const std::span<ProbeSlot> slots = s.probe_slots();
         const auto free_slot =
             std::find_if(slots.begin(), slots.end(), [](const ProbeSlot& p) { return !p.busy; });
-        if (!may_probe || free_slot == slots.end() || !s.CoordinatorAllowsProbeLocked()) {
+        // In active mode only the prober probes (TryAcquireProbe); in either mode no probe runs
+        // while the dependency's own wait lasts.
+        if (active || !may_probe || free_slot == slots.end() || now < s.HoldUntilLocked() ||
+            !s.CoordinatorAllowsProbeLocked()) {
           s.CountHalfOpenCallLocked(/*admitted=*/false);
           result = s.RefuseLocked(ReasonCode::kCircuitHalfOpen, kRejectedHalfOpen, priority,
                                   kHalfOpenRetryHint, now, events);
@@ -1052,14 +1096,99 @@ Result<Permit> CircuitBreaker::TryAcquireLocked(Priority priority) noexcept {
         break;
       }
       case State::kOpen:
-      case State::kForcedOpen:
-        result = s.RefuseLocked(ReasonCode::kCircuitOpen, kRejectedOpen, priority,
-                                s.RetryAfterLocked(now), now, events);
+      case State::kForcedOpen: {
+        Duration retry = s.RetryAfterLocked(now);
+        if (active && s.state == State::kOpen) {
+          retry = std::max(retry, kProbeRetryHint);  // due: the prober's turn, not this call's
+        }
+        result =
+            s.RefuseLocked(ReasonCode::kCircuitOpen, kRejectedOpen, priority, retry, now, events);
         break;
+      }
     }
   }
   s.Dispatch(events);
   return result;
+}
+
+Result<Permit> CircuitBreaker::TryAcquireProbe() noexcept {
+  Impl& s = impl();
+  EventBatch events;
+  Result<Permit> result = Error{ReasonCode::kCancelled};
+  {
+    std::lock_guard lock(s.mu);
+    const TimePoint now = s.clock().Now();
+    s.ApplyOverdueProbeLocked(now, s.probe_count, events);
+    s.CompleteRampIfDueLocked(now, events);
+    if (s.state == State::kOpen && now >= s.open_until()) {
+      s.TransitionLocked(State::kHalfOpen, now, TransitionCause::kCooldownElapsed, events);
+    }
+    switch (s.state) {
+      case State::kOpen:
+      case State::kForcedOpen:
+        result = Error{ReasonCode::kCircuitOpen, s.RetryAfterLocked(now)};
+        break;
+      case State::kHalfOpen: {
+        const std::span<ProbeSlot> slots = s.probe_slots();
+        const auto free_slot =
+            std::find_if(slots.begin(), slots.end(), [](const ProbeSlot& p) { return !p.busy; });
+        if (const TimePoint hold = s.HoldUntilLocked(); now < hold) {
+          result = Error{ReasonCode::kCircuitHalfOpen, hold - now};
+          break;
+        }
+        if (free_slot == slots.end()) {
+          // Ask again when the earliest probe in flight is due (it reports or times out by then).
+          TimePoint earliest = TimePoint::max();
+          for (const ProbeSlot& slot : slots) {
+            earliest = std::min(earliest, slot.deadline);
+          }
+          result = Error{ReasonCode::kCircuitHalfOpen, std::max(earliest - now, Duration(1))};
+          break;
+        }
+        if (!s.CoordinatorAllowsProbeLocked()) {
+          result = Error{ReasonCode::kCircuitHalfOpen, kProbeRetryHint};  // a peer probes
+          break;
+        }
+        const TimePoint deadline = now + s.config->effective_probe_budget();
+        *free_slot = ProbeSlot{deadline, true};
+        s.CountHalfOpenCallLocked(/*admitted=*/true);
+        ++s.probes_in_flight;
+        ++s.probes;
+        s.Bump(kAllowed);
+        result = Permit(this, s.generation(), now, deadline, Permit::kProbe,
+                        static_cast<std::uint64_t>(free_slot - slots.begin()));
+        break;
+      }
+      case State::kClosed:
+      case State::kMetricsOnly:
+      case State::kDisabled:
+        break;  // nothing to probe: kCancelled
+    }
+  }
+  s.Dispatch(events);
+  return result;
+}
+
+void CircuitBreaker::HoldOpen(Duration duration) noexcept {
+  if (duration <= Duration::zero()) {
+    return;
+  }
+  Impl& s = impl();
+  const TimePoint until = s.clock().Now() + duration;
+  Impl::Extras* x = nullptr;
+  try {
+    x = &s.extras();  // made on first use: a breaker never held open does not carry the field
+  } catch (...) {  // NOLINT(bugprone-empty-catch): out of memory: only an OPEN period is extended
+  }
+  std::lock_guard lock(s.mu);
+  if (x != nullptr) {
+    x->hold_until = std::max(x->hold_until, until);
+  }
+  if (s.state == State::kOpen && s.open_until() < until) {
+    // Later than the lock-free readers may have seen: they then take the locked path, which
+    // reads this deadline.
+    s.open_until_ns.store(until.time_since_epoch().count(), std::memory_order_relaxed);
+  }
 }
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
@@ -1080,6 +1209,17 @@ Permit& Permit::operator=(Permit&& other) noexcept {
     ticket_ = other.ticket_;
   }
   return *this;
+}
+
+void Permit::Record(Outcome outcome, MinOpen hold) noexcept {
+  if (breaker_ == nullptr) {
+    return;
+  }
+  if (hold.duration > Duration::zero()) {
+    // Before the outcome: an outcome that opens the breaker then opens it for the hold at least.
+    breaker_->HoldOpen(hold.duration);
+  }
+  Record(outcome);
 }
 
 void Permit::Record(Outcome outcome, Duration elapsed) noexcept {
@@ -1337,8 +1477,9 @@ void CircuitBreaker::Command(State to, bool reset_growth) {
   {
     std::lock_guard lock(s.mu);
     if (reset_growth) {
-      s.base_cooldown = s.config->cooldown;
-      s.current_cooldown = s.config->cooldown;
+      s.base_cooldown = s.config->open_wait();
+      s.current_cooldown = s.config->open_wait();
+      s.ClearHoldLocked();
     }
     s.TransitionLocked(to, s.clock().Now(), TransitionCause::kOperator, events);
   }
@@ -1357,7 +1498,7 @@ void CircuitBreaker::SetCoordination(Coordination coordination) {
   std::lock_guard listeners_lock(x.listeners_mu);
   std::lock_guard lock(s.mu);
   x.coordination = installed;
-  s.coordinated.store(installed != nullptr, std::memory_order_relaxed);
+  s.watched.store(installed != nullptr || x.observers != nullptr, std::memory_order_relaxed);
 }
 
 bool CircuitBreaker::Adopt(State to, Duration remaining_cooldown) {
@@ -1431,11 +1572,11 @@ std::optional<ConfigError> CircuitBreaker::Reconfigure(const Config& config) {
   {
     std::lock_guard lock(s.mu);
     const TimePoint now = s.clock().Now();
-    if (s.base_cooldown == old.cooldown) {
-      s.base_cooldown = config.cooldown;  // no growth under way: the new cooldown is the base
+    // The wait before a probe: the cooldown, or the probe interval in active mode.
+    if (s.base_cooldown == old.open_wait()) {
+      s.base_cooldown = config.open_wait();  // no growth under way: the new wait is the base
     } else {
-      s.base_cooldown =
-          std::clamp(s.base_cooldown, config.cooldown, config.effective_cooldown_max());
+      s.base_cooldown = std::clamp(s.base_cooldown, config.open_wait(), config.open_wait_max());
     }
     s.InstallProbeRoomLocked(std::move(probe_room));  // made above when the cap grows past it
     if (inflight) {
@@ -1483,6 +1624,41 @@ ListenerId CircuitBreaker::AddListener(Listener listener) {
   x.listeners = std::move(list);
   s.has_listeners.store(true, std::memory_order_relaxed);
   return id;
+}
+
+ListenerId CircuitBreaker::AddTransitionObserver(TransitionObserver observer) {
+  Impl& s = impl();
+  Impl::Extras& x = s.extras();
+  std::lock_guard listeners_lock(x.listeners_mu);
+  auto list = x.observers ? std::make_shared<Impl::ObserverList>(*x.observers)
+                          : std::make_shared<Impl::ObserverList>();
+  const ListenerId id = x.next_listener_id++;
+  list->emplace_back(id, std::move(observer));
+  std::lock_guard lock(s.mu);  // `watched` is read under mu by transitions
+  x.observers = std::move(list);
+  s.watched.store(true, std::memory_order_relaxed);
+  return id;
+}
+
+void CircuitBreaker::RemoveTransitionObserver(ListenerId id) {
+  Impl& s = impl();
+  Impl::Extras* x = s.extras_if_made();
+  if (x == nullptr) {
+    return;
+  }
+  std::shared_ptr<const Impl::ObserverList> dropped;  // destroyed after the locks
+  std::lock_guard listeners_lock(x->listeners_mu);
+  if (!x->observers) {
+    return;
+  }
+  auto list = std::make_shared<Impl::ObserverList>(*x->observers);
+  std::erase_if(*list, [id](const auto& entry) { return entry.first == id; });
+  std::lock_guard lock(s.mu);
+  dropped = std::move(x->observers);
+  if (!list->empty()) {
+    x->observers = std::move(list);
+  }
+  s.watched.store(x->observers != nullptr || x->coordination != nullptr, std::memory_order_relaxed);
 }
 
 void CircuitBreaker::RemoveListener(ListenerId id) {

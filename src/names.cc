@@ -116,4 +116,23 @@ std::optional<TripPolicy> ParseTripPolicy(std::string_view name) noexcept {
   return std::nullopt;
 }
 
+std::string_view ToString(ProbeMode mode) noexcept {
+  switch (mode) {
+    case ProbeMode::kPassive:
+      return "passive";
+    case ProbeMode::kActive:
+      return "active";
+  }
+  return "unknown";
+}
+
+std::optional<ProbeMode> ParseProbeMode(std::string_view name) noexcept {
+  for (ProbeMode m : {ProbeMode::kPassive, ProbeMode::kActive}) {
+    if (ToString(m) == name) {
+      return m;
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace fusebox

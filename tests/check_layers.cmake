@@ -53,7 +53,7 @@ set(library_forbidden ${third_party} "<hiredis" "\"common/" ${gateway_includes})
 set(redis_files include/fusebox/redis_fleet.h include/fusebox/redis_url.h
     include/fusebox/redis_client.h src/redis/asio_hiredis.h src/redis/asio_hiredis.cc
     src/redis/redis_fleet.cc src/redis/redis_client.cc)
-set(library_exempt include/fusebox/asio.h ${redis_files})
+set(library_exempt include/fusebox/asio.h include/fusebox/asio_prober.h ${redis_files})
 set(redis_globs include/fusebox/redis_fleet.h include/fusebox/redis_url.h
     include/fusebox/redis_client.h src/redis/*.h src/redis/*.cc)
 set(redis_forbidden "<boost/beast" "<fmt/" "<toml" "<sqlite3" "<CLI/" "<spdlog/" "<openssl/"
@@ -72,10 +72,10 @@ set(vin_gateway_globs apps/vin-gateway/*.h apps/vin-gateway/*.cc)
 set(vin_gateway_forbidden ${sim_includes} ${vpic_sim_includes})
 set(gateway_core_globs apps/vin-gateway/core/*.h apps/vin-gateway/core/*.cc)
 set(gateway_core_forbidden "\"offline/" "\"service/" "\"http/" "\"config/" ${asio_beast} "<sqlite3"
-    "<openssl/" "<toml" "<CLI/" "\"fusebox/asio.h\"")
+    "<openssl/" "<toml" "<CLI/" "\"fusebox/asio.h\"" "\"fusebox/asio_prober.h\"")
 set(gateway_offline_globs apps/vin-gateway/offline/*.h apps/vin-gateway/offline/*.cc)
 set(gateway_offline_forbidden "\"service/" "\"http/" "\"config/" ${asio_beast} "<openssl/" "<toml"
-    "<CLI/" "<hiredis" "\"fusebox/asio.h\"" "\"fusebox/redis")
+    "<CLI/" "<hiredis" "\"fusebox/asio.h\"" "\"fusebox/asio_prober.h\"" "\"fusebox/redis")
 set(gateway_service_globs apps/vin-gateway/service/*.h apps/vin-gateway/service/*.cc)
 set(gateway_service_forbidden "\"http/" "\"config/" "<toml" "<CLI/")
 set(gateway_http_globs apps/vin-gateway/http/*.h apps/vin-gateway/http/*.cc)
@@ -83,7 +83,7 @@ set(gateway_http_forbidden "\"config/" "<sqlite3" "<toml" "<CLI/")
 set(gateway_http_server_globs apps/vin-gateway/http/http_server.*)
 set(gateway_http_server_forbidden "\"service/" "\"http/router.h\"" "\"http/route_deps.h\"")
 set(gateway_config_globs apps/vin-gateway/config/*.h apps/vin-gateway/config/*.cc)
-set(gateway_config_forbidden "\"offline/" "\"service/" "\"http/" ${asio_beast} "<sqlite3" "\"fusebox/asio.h\"")
+set(gateway_config_forbidden "\"offline/" "\"service/" "\"http/" ${asio_beast} "<sqlite3" "\"fusebox/asio.h\"" "\"fusebox/asio_prober.h\"")
 
 set(violations "")
 foreach(part IN LISTS parts)

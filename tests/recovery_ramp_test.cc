@@ -22,9 +22,13 @@ using std::chrono::milliseconds;
 using std::chrono::seconds;
 using ::testing::HasSubstr;
 
-// Trips on one failure, cools down 10 s, ramps over 10 s.
+// Trips on one failure, cools down 10 s, ramps over 10 s from the share HALF_OPEN admitted
+// (recovery_ramp_start 1: the start share's cap has its own tests in active_probe_test.cc).
 CircuitBreakerConfig Ramped(Duration ramp = seconds(10)) {
-  return {.failure_threshold = 1, .cooldown = seconds(10), .recovery_ramp = ramp};
+  return {.failure_threshold = 1,
+          .cooldown = seconds(10),
+          .recovery_ramp = ramp,
+          .recovery_ramp_start = 1.0};
 }
 
 class RecoveryRampTest : public fusebox::testing::BreakerFixture {
@@ -209,6 +213,7 @@ TEST_F(RecoveryRampTest, ARampAddedDuringHalfOpenStartsFromTheWholeHalfOpensShar
   }
   CircuitBreakerConfig ramped = b->config();
   ramped.recovery_ramp = seconds(10);
+  ramped.recovery_ramp_start = 1.0;
   ASSERT_FALSE(b->Reconfigure(ramped).has_value());
   b->AddListener([this](const Event& e) { events_.push_back(e); });
   probe->Record(Outcome::kSuccess);
@@ -305,7 +310,8 @@ TEST_F(RecoveryRampTest, AWindowPolicyIsJudgedStrictlyDuringTheRamp) {
                  .window_size = 20,
                  .minimum_calls = 10,
                  .cooldown = seconds(10),
-                 .recovery_ramp = seconds(10)});
+                 .recovery_ramp = seconds(10),
+                 .recovery_ramp_start = 1.0});
   for (int i = 0; i < 10; ++i) {
     b->TryAcquire()->Record(Outcome::kFailure);
   }
@@ -383,7 +389,8 @@ TEST_F(RecoveryRampTest, WithInflightAccountingTheLockedAdmissionRampsAlike) {
                  .failure_rate_threshold = 1.0,
                  .cooldown = seconds(10),
                  .inflight_slow_accounting = true,
-                 .recovery_ramp = seconds(10)});
+                 .recovery_ramp = seconds(10),
+                 .recovery_ramp_start = 1.0});
   TripAndClose(*b, 3);
   EXPECT_EQ(Admissions(*b, 8),
             (std::vector<bool>{true, false, false, false, true, false, false, false}));

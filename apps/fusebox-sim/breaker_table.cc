@@ -15,10 +15,12 @@ namespace {
 
 constexpr std::array<std::string_view, 3> kTripNames = {"consecutive", "count_window",
                                                         "time_window"};
+constexpr std::array<std::string_view, 2> kProbeModeNames = {"passive", "active"};
 
 KeyKind KindOf(SettingType type) {
   switch (type) {
     case SettingType::kTripPolicy:
+    case SettingType::kProbeMode:
       return KeyKind::kString;
     case SettingType::kCount:
       return KeyKind::kInteger;
@@ -35,6 +37,9 @@ KeyKind KindOf(SettingType type) {
 std::span<const std::string_view> ChoicesOf(SettingType type) {
   if (type == SettingType::kTripPolicy) {
     return kTripNames;
+  }
+  if (type == SettingType::kProbeMode) {
+    return kProbeModeNames;
   }
   return {};
 }
@@ -64,6 +69,9 @@ void ScenarioReader::ApplyBreakerKey(std::string_view key, const toml::node& nod
   switch (setting->type) {
     case SettingType::kTripPolicy:
       value = *ParseTripPolicy(read->text);
+      break;
+    case SettingType::kProbeMode:
+      value = *ParseProbeMode(read->text);
       break;
     case SettingType::kCount:
       if (read->integer < 0 || read->integer > std::numeric_limits<std::uint32_t>::max()) {

@@ -31,12 +31,13 @@ enum class SettingType : std::uint8_t {
   kNumber,      // double
   kDuration,    // Duration
   kBool,
+  kProbeMode,  // "passive", "active"
 };
 
 // A setting's value; std::monostate is an optional setting left unset (its default is derived
 // from other settings: slow_call_duration, half_open_successes, cooldown_max).
 using SettingValue =
-    std::variant<std::monostate, TripPolicy, std::uint32_t, double, Duration, bool>;
+    std::variant<std::monostate, TripPolicy, std::uint32_t, double, Duration, bool, ProbeMode>;
 
 struct BreakerSetting {
   std::string_view name;  // the field's name: also the scenario key and the config-file key
@@ -64,6 +65,7 @@ const BreakerSetting* FindBreakerSetting(std::string_view name) noexcept;
 
 // The valid range as errors and help print it: "[1, 1000000]", "(0, 1]", "(0s, 86400s]",
 // "[cooldown, 86400s]"; for a kTripPolicy, "consecutive, count_window or time_window"; for a
+// kProbeMode, "passive or active"; for a
 // kBool, "true or false".
 std::string RangeText(const BreakerSetting& setting);
 
@@ -76,7 +78,8 @@ SettingValue GetSetting(const CircuitBreakerConfig& config, const BreakerSetting
 bool SetSetting(CircuitBreakerConfig& config, const BreakerSetting& setting,
                 const SettingValue& value);
 
-// A value as DescribeChanges prints it: "5", "0.5", "10s", "true", "count_window", "default".
+// A value as DescribeChanges prints it: "5", "0.5", "10s", "true", "count_window", "active",
+// "default".
 std::string SettingText(const SettingValue& value);
 
 }  // namespace fusebox

@@ -14,6 +14,11 @@
 //     `minimum_calls`; optionally calls still running past `slow_call_duration` count as slow.
 //   - OPEN rejects at once with kCircuitOpen and the time until a probe may run. The first call
 //     after the cooldown moves the breaker to HALF_OPEN lazily and is considered as a probe.
+//     With probe_mode kActive no caller probes: callers are refused until CLOSED, and an
+//     application's prober (TryAcquireProbe; fusebox/asio_prober.h) probes after each
+//     probe_interval, under probe_budget.
+//   - A dependency's Retry-After (Permit::Record with MinOpen, or HoldOpen) keeps the breaker
+//     OPEN at least that long, and no probe runs before it ends.
 //   - HALF_OPEN admits at most `half_open_max_probes` probes at once; a probe is good when it
 //     succeeds and is not slow; `half_open_successes` good probes close; any bad probe reopens with
 //     a fresh cooldown; a probe that has not reported by start + call_timeout is a timeout at that
@@ -84,6 +89,23 @@ std::string_view ToString(TripPolicy policy) noexcept;
 // Parses the names above; nullopt for anything else.
 std::optional<TripPolicy> ParseTripPolicy(std::string_view name) noexcept;
 
+// Who runs the HALF_OPEN probe. kPassive: the first callers after the cooldown (their own calls
+// are the probes). kActive: only a prober the application runs (TryAcquireProbe;
+// fusebox/asio_prober.h runs one on Boost.Asio): callers are refused while the breaker is not
+// CLOSED, so no user's call ever waits on a sick dependency to find out whether it is back.
+enum class ProbeMode : std::uint8_t { kPassive, kActive };
+
+// "passive", "active".
+std::string_view ToString(ProbeMode mode) noexcept;
+// Parses the names above; nullopt for anything else.
+std::optional<ProbeMode> ParseProbeMode(std::string_view name) noexcept;
+
+// Permit::Record's second argument when the dependency said how long to stay away (an HTTP
+// 429's or 503's Retry-After): the breaker stays OPEN at least that long from the outcome.
+struct MinOpen {
+  Duration duration{};
+};
+
 struct CircuitBreakerConfig {
   // How CLOSED decides to trip. Default kConsecutive.
   TripPolicy trip = TripPolicy::kConsecutive;
@@ -133,6 +155,25 @@ struct CircuitBreakerConfig {
   // failure or slow call during the ramp reopens the breaker as a failed probe would. Default 0
   // (no ramp: CLOSED admits everything at once), range [0, 1 day].
   Duration recovery_ramp = Duration::zero();
+  // The recovery ramp starts from the smaller of this share and the share HALF_OPEN admitted,
+  // so a quick probe (which HALF_OPEN admits before any other call arrives, a share of 1) does
+  // not let the whole flood in at once. Default 0.1, range (0, 1]; 1 starts from HALF_OPEN's
+  // share alone.
+  double recovery_ramp_start = 0.1;
+  // Who probes: kPassive (default), the first callers after the cooldown; kActive, only
+  // TryAcquireProbe (an application's prober), and callers are refused until CLOSED.
+  ProbeMode probe_mode = ProbeMode::kPassive;
+  // kActive: how long OPEN waits before each probe, in place of `cooldown` (grown by
+  // cooldown_multiplier up to probe_interval_max, jittered by cooldown_jitter, as the cooldown
+  // is in passive mode). Default: cooldown. Range (0, 1 day].
+  std::optional<Duration> probe_interval = std::nullopt;
+  // kActive: cap of the grown probe interval, in place of cooldown_max. Default: the larger of
+  // 5 min and the probe interval. Range [probe interval, 1 day].
+  std::optional<Duration> probe_interval_max = std::nullopt;
+  // The budget of a probe taken with TryAcquireProbe (its deadline is its start plus this), so a
+  // probe into a hang costs less than a call's whole budget. Default: call_timeout. Range
+  // (0, call_timeout].
+  std::optional<Duration> probe_budget = std::nullopt;
 
   // The first field outside its valid range, or nullopt when the config is valid.
   std::optional<ConfigError> Validate() const;
@@ -151,6 +192,23 @@ struct CircuitBreakerConfig {
   }
   std::uint32_t effective_half_open_successes() const noexcept {
     return half_open_successes.value_or(half_open_max_probes);
+  }
+  Duration effective_probe_interval() const noexcept { return probe_interval.value_or(cooldown); }
+  Duration effective_probe_interval_max() const noexcept {
+    if (probe_interval_max.has_value()) {
+      return *probe_interval_max;
+    }
+    return std::max<Duration>(std::chrono::minutes(5), effective_probe_interval());
+  }
+  Duration effective_probe_budget() const noexcept { return probe_budget.value_or(call_timeout); }
+  // The wait before a probe in the mode in force (cooldown, or probe_interval when active), and
+  // its cap.
+  Duration open_wait() const noexcept {
+    return probe_mode == ProbeMode::kActive ? effective_probe_interval() : cooldown;
+  }
+  Duration open_wait_max() const noexcept {
+    return probe_mode == ProbeMode::kActive ? effective_probe_interval_max()
+                                            : effective_cooldown_max();
   }
 };
 
@@ -193,6 +251,12 @@ class [[nodiscard]] Permit {
   inline void Record(Outcome outcome) noexcept;
   // Records the outcome with a duration the caller measured.
   void Record(Outcome outcome, Duration elapsed) noexcept;
+  // Records the outcome, and that the dependency asked to be left alone for `hold` (a
+  // Retry-After): the breaker stays OPEN at least until now + hold.duration, whether this outcome
+  // opens it, it is open already, or it opens later while the hold lasts; no probe, passive or
+  // active, runs before then. A transition to CLOSED ends the hold. Applied even when the outcome
+  // is late (it is the dependency's word, whatever the generation). Zero or negative: Record().
+  void Record(Outcome outcome, MinOpen hold) noexcept;
 
   TimePoint start() const noexcept { return start_; }
   // start + call_timeout: the operation must give up by then.
@@ -263,7 +327,30 @@ class CircuitBreaker {
   // Asks to make one call now. Either a Permit, or an Error with kCircuitOpen (retry_after = time
   // until a probe may run), kCircuitHalfOpen (no probe slot for this call) or kCircuitRecovering
   // (the recovery ramp turned this call away).
+  // With probe_mode kActive the OPEN and HALF_OPEN states refuse every call here (kCircuitOpen,
+  // retry_after = time to the next probe, at least kProbeRetryHint once it is due; or
+  // kCircuitHalfOpen while the probe runs).
   Result<Permit> TryAcquire(Priority priority = Priority::kInteractive) noexcept;
+
+  // A probe's permit, for a prober (in either probe mode): in OPEN once the wait before a probe
+  // has passed (moving to HALF_OPEN), or in HALF_OPEN when a probe slot is free and the fleet
+  // coordinator, if any, grants it. Its deadline is start + probe_budget; it is scored as any
+  // HALF_OPEN probe (slow is bad). Otherwise an Error saying when to ask again: kCircuitOpen
+  // (retry_after = the wait left; the configured cooldown in FORCED_OPEN), kCircuitHalfOpen (no
+  // free slot, or a peer holds the fleet's probe: retry_after = when the earliest probe in flight
+  // is due, or kProbeRetryHint), kCancelled when nothing needs a probe (CLOSED, METRICS_ONLY,
+  // DISABLED; retry_after zero).
+  Result<Permit> TryAcquireProbe() noexcept;
+  // The hint given when a probe is due or running and no exact time is known.
+  static constexpr Duration kProbeRetryHint = std::chrono::seconds(1);
+
+  // The dependency asked to be left alone for `duration` from now (an HTTP Retry-After): the
+  // breaker stays OPEN at least until then, whether it is open already or opens later while the
+  // hold lasts, and no probe, passive or active, runs before then. A transition to CLOSED (or
+  // Reset) ends the hold. Permit::Record(outcome, MinOpen) is this and Record(outcome) in one;
+  // call this one before recording when the outcome is recorded elsewhere (fusebox::asio::Run
+  // records it): an outcome that opens the breaker then opens it for the hold at least.
+  void HoldOpen(Duration duration) noexcept;
 
   // The synchronous guarded call. Acquires a permit, runs `op(const CallContext&)`, and records:
   //   - kIgnored and returns kCancelled when options.stop_token was stop-requested;
@@ -309,6 +396,15 @@ class CircuitBreaker {
 
   ListenerId AddListener(Listener listener);
   void RemoveListener(ListenerId id);
+
+  // Transitions only, for components that act on the state (a prober): unlike a Listener, an
+  // observer does not take the CLOSED path off its lock-free course. Called after every
+  // transition, on the thread that caused it, after the lock is released; must not block. The
+  // function is destroyed when removed or when the breaker is (so an observer may learn of the
+  // breaker's end from its captures' destructors).
+  using TransitionObserver = std::function<void(const TransitionEvent&)>;
+  ListenerId AddTransitionObserver(TransitionObserver observer);
+  void RemoveTransitionObserver(ListenerId id);
 
   // ---- Coordination with peers (fusebox/fleet.h; docs/breaker-rules.md, "Fleet") ----
   // What a coordinator such as fusebox::Fleet plugs into a breaker. Unlike a Listener it sees

@@ -35,6 +35,11 @@ cooldown_multiplier = 2.0
 cooldown_max = "10m"
 cooldown_jitter = 0.1
 recovery_ramp = "30s"
+recovery_ramp_start = 0.2
+probe_mode = "active"
+probe_interval = "3s"
+probe_interval_max = "30s"
+probe_budget = "1500ms"
 )";
 
 fusebox::CircuitBreakerConfig FromScenario(const std::string& breaker_table) {

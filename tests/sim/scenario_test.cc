@@ -121,12 +121,17 @@ TEST(ScenarioLoaderTest, EveryBreakerSettingOfTheLibraryIsAKey) {
         expected = (s.min + s.max) / 2;
         break;
       case SettingType::kDuration:
-        text = "\"6m\"";
-        expected = Duration(std::chrono::minutes(6));
+        text = s.name == "probe_budget" ? "\"5s\"" : "\"6m\"";
+        expected = s.name == "probe_budget" ? Duration(std::chrono::seconds(5))
+                                            : Duration(std::chrono::minutes(6));
         break;
       case SettingType::kBool:
         text = "true";
         expected = true;
+        break;
+      case SettingType::kProbeMode:
+        text = "\"active\"";
+        expected = fusebox::ProbeMode::kActive;
         break;
     }
     const std::string trip = s.name == "trip" ? "" : "trip = \"count_window\"\n";

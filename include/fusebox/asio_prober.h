@@ -1,0 +1,314 @@
+// fusebox/asio_prober.h
+//
+// A Prober runs a breaker's HALF_OPEN probes itself, on Boost.Asio, so that with
+// `probe_mode = active` no user's call is ever the probe (docs/breaker-rules.md, "Active
+// probing"). The schedule is the breaker's: a probe is due when the wait of the OPEN period
+// (probe_interval, grown by cooldown_multiplier up to probe_interval_max, jittered by
+// cooldown_jitter, and never before a MinOpen hold ends) has passed.
+//
+//   CLOSED: idle (woken by the breaker's transitions, not by polling)
+//   OPEN:   wait out CircuitBreaker::TryAcquireProbe's retry_after, then ask again
+//   HALF_OPEN: run the probe op under the probe's budget (start + probe_budget, enforced by
+//           cancellation as in fusebox::asio::RunAdmitted); its Outcome is recorded as the
+//           probe's, and the breaker closes or reopens by its usual rules
+//
+// The prober probes only while the breaker's probe_mode is kActive (in passive mode the callers
+// probe, and the prober waits: a live Reconfigure may switch modes either way).
+//
+// At most one probe of this prober is in flight. With a fleet coordinator on the breaker
+// (fusebox/fleet.h), TryAcquireProbe asks for the fleet's probe lease, so a fleet sends one probe
+// per interval in all; an instance without the lease asks again a second later and meanwhile
+// learns the result from its peers.
+//
+// Thread safety: all members may be called from any thread. The loop runs on a strand of the
+// executor given. Time: the waits are the breaker's retry_after (its Clock), waited on an Asio
+// steady_timer; with a testing::ManualClock, advance the clock and call Poke() to make the prober
+// look again at once.
+//
+// Lifetime: Stop() (or the destructor) ends the loop: a probe in flight is cancelled and records
+// kIgnored. The breaker must outlive every probe in flight (its permit), as with any call: stop
+// the prober and let its io_context finish (or destroy the io_context, which destroys the loop's
+// frame and its permit) before destroying the breaker. An idle prober may outlive its breaker: it
+// learns of the breaker's end from the breaker itself and stops at its next step (the
+// breaker's destruction must not race that step: destroy it on the prober's executor or after
+// the io_context has stopped). The loop holds the prober's state, not the Prober object.
+//
+// Example:
+//   auto prober = fusebox::asio::Prober::Start(io.get_executor(), breaker,
+//       [&](const fusebox::CallContext&) -> boost::asio::awaitable<fusebox::Outcome> {
+//         co_return (co_await client.Get("/health")).ok() ? fusebox::Outcome::kSuccess
+//                                                         : fusebox::Outcome::kFailure;
+//       });
+//   ...
+//   prober->Stop();
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <utility>
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include "fusebox/asio.h"
+#include "fusebox/circuit_breaker.h"
+#include "fusebox/outcome.h"
+#include "fusebox/status.h"
+
+namespace fusebox::asio {
+
+// What the prober has done, for /status and metrics.
+struct ProberStats {
+  std::uint64_t sent = 0;                     // probes started
+  std::array<std::uint64_t, 4> by_outcome{};  // recorded outcomes, indexed by Outcome
+  std::optional<Outcome> last_outcome;        // of the last finished probe
+  Duration last_latency{};                    // its duration (to its outcome or its budget)
+  TimePoint last_at{};                        // when it started (breaker clock)
+  std::optional<TimePoint> next_probe;        // when the next is due (breaker clock); none: idle
+  bool running = false;                       // a probe is in flight
+};
+
+class Prober {
+ public:
+  // The probe. Receives the probe's CallContext (deadline = start + probe_budget, is probe);
+  // returns the outcome to record (a timeout is recorded by the budget, as in RunAdmitted). An
+  // exception records kFailure.
+  using ProbeOp = std::function<boost::asio::awaitable<Outcome>(const CallContext&)>;
+  // Told of every finished probe (on the prober's strand): the outcome recorded and how long the
+  // probe took. For logs and metrics; must not block.
+  using ProbeDone = std::function<void(Outcome outcome, Duration latency)>;
+
+  // Starts the loop on a strand of `executor`.
+  static std::shared_ptr<Prober> Start(const boost::asio::any_io_executor& executor,
+                                       CircuitBreaker& breaker, ProbeOp op,
+                                       ProbeDone on_done = {}) {
+    auto prober =
+        std::shared_ptr<Prober>(new Prober(executor, breaker, std::move(op), std::move(on_done)));
+    prober->Launch();
+    return prober;
+  }
+
+  ~Prober() { Stop(); }
+  Prober(const Prober&) = delete;
+  Prober& operator=(const Prober&) = delete;
+
+  // Ends the loop (idempotent): a waiting loop ends at once, a probe in flight is cancelled.
+  void Stop() {
+    {
+      std::lock_guard lock(state_->mu);
+      if (state_->stopped) {
+        return;
+      }
+      state_->stopped = true;
+    }
+    boost::asio::post(state_->strand, [state = state_] {
+      state->cancel.emit(boost::asio::cancellation_type::terminal);
+      state->timer.cancel();
+    });
+    CircuitBreaker* breaker = nullptr;
+    {
+      std::lock_guard lock(state_->mu);
+      breaker = state_->breaker;
+    }
+    // Outside the lock: removing the observer destroys it, and its Detach takes the lock.
+    if (breaker != nullptr && state_->observer_id != 0) {
+      breaker->RemoveTransitionObserver(state_->observer_id);
+    }
+  }
+
+  // Makes the loop look at the breaker now rather than at the end of its wait.
+  void Poke() { Wake(state_); }
+
+  ProberStats stats() const {
+    std::lock_guard lock(state_->mu);
+    return state_->stats;
+  }
+
+ private:
+  struct State {
+    State(const boost::asio::any_io_executor& executor, CircuitBreaker& b, ProbeOp probe,
+          ProbeDone done)
+        : strand(boost::asio::make_strand(executor)),
+          timer(strand),
+          breaker(&b),
+          op(std::move(probe)),
+          on_done(std::move(done)) {}
+    boost::asio::strand<boost::asio::any_io_executor> strand;
+    boost::asio::steady_timer timer;          // on the strand
+    boost::asio::cancellation_signal cancel;  // on the strand
+    bool woken = false;                       // on the strand: a wake came while not waiting
+    mutable std::mutex mu;
+    CircuitBreaker* breaker;  // Guarded by mu. Null once the breaker is destroyed.
+    bool stopped = false;     // Guarded by mu.
+    ProberStats stats;        // Guarded by mu.
+    ListenerId observer_id = 0;
+    ProbeOp op;
+    ProbeDone on_done;
+  };
+
+  // Lives in the breaker's observer: when the breaker destroys its observers (its own end), the
+  // prober forgets it.
+  struct Detach {
+    std::weak_ptr<State> state;
+    explicit Detach(std::weak_ptr<State> s) : state(std::move(s)) {}
+    Detach(const Detach&) = delete;
+    Detach& operator=(const Detach&) = delete;
+    ~Detach() {
+      if (auto s = state.lock()) {
+        {
+          std::lock_guard lock(s->mu);
+          s->breaker = nullptr;
+        }
+        Wake(s);
+      }
+    }
+  };
+
+  Prober(const boost::asio::any_io_executor& executor, CircuitBreaker& breaker, ProbeOp op,
+         ProbeDone on_done)
+      : state_(std::make_shared<State>(executor, breaker, std::move(op), std::move(on_done))) {}
+
+  static void Wake(const std::shared_ptr<State>& state) {
+    boost::asio::post(state->strand, [state] {
+      state->woken = true;
+      state->timer.cancel();
+    });
+  }
+
+  void Launch() {
+    auto detach = std::make_shared<Detach>(state_);
+    std::weak_ptr<State> weak = state_;
+    state_->observer_id =
+        state_->breaker->AddTransitionObserver([weak, detach](const TransitionEvent&) {
+          if (auto s = weak.lock()) {
+            Wake(s);
+          }
+        });
+    boost::asio::co_spawn(
+        state_->strand, Loop(state_),
+        boost::asio::bind_cancellation_slot(state_->cancel.slot(), boost::asio::detached));
+  }
+
+  // Waits `wait` (none: until woken); returns early when woken.
+  static boost::asio::awaitable<void> Sleep(State& s, std::optional<Duration> wait) {
+    if (s.woken) {
+      s.woken = false;
+      co_return;
+    }
+    if (wait) {
+      s.timer.expires_after(std::max(Duration::zero(), *wait));
+    } else {
+      s.timer.expires_at(boost::asio::steady_timer::time_point::max());
+    }
+    boost::system::error_code ec;
+    co_await s.timer.async_wait(boost::asio::redirect_error(boost::asio::use_awaitable, ec));
+    s.woken = false;
+  }
+
+  static boost::asio::awaitable<void> Loop(std::shared_ptr<State> state) {
+    State& s = *state;
+    for (;;) {
+      CircuitBreaker* breaker = nullptr;
+      {
+        std::lock_guard lock(s.mu);
+        if (s.stopped || s.breaker == nullptr) {
+          s.stats.next_probe.reset();
+          co_return;
+        }
+        breaker = s.breaker;
+      }
+      if (breaker->config().probe_mode != ProbeMode::kActive) {
+        // Passive mode: callers probe. Look again at the next transition, or within a second
+        // while the breaker is not CLOSED (a reload may switch it to active while it is open).
+        {
+          std::lock_guard lock(s.mu);
+          s.stats.next_probe.reset();
+        }
+        std::optional<Duration> wait;
+        if (breaker->state() != fusebox::State::kClosed) {
+          wait = CircuitBreaker::kProbeRetryHint;
+        }
+        co_await Sleep(s, wait);
+        continue;
+      }
+      // Not under the lock: the breaker calls its listeners and observers from here, and they may
+      // read stats().
+      Result<Permit> permit = breaker->TryAcquireProbe();
+      {
+        std::lock_guard lock(s.mu);
+        if (!permit) {
+          if (permit.error().code == ReasonCode::kCancelled) {
+            s.stats.next_probe.reset();  // nothing to probe: idle until a transition
+          } else {
+            s.stats.next_probe = breaker->clock().Now() + permit.error().retry_after;
+          }
+        } else {
+          s.stats.next_probe.reset();
+          s.stats.running = true;
+          s.stats.last_at = permit->start();
+          ++s.stats.sent;
+        }
+      }
+      if (!permit) {
+        std::optional<Duration> wait;
+        if (permit.error().code != ReasonCode::kCancelled) {
+          wait = permit.error().retry_after;
+        }
+        co_await Sleep(s, wait);
+        continue;
+      }
+      const TimePoint start = permit->start();
+      std::optional<Outcome> recorded;
+      auto op = [&s](const CallContext& ctx) -> boost::asio::awaitable<Outcome> {
+        co_return co_await s.op(ctx);
+      };
+      auto classify = [&recorded](const Outcome& outcome) {
+        recorded = outcome;
+        return outcome;
+      };
+      Result<Outcome> result = Error{ReasonCode::kCancelled};
+      try {
+        result = co_await RunAdmitted(*breaker, std::move(*permit), op, classify);
+      } catch (...) {
+        recorded = Outcome::kFailure;  // RunAdmitted recorded kFailure before rethrowing
+      }
+      if (!result && result.error().code == ReasonCode::kUpstreamSlow && !recorded) {
+        recorded = Outcome::kTimeout;
+      }
+      if (!recorded) {
+        recorded = Outcome::kIgnored;
+      }
+      const Duration latency = breaker->clock().Now() - start;
+      {
+        std::lock_guard lock(s.mu);
+        s.stats.running = false;
+        s.stats.last_outcome = *recorded;
+        ++s.stats.by_outcome[static_cast<std::size_t>(*recorded)];
+        s.stats.last_latency = latency;
+      }
+      if (s.on_done) {
+        try {
+          s.on_done(*recorded, latency);
+        } catch (...) {  // NOLINT(bugprone-empty-catch): a report must not end the prober
+        }
+      }
+    }
+  }
+
+  std::shared_ptr<State> state_;
+};
+
+}  // namespace fusebox::asio
