@@ -39,6 +39,7 @@
 
 #include "config/config.h"
 #include "config/reload_reader.h"
+#include "fusebox/asio_prober.h"
 #include "fusebox/bulkhead.h"
 #include "fusebox/clock.h"
 #include "fusebox/fleet.h"
@@ -305,8 +306,9 @@ void ArmReload(net::signal_set& reload_signals, vin_gateway::ReloadReader& reade
 // for up to `grace`, then stop_all. A second signal during the drain stops at once, as operators
 // pressing Ctrl-C twice expect. `drained` is cleared when work was cut off.
 void ArmShutdown(net::signal_set& signals, net::io_context& io, vin_gateway::HttpServer& server,
-                 vin_gateway::DecodeService& service, fusebox::Duration grace, const LogFn& log,
-                 std::atomic<bool>& drained, const std::function<void()>& stop_all) {
+                 vin_gateway::DecodeService& service, fusebox::asio::Prober& prober,
+                 fusebox::Duration grace, const LogFn& log, std::atomic<bool>& drained,
+                 const std::function<void()>& stop_all) {
   signals.async_wait([&, grace](const boost::system::error_code& ec, int signal) {
     if (ec) {
       return;
@@ -322,6 +324,7 @@ void ArmShutdown(net::signal_set& signals, net::io_context& io, vin_gateway::Htt
     log("info", fmt::format("signal {}: draining for up to {}", signal,
                             vin_gateway::FormatDuration(grace)));
     server.BeginShutdown();
+    prober.Stop();  // a probe in flight is cancelled now, within the drain
     net::co_spawn(
         io,
         [&, grace]() -> net::awaitable<void> {
@@ -342,6 +345,38 @@ void ArmShutdown(net::signal_set& signals, net::io_context& io, vin_gateway::Htt
         },
         net::detached);
   });
+}
+
+// Says in the log what the breaker does (every transition, with its cause and, when it opens,
+// when the next probe runs), and starts the gateway's own prober. The prober probes only while
+// the breaker's probe_mode is active (it waits in passive mode, so a reload may switch modes);
+// each probe decodes --probe-vin and gets a log line and a metric.
+std::shared_ptr<fusebox::asio::Prober> StartProber(
+    const vin_gateway::GatewayConfig& config, net::io_context& io, fusebox::CircuitBreaker& breaker,
+    vin_gateway::DecodeService& service, vin_gateway::GatewayMetrics& metrics, const LogFn& log) {
+  breaker.AddTransitionObserver([&breaker, log](const fusebox::TransitionEvent& t) {
+    std::string message =
+        fmt::format("breaker {}: {} -> {} ({})", breaker.name(), fusebox::ToString(t.from),
+                    fusebox::ToString(t.to), fusebox::ToString(t.cause));
+    if (t.to == fusebox::State::kOpen) {
+      const bool active = breaker.config().probe_mode == fusebox::ProbeMode::kActive;
+      message.append(fmt::format("; next probe in {}{}",
+                                 vin_gateway::FormatDuration(breaker.retry_after()),
+                                 active ? " (the gateway's own)" : " (the next request)"));
+    }
+    log(t.to == fusebox::State::kClosed ? "info" : "warn", message);
+  });
+  return fusebox::asio::Prober::Start(
+      io.get_executor(), breaker,
+      [&service, vin = config.probe_vin](const fusebox::CallContext&) {
+        return service.Probe(vin);
+      },
+      [&breaker, &metrics, log](fusebox::Outcome outcome, fusebox::Duration latency) {
+        metrics.ObserveProbe(outcome, latency);
+        log(outcome == fusebox::Outcome::kSuccess ? "info" : "warn",
+            fmt::format("breaker {}: probe {} in {}", breaker.name(), fusebox::ToString(outcome),
+                        vin_gateway::FormatDuration(latency)));
+      });
 }
 
 // Runs every event loop, the first on this thread and each other on its own, until stop_all();
@@ -501,9 +536,12 @@ int Run(const vin_gateway::GatewayConfig& config, const std::vector<std::string>
     log("info", fmt::format("fleet: {} as instance {}", config.fleet_url, fleet->instance()));
   }
 
+  std::shared_ptr<fusebox::asio::Prober> prober =
+      StartProber(config, io, **breaker, service, metrics, log);
   std::atomic<bool> drained = true;
   net::signal_set signals(io, SIGTERM, SIGINT);
-  ArmShutdown(signals, io, *server, service, config.shutdown_grace, log, drained, stop_all);
+  ArmShutdown(signals, io, *server, service, *prober, config.shutdown_grace, log, drained,
+              stop_all);
 
   RunEventLoops(loops.contexts, log_writer, stop_all);
   // A reload still reading is not waited for (and no longer applied).

@@ -504,10 +504,12 @@ TEST(ConfigTest, EveryBreakerSettingIsAFlagWithTheLibrarysRange) {
     std::replace(flag.begin(), flag.end(), '_', '-');
     EXPECT_EQ(vin_gateway::FlagOfBreakerField(s.name), flag);
     if (s.check != nullptr || s.type == fusebox::SettingType::kBool ||
-        s.type == fusebox::SettingType::kTripPolicy) {
+        s.type == fusebox::SettingType::kTripPolicy || s.type == fusebox::SettingType::kProbeMode) {
       // A range that depends on other settings (the cases above and below): a valid value reads.
       const char* valid = s.type == fusebox::SettingType::kBool         ? "true"
                           : s.type == fusebox::SettingType::kTripPolicy ? "count_window"
+                          : s.type == fusebox::SettingType::kProbeMode  ? "active"
+                          : s.name == "probe_budget"                    ? "1500ms"
                           : s.type == fusebox::SettingType::kDuration   ? "6m"
                                                                         : "12";
       GatewayConfig config;

@@ -751,4 +751,86 @@ TEST_F(GatewayIntegrationTest, UpstreamConnectionsAreKeptAlive) {
   EXPECT_EQ(UpstreamCalls(), 3);
 }
 
+// ---- active probing (--probe-mode active): the gateway's own probes, never a user's request ----
+
+// In a hang, users are refused at once (no user's VIN reaches vPIC while the breaker is not
+// CLOSED), vPIC sees one probe at a time, each cut at the probe budget, and once vPIC is back a
+// new VIN decodes live within about one probe interval plus a budget.
+TEST_F(GatewayIntegrationTest, ActiveProbesKeepUsersOffAHangAndFindTheRevival) {
+  StartSim();
+  StartGateway({"--probe-mode", "active", "--probe-interval", "400ms", "--probe-budget", "300ms",
+                "--call-timeout", "800ms", "--failure-threshold", "1"});
+  Fault(R"({"mode":"hang"})");
+  EXPECT_EQ(Decode(kVins[0]).status, 504);  // the call that trips the breaker
+  ASSERT_NE(Breaker().at("state"), "CLOSED");
+  int max_in_flight = 0;
+  for (std::size_t i = 1; i < 9; ++i) {
+    const HttpResult refused = Decode(kVins.at(i));
+    EXPECT_EQ(refused.status, 503) << refused.body;
+    const std::string status = Field(refused, "status");
+    EXPECT_TRUE(status == "CIRCUIT_OPEN" || status == "CIRCUIT_HALF_OPEN") << status;
+    EXPECT_LT(refused.seconds, 0.5);
+    max_in_flight = std::max(max_in_flight, SimStats().at("in_flight").to_number<int>());
+  }
+  ASSERT_TRUE(WaitUntil([&] {
+    max_in_flight = std::max(max_in_flight, SimStats().at("in_flight").to_number<int>());
+    return Status().at("probing").at("sent").to_number<int>() >= 3;
+  }));
+  EXPECT_LE(max_in_flight, 1);
+  const json::value probing = Status().at("probing");
+  EXPECT_EQ(probing.at("mode"), "active");
+  EXPECT_EQ(probing.at("last_outcome"), "timeout");
+  // vPIC saw the tripping call and the probes, nothing else.
+  const long sent = Status().at("probing").at("sent").to_number<long>();
+  EXPECT_LE(UpstreamCalls(), 1 + sent + 1);  // a probe may be starting as we read
+  EXPECT_NE(gateway_->Log().find("breaker vpic: CLOSED -> OPEN (consecutive_failures); next "
+                                 "probe in"),
+            std::string::npos);
+  EXPECT_NE(gateway_->Log().find("breaker vpic: probe timeout"), std::string::npos);
+
+  Fault(R"({"mode":"ok"})");
+  const auto revived = std::chrono::steady_clock::now();
+  std::size_t next = 9;
+  ASSERT_TRUE(WaitUntil(
+      [&] { return Field(Decode(kVins.at(next++ % kVins.size())), "source") == "live"; }, 5));
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - revived).count();
+  EXPECT_LT(seconds, 0.4 + 0.3 + 0.5);  // one interval, one budget, and slack for the runner
+  EXPECT_NE(gateway_->Log().find("breaker vpic: probe success"), std::string::npos);
+  EXPECT_NE(gateway_->Log().find("breaker vpic: HALF_OPEN -> CLOSED (probes_succeeded)"),
+            std::string::npos);
+}
+
+// A 429 with Retry-After: 30 keeps every probe away for 30 s: the prober waits out the hold.
+TEST_F(GatewayIntegrationTest, ActiveProbesWaitOutTheUpstreamsRetryAfter) {
+  StartSim();
+  StartGateway({"--probe-mode", "active", "--probe-interval", "200ms", "--probe-budget", "300ms",
+                "--failure-threshold", "1"});
+  Fault(R"({"mode":"error","status":429,"retry_after_s":30})");
+  EXPECT_EQ(Decode(kVins[0]).status, 502);
+  const HttpResult r = Decode(kVins[1]);
+  EXPECT_EQ(Field(r, "status"), "CIRCUIT_OPEN");
+  EXPECT_GE(std::stoi(r.headers.at("retry-after")), 29);
+  // The next probe is due after the hold, not after the 200 ms interval; none has run.
+  const json::value probing = Status().at("probing");
+  EXPECT_EQ(probing.at("sent"), 0);
+  EXPECT_GE(probing.at("next_in_s").to_number<double>(), 27.0);
+  EXPECT_EQ(UpstreamCalls(), 1);
+}
+
+// The gateway's own probe decodes --probe-vin, and its answer lands in the cache for that VIN.
+TEST_F(GatewayIntegrationTest, TheProbesAnswerFillsTheCacheForTheProbeVin) {
+  StartSim();
+  StartGateway({"--probe-mode", "active", "--probe-interval", "200ms", "--probe-budget", "1s",
+                "--failure-threshold", "1", "--probe-vin", kVins[5]});
+  Fault(R"({"mode":"error","status":503})");
+  EXPECT_EQ(Decode(kVins[0]).status, 502);
+  Fault(R"({"mode":"ok"})");
+  ASSERT_TRUE(WaitUntil([&] { return Breaker().at("state") == "CLOSED"; }, 5));
+  EXPECT_EQ(Status().at("probing").at("last_outcome"), "success");
+  const long calls = UpstreamCalls();
+  EXPECT_EQ(Field(Decode(kVins[5]), "source"), "cache");  // the probe stored it
+  EXPECT_EQ(UpstreamCalls(), calls);
+}
+
 }  // namespace

@@ -26,6 +26,7 @@
 #include <boost/url/parse.hpp>
 
 #include "common/duration.h"
+#include "core/vin.h"
 #include "fusebox/breaker_settings.h"
 #include "fusebox/redis_url.h"
 
@@ -307,6 +308,16 @@ std::optional<ConfigError> CheckUpstreamCa(const GatewayConfig& config, std::str
   return std::nullopt;
 }
 
+std::optional<ConfigError> CheckProbeVin(const GatewayConfig& config, std::string_view flag) {
+  const VinCheck check = ValidateVin(config.probe_vin);
+  if (!check.ok() || check.vin != config.probe_vin) {
+    return ConfigError{std::string(flag),
+                       fmt::format("{} must be a valid 17-character VIN, got '{}'{}", flag,
+                                   config.probe_vin, check.ok() ? "" : ": " + check.Summary())};
+  }
+  return std::nullopt;
+}
+
 std::optional<ConfigError> ApplyClientRate(GatewayConfig& config, std::string_view flag,
                                            std::string_view value) {
   const auto d = ParseDouble(value);
@@ -418,6 +429,15 @@ std::optional<ConfigError> ApplyBreakerSetting(GatewayConfig& config,
       parsed = *trip;
       break;
     }
+    case fusebox::SettingType::kProbeMode: {
+      const std::optional<fusebox::ProbeMode> mode = fusebox::ParseProbeMode(value);
+      if (!mode) {
+        return ConfigError{std::string(flag),
+                           fmt::format("{} must be passive or active, got '{}'", flag, value)};
+      }
+      parsed = *mode;
+      break;
+    }
     case fusebox::SettingType::kCount: {
       const auto n = ParseUnsigned<std::uint64_t>(value);
       if (!n && setting.name == "window_size") {
@@ -505,6 +525,10 @@ constexpr Setting kProcessSettings[] = {
      Same<&G::cache_max_entries>},
     {"--upstream-ca", "upstream_ca", "PEM CA file for the upstream (default: system CAs)",
      ApplyText<&G::upstream_ca>, CheckUpstreamCa, Same<&G::upstream_ca>},
+    {"--probe-vin", "probe_vin",
+     "the VIN the gateway decodes to probe vPIC with --probe-mode active (default "
+     "1FTMW1T88MFA00001, which vPIC decodes cleanly)",
+     ApplyText<&G::probe_vin>, CheckProbeVin, Same<&G::probe_vin>},
     {"--log-format", "log_format", "text or json (default text)", ApplyLogFormat, nullptr,
      Same<&G::log_format>},
     {"--client-timeout", "client_timeout",

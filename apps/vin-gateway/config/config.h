@@ -95,6 +95,9 @@ struct GatewayConfig {
   // --upstream-ca: PEM file of CAs to verify the upstream with instead of the system's.
   // Default "" (system CAs). Must be a readable file.
   std::string upstream_ca;
+  // --probe-vin: the VIN an active prober decodes (breaker probe_mode = active); its answer
+  // refreshes the cache for that VIN. Default a VIN vPIC decodes cleanly. Must be valid.
+  std::string probe_vin = "1FTMW1T88MFA00001";
   // --offline-db: NHTSA's vPIC database (SQLite) for offline decodes (docs/offline-decode.md).
   // "" (default): var/vpic/vpic.lite.db, where scripts/install-deps.sh puts it, relative to the
   // working directory like the cache; missing or bad there only disables offline decodes (one log

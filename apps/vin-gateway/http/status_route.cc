@@ -78,6 +78,11 @@ json::object BreakerJson(const fusebox::CircuitBreaker& breaker,
   b["max_cooldown_s"] = fusebox::ToSeconds(config.effective_cooldown_max());
   b["cooldown_jitter"] = config.cooldown_jitter;
   b["recovery_ramp_s"] = fusebox::ToSeconds(config.recovery_ramp);
+  b["recovery_ramp_start"] = config.recovery_ramp_start;
+  b["probe_mode"] = fusebox::ToString(config.probe_mode);
+  b["probe_interval_s"] = fusebox::ToSeconds(config.effective_probe_interval());
+  b["max_probe_interval_s"] = fusebox::ToSeconds(config.effective_probe_interval_max());
+  b["probe_budget_s"] = fusebox::ToSeconds(config.effective_probe_budget());
   b["rejected_recovering"] = m.rejected_recovering;
   // The ramp's progress while one runs: the share of its length elapsed and the share of decodes
   // let through now; null otherwise.
@@ -202,6 +207,22 @@ HttpResponse StatusResponse(const RouterDeps& deps) {
   upstream["in_flight"] = deps.metrics.upstream_in_flight();
   upstream["hold_s"] = fusebox::ToSeconds(deps.service.upstream_hold());
   body["upstream"] = std::move(upstream);
+  // The gateway's own probes (active probing): how many, the last one, and when the next runs
+  // (null unless the breaker is OPEN in active mode).
+  json::object probing;
+  const fusebox::CircuitBreaker& breaker = deps.service.breaker();
+  const bool active = breaker.config().probe_mode == fusebox::ProbeMode::kActive;
+  probing["mode"] = active ? "active" : "passive";
+  probing["sent"] = deps.metrics.probes_sent();
+  const std::optional<fusebox::Outcome> last = deps.metrics.last_probe_outcome();
+  probing["last_outcome"] = last ? json::value(fusebox::ToString(*last)) : json::value(nullptr);
+  probing["last_latency_ms"] =
+      last ? json::value(fusebox::ToSeconds(deps.metrics.last_probe_latency()) * 1000)
+           : json::value(nullptr);
+  probing["next_in_s"] = active && breaker.state() == fusebox::State::kOpen
+                             ? json::value(fusebox::ToSeconds(breaker.retry_after()))
+                             : json::value(nullptr);
+  body["probing"] = std::move(probing);
   json::object answers;
   for (DecodeStatus status : kAllDecodeStatuses) {
     if (const std::uint64_t n = deps.metrics.answers(status); n > 0) {

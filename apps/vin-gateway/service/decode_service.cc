@@ -142,19 +142,16 @@ void AnswerInvalid(DecodeAnswer& answer, const VinCheck& check, std::size_t raw_
 
 DecodeService::DecodeService(DecodeServiceDeps deps, DecodeServiceOptions options)
     : deps_(deps), options_(options), hot_(options.hot_entries) {
-  listener_ = deps_.breaker.AddListener([this](const fusebox::Event& event) {
-    const auto* transition = std::get_if<fusebox::TransitionEvent>(&event.detail);
-    if (transition == nullptr) {
-      return;
-    }
-    transitions_.Record(*transition, deps_.wall_clock.Now());
-    if (transition->to == fusebox::State::kClosed) {
+  // An observer, not a listener: the breaker's CLOSED path stays lock-free.
+  observer_ = deps_.breaker.AddTransitionObserver([this](const fusebox::TransitionEvent& t) {
+    transitions_.Record(t, deps_.wall_clock.Now());
+    if (t.to == fusebox::State::kClosed) {
       hold_until_ns_.store(0, std::memory_order_relaxed);
     }
   });
 }
 
-DecodeService::~DecodeService() { deps_.breaker.RemoveListener(listener_); }
+DecodeService::~DecodeService() { deps_.breaker.RemoveTransitionObserver(observer_); }
 
 Duration DecodeService::upstream_hold() const noexcept {
   const std::int64_t hold = hold_until_ns_.load(std::memory_order_relaxed);
@@ -162,19 +159,10 @@ Duration DecodeService::upstream_hold() const noexcept {
   return hold > now ? Duration(hold - now) : Duration::zero();
 }
 
-std::optional<Duration> DecodeService::HeldOpen() const noexcept {
-  const Duration hold = upstream_hold();
-  if (hold <= Duration::zero()) {
-    return std::nullopt;
-  }
-  const fusebox::State state = deps_.breaker.state();
-  if (state != fusebox::State::kOpen && state != fusebox::State::kHalfOpen) {
-    return std::nullopt;
-  }
-  return std::max(hold, deps_.breaker.retry_after());
-}
-
 void DecodeService::HoldUpstream(Duration retry_after) noexcept {
+  // The breaker keeps every call and probe away until then (it may open on this very outcome,
+  // which is recorded after this); the figure here is for /status.
+  deps_.breaker.HoldOpen(retry_after);
   const std::int64_t until = (deps_.clock.Now() + retry_after).time_since_epoch().count();
   std::int64_t current = hold_until_ns_.load(std::memory_order_relaxed);
   while (current < until &&
@@ -328,18 +316,9 @@ fusebox::Result<DecodeService::Admission> DecodeService::Admit(fusebox::Priority
   if (!slot) {
     return slot.error();
   }
-  if (std::optional<Duration> hold = HeldOpen()) {
-    return Error{ReasonCode::kCircuitOpen, *hold};
-  }
   fusebox::Result<fusebox::Permit> permit = deps_.breaker.TryAcquire(priority);
   if (!permit) {
-    Error error = permit.error();
-    if (error.code == ReasonCode::kCircuitOpen) {
-      if (std::optional<Duration> hold = HeldOpen()) {
-        error.retry_after = std::max(error.retry_after, *hold);
-      }
-    }
-    return error;
+    return permit.error();  // retry_after includes the upstream's own wait (HoldOpen)
   }
   return Admission{std::move(*slot), std::move(*permit)};
 }
@@ -376,6 +355,9 @@ net::awaitable<DecodeService::Live> DecodeService::CallUpstream(Admission admiss
     seen.result = attempt.result;
     seen.retry_after = attempt.retry_after;
     seen.detail = attempt.detail;
+    if (attempt.retry_after) {
+      HoldUpstream(*attempt.retry_after);  // before RunAdmitted records the outcome
+    }
     co_return attempt;
   };
   const fusebox::TimePoint start = deps_.clock.Now();
@@ -387,9 +369,6 @@ net::awaitable<DecodeService::Live> DecodeService::CallUpstream(Admission admiss
     live.latency = latency;
     const bool timed_out = !result && result.error().code == ReasonCode::kUpstreamSlow;
     deps_.metrics.ObserveUpstream(timed_out ? UpstreamResult::kTimeout : seen.result, latency);
-  }
-  if (seen.retry_after) {
-    HoldUpstream(*seen.retry_after);
   }
   if (!result) {
     if (seen.result == UpstreamResult::kLocal && result.error().code == ReasonCode::kCancelled) {
@@ -418,6 +397,41 @@ net::awaitable<DecodeService::Live> DecodeService::CallUpstream(Admission admiss
     }
   }
   co_return live;
+}
+
+net::awaitable<fusebox::Outcome> DecodeService::Probe(std::string vin) {
+  std::vector<BatchItem> items;
+  items.push_back(BatchItem{std::move(vin), 0});
+  const fusebox::TimePoint start = deps_.clock.Now();
+  Attempt attempt;
+  {
+    InFlight in_flight(deps_.metrics);
+    UpstreamReply reply;
+    try {
+      reply = co_await deps_.client.DecodeVin(items.front().vin, 0);
+      attempt = Classify(std::move(reply), items, options_.max_upstream_retry_after);
+    } catch (const std::bad_alloc&) {
+      attempt = Attempt{};
+      attempt.outcome = fusebox::Outcome::kIgnored;
+      attempt.result = UpstreamResult::kLocal;
+    }
+  }
+  deps_.metrics.ObserveUpstream(attempt.result, deps_.clock.Now() - start);
+  if (attempt.retry_after) {
+    HoldUpstream(*attempt.retry_after);
+  }
+  if (attempt.outcome == fusebox::Outcome::kSuccess) {
+    // The probe's answer refreshes the cache for its VIN, like any live decode.
+    const VpicRow* row = FindRow(*attempt.answer, items.front().vin);
+    auto decode = std::make_shared<vin_gateway::Decode>();
+    decode->vin = items.front().vin;
+    decode->vehicle = row->vehicle;
+    decode->upstream_codes = row->upstream_codes;
+    decode->fetched_at = deps_.wall_clock.Now();
+    DecodePtr stored = std::move(decode);
+    co_await Store(std::move(stored));
+  }
+  co_return attempt.outcome;
 }
 
 net::awaitable<void> DecodeService::Lead(Flights::Leader leader, std::string vin, int model_year,

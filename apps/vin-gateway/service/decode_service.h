@@ -38,8 +38,13 @@
 // carries it to the HTTP layer, which sends it without copying. The steps that never wait
 // (validation, the front) are also offered on their own (Begin): the router answers an invalid
 // VIN and a fresh hit in the front without a coroutine, and awaits Decode(step, ...) otherwise.
-// A 429's Retry-After (capped at 10 minutes) is honoured as the minimum cooldown: while the
-// breaker is not CLOSED, no call is let through before it has passed.
+// A 429's Retry-After (capped at 10 minutes) is handed to the breaker (CircuitBreaker::HoldOpen)
+// before the outcome is recorded: the breaker then stays OPEN at least that long, and no call or
+// probe goes upstream before it has passed.
+//
+// With active probing (probe_mode = active) the breaker's probe is not a user's request: a
+// fusebox::asio::Prober calls Probe() with the gateway's own probe VIN, whose answer refreshes
+// the cache for that VIN.
 //
 // The service also keeps the breaker's last few transitions with their wall-clock times
 // (`recent_transitions()`), which `/status` and the web page's status strip show.
@@ -163,6 +168,12 @@ class DecodeService {
   // The time until the upstream may be called again after a 429 (zero when none is pending).
   fusebox::Duration upstream_hold() const noexcept;
 
+  // One probe of the upstream for an active prober: decodes `vin` (no cache read, no rate
+  // token, no bulkhead slot: the breaker allows one probe at a time), stores a good answer, and
+  // returns the outcome the breaker should record (the prober's budget cancels it when late). A
+  // 429's Retry-After holds the breaker open, as for any call.
+  boost::asio::awaitable<fusebox::Outcome> Probe(std::string vin);
+
   // The breaker this service calls through, and its last transitions (oldest first, at most
   // TransitionLog::kDefaultCapacity), stamped with the injected WallClock.
   const fusebox::CircuitBreaker& breaker() const noexcept { return deps_.breaker; }
@@ -216,7 +227,6 @@ class DecodeService {
                                       std::optional<DecodePtr> stored = std::nullopt);
   // Fills `answer` with the offline decode of answer.vin (precondition: deps_.offline).
   void AnswerOffline(DecodeAnswer& answer, int model_year);
-  std::optional<fusebox::Duration> HeldOpen() const noexcept;
   void HoldUpstream(fusebox::Duration retry_after) noexcept;
 
   DecodeServiceDeps deps_;
@@ -224,7 +234,7 @@ class DecodeService {
   Flights flights_;
   TransitionLog transitions_;
   HotDecodes hot_;
-  fusebox::ListenerId listener_ = 0;
+  fusebox::ListenerId observer_ = 0;
   // Monotonic ns (deps_.clock) before which no upstream call is made while the breaker is not
   // CLOSED (a 429's Retry-After); 0 when none. Written by leaders, cleared on CLOSED.
   std::atomic<std::int64_t> hold_until_ns_{0};

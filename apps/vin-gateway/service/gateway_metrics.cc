@@ -145,6 +145,35 @@ void GatewayMetrics::AppendPrometheus(std::string& out) const {
   out += fmt::format("vin_gateway_offline_decode_seconds_sum {}\n",
                      static_cast<double>(Get(offline_sum_ns_)) / 1e9);
   out += fmt::format("vin_gateway_offline_decode_seconds_count {}\n", Get(offline_count_));
+  Help(out, "vin_gateway_probes_total", "counter",
+       "Probes the gateway sent vPIC itself (active probing), by recorded outcome.");
+  for (fusebox::Outcome outcome : {fusebox::Outcome::kSuccess, fusebox::Outcome::kFailure,
+                                   fusebox::Outcome::kTimeout, fusebox::Outcome::kIgnored}) {
+    out += fmt::format("vin_gateway_probes_total{{outcome=\"{}\"}} {}\n",
+                       fusebox::ToString(outcome), probes(outcome));
+  }
+}
+
+void GatewayMetrics::ObserveProbe(fusebox::Outcome outcome, fusebox::Duration latency) noexcept {
+  Add(probes_[static_cast<std::size_t>(outcome)]);
+  last_probe_ns_.store(latency.count(), std::memory_order_relaxed);
+  last_probe_outcome_.store(static_cast<int>(outcome), std::memory_order_relaxed);
+}
+
+std::uint64_t GatewayMetrics::probes_sent() const noexcept {
+  std::uint64_t sum = 0;
+  for (const auto& count : probes_) {
+    sum += Get(count);
+  }
+  return sum;
+}
+
+std::optional<fusebox::Outcome> GatewayMetrics::last_probe_outcome() const noexcept {
+  const int last = last_probe_outcome_.load(std::memory_order_relaxed);
+  if (last < 0) {
+    return std::nullopt;
+  }
+  return static_cast<fusebox::Outcome>(last);
 }
 
 }  // namespace vin_gateway

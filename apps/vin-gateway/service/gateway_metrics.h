@@ -18,12 +18,14 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include "core/decode_answer.h"
 #include "core/decode_status.h"
 #include "fusebox/clock.h"
+#include "fusebox/outcome.h"
 
 namespace vin_gateway {
 
@@ -59,6 +61,17 @@ class GatewayMetrics {
   static constexpr std::array<double, 8> kOfflineLatencyBuckets = {0.00005, 0.0001, 0.00025, 0.0005,
                                                                    0.001,   0.0025, 0.01,    0.1};
   void ObserveOffline(fusebox::Duration latency) noexcept;
+  // One probe the gateway sent itself (active probing): its recorded outcome and duration.
+  void ObserveProbe(fusebox::Outcome outcome, fusebox::Duration latency) noexcept;
+  std::uint64_t probes(fusebox::Outcome outcome) const noexcept {
+    return Get(probes_[static_cast<std::size_t>(outcome)]);
+  }
+  std::uint64_t probes_sent() const noexcept;
+  // The last probe's outcome (nullopt before the first) and duration.
+  std::optional<fusebox::Outcome> last_probe_outcome() const noexcept;
+  fusebox::Duration last_probe_latency() const noexcept {
+    return fusebox::Duration(last_probe_ns_.load(std::memory_order_relaxed));
+  }
   std::uint64_t offline_answers() const noexcept { return Get(offline_count_); }
   // Mean offline decode time in milliseconds; 0 before the first.
   double offline_mean_ms() const noexcept {
@@ -105,6 +118,9 @@ class GatewayMetrics {
   std::atomic<std::uint64_t> offline_count_{0};
   std::atomic<std::uint64_t> offline_sum_ns_{0};
   std::atomic<std::int64_t> in_flight_{0};
+  std::array<std::atomic<std::uint64_t>, 4> probes_{};  // by fusebox::Outcome
+  std::atomic<int> last_probe_outcome_{-1};
+  std::atomic<fusebox::Duration::rep> last_probe_ns_{0};
 };
 
 }  // namespace vin_gateway
