@@ -93,15 +93,6 @@ std::optional<ConfigError> CheckMinimumCalls(const Config& c) {
   return std::nullopt;
 }
 
-std::optional<ConfigError> CheckInflightSlowAccounting(const Config& c) {
-  if (c.inflight_slow_accounting && c.trip == TripPolicy::kConsecutive) {
-    return ConfigError{"inflight_slow_accounting",
-                       "inflight_slow_accounting must be false with trip = consecutive (it "
-                       "feeds the slow-call rate of count_window and time_window)"};
-  }
-  return std::nullopt;
-}
-
 std::optional<ConfigError> CheckCooldownMax(const Config& c) {
   if (c.cooldown_max &&
       (*c.cooldown_max < c.cooldown || *c.cooldown_max > std::chrono::hours(24))) {
@@ -118,15 +109,6 @@ std::optional<ConfigError> CheckProbeIntervalMax(const Config& c) {
     return ConfigError{"probe_interval_max", "probe_interval_max must be in [probe interval (" +
                                                  Seconds(interval) + "), 86400s], got " +
                                                  Seconds(*c.probe_interval_max)};
-  }
-  return std::nullopt;
-}
-
-std::optional<ConfigError> CheckProbeBudget(const Config& c) {
-  if (c.probe_budget && (c.probe_budget->count() <= 0 || *c.probe_budget > c.call_timeout)) {
-    return ConfigError{"probe_budget", "probe_budget must be in (0s, call_timeout (" +
-                                           Seconds(c.call_timeout) + ")], got " +
-                                           Seconds(*c.probe_budget)};
   }
   return std::nullopt;
 }
@@ -183,9 +165,8 @@ constexpr std::array kSettings = {
                    0, 0, false, {}, nullptr,
                    &Get<&Config::batch_may_probe>, &Set<&Config::batch_may_probe>},
     BreakerSetting{"inflight_slow_accounting", SettingType::kBool, false, "false",
-                   "window policies: calls running past slow_call_duration count as slow "
-                   "before they end",
-                   0, 0, false, "false with trip = consecutive", &CheckInflightSlowAccounting,
+                   "calls running past slow_call_duration count as slow before they end",
+                   0, 0, false, {}, nullptr,
                    &Get<&Config::inflight_slow_accounting>,
                    &Set<&Config::inflight_slow_accounting>},
     BreakerSetting{"cooldown_multiplier", SettingType::kNumber, false, "1",
@@ -223,8 +204,8 @@ constexpr std::array kSettings = {
                    0, kDaySeconds, false, "[probe interval, 86400s]", &CheckProbeIntervalMax,
                    &Get<&Config::probe_interval_max>, &Set<&Config::probe_interval_max>},
     BreakerSetting{"probe_budget", SettingType::kDuration, true, "call_timeout",
-                   "the budget of a prober's probe",
-                   0, kDaySeconds, true, "(0s, call_timeout]", &CheckProbeBudget,
+                   "the budget of a prober's probe (at most call_timeout)",
+                   0, kDaySeconds, true, {}, nullptr,
                    &Get<&Config::probe_budget>, &Set<&Config::probe_budget>},
 };
 // clang-format on

@@ -490,7 +490,10 @@ struct CircuitBreaker::Impl {
     call_timeout_ns.store(config->call_timeout.count(), kRelaxed);
     slow_after_ns.store(config->effective_slow_call_duration().count(), kRelaxed);
     cooldown_ns.store(config->cooldown.count(), kRelaxed);
-    lock_free_closed.store(config->trip == TripPolicy::kConsecutive, kRelaxed);
+    // A tracked call (in-flight slow accounting) must leave the in-flight list: no lock-free
+    // outcome then.
+    lock_free_closed.store(
+        config->trip == TripPolicy::kConsecutive && !config->inflight_slow_accounting, kRelaxed);
     active_probing.store(config->probe_mode == ProbeMode::kActive, kRelaxed);
     lock_free_admit.store(!config->inflight_slow_accounting, kRelaxed);
     window_short_path.store(
@@ -827,7 +830,22 @@ struct CircuitBreaker::Impl {
     return std::nullopt;
   }
 
-  void TripIfWindowSaysLocked(TimePoint now, EventBatch& events) noexcept {
+  // Whether the trip policy, with the calls still running past slow_call_duration (in-flight slow
+  // accounting), says to trip now; trips if so. Consecutive: the run plus the running slow calls
+  // reach the threshold (each call counted once: it leaves the running count when it reports).
+  void TripIfRulesSayLocked(TimePoint now, EventBatch& events) noexcept {
+    if (config->trip == TripPolicy::kConsecutive) {
+      std::uint64_t running_slow = 0;
+      if (config->inflight_slow_accounting) {
+        inflight()->Advance(now, config->effective_slow_call_duration());
+        running_slow = inflight()->slow();
+      }
+      if (consecutive_run.load(std::memory_order_relaxed) + running_slow >=
+          config->failure_threshold) {
+        TransitionLocked(State::kOpen, now, TransitionCause::kConsecutiveFailures, events);
+      }
+      return;
+    }
     const WindowTotals t = config->trip == TripPolicy::kCountWindow
                                ? window->count->totals()
                                : window->time->TotalsAt(WholeSecondsSinceEpoch(now));
@@ -1046,7 +1064,7 @@ Result<Permit> CircuitBreaker::TryAcquireLocked(Priority priority) noexcept {
         std::uint64_t ticket = 0;
         if (s.config->inflight_slow_accounting) {
           if (s.state == State::kClosed) {
-            s.TripIfWindowSaysLocked(now, events);
+            s.TripIfRulesSayLocked(now, events);
           }
           if (s.state == State::kOpen) {
             result = s.RefuseLocked(ReasonCode::kCircuitOpen, kRejectedOpen, priority,
@@ -1354,12 +1372,11 @@ void CircuitBreaker::OnOutcomeLocked(const Permit& permit, Outcome outcome, Time
             if (failed || slow) {
               const std::uint32_t run = s.consecutive_run.load(std::memory_order_relaxed) + 1;
               s.consecutive_run.store(run, std::memory_order_relaxed);
-              if (trips && run >= s.config->failure_threshold) {
-                s.TransitionLocked(State::kOpen, now, TransitionCause::kConsecutiveFailures,
-                                   events);
-              }
             } else {
               s.consecutive_run.store(0, std::memory_order_relaxed);
+            }
+            if (trips) {
+              s.TripIfRulesSayLocked(now, events);  // the run, and calls running slow
             }
           } else {
             const Sample sample{failed, slow};
@@ -1369,7 +1386,7 @@ void CircuitBreaker::OnOutcomeLocked(const Permit& permit, Outcome outcome, Time
               s.window->time->Add(WholeSecondsSinceEpoch(now), sample);
             }
             if (trips) {
-              s.TripIfWindowSaysLocked(now, events);
+              s.TripIfRulesSayLocked(now, events);
             }
           }
           break;

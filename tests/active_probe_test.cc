@@ -44,10 +44,12 @@ TEST_F(ActiveProbeTest, SettingsHaveRowsDefaultsAndRanges) {
   EXPECT_EQ(ParseProbeMode("passive"), ProbeMode::kPassive);
   EXPECT_EQ(ParseProbeMode("Active"), std::nullopt);
 
-  const auto budget = CircuitBreakerConfig{.probe_budget = seconds(8)}.Validate();
+  const auto budget = CircuitBreakerConfig{.probe_budget = seconds(0)}.Validate();
   ASSERT_TRUE(budget.has_value());
   EXPECT_EQ(budget->field, "probe_budget");
-  EXPECT_EQ(budget->message, "probe_budget must be in (0s, call_timeout (7s)], got 8s");
+  EXPECT_EQ(budget->message, "probe_budget must be in (0s, 86400s], got 0s");
+  // Longer than a call's budget: a probe gets the call's.
+  EXPECT_EQ(CircuitBreakerConfig{.probe_budget = seconds(8)}.effective_probe_budget(), seconds(7));
   const auto cap =
       CircuitBreakerConfig{.probe_interval = seconds(3), .probe_interval_max = seconds(2)}
           .Validate();

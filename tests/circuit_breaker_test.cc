@@ -82,7 +82,6 @@ INSTANTIATE_TEST_SUITE_P(
         BadConfigCase{"cooldown", {.cooldown = -seconds(1)}},
         BadConfigCase{"half_open_max_probes", {.half_open_max_probes = 0}},
         BadConfigCase{"half_open_successes", {.half_open_successes = 0}},
-        BadConfigCase{"inflight_slow_accounting", {.inflight_slow_accounting = true}},
         BadConfigCase{"cooldown_multiplier", {.cooldown_multiplier = 0.5}},
         BadConfigCase{"cooldown_max", {.cooldown = seconds(20), .cooldown_max = seconds(10)}},
         BadConfigCase{"cooldown_jitter", {.cooldown_jitter = 1.5}}));
@@ -656,6 +655,51 @@ TEST_F(BreakerTest, InflightSlowCallsTripBeforeTheyFinish) {
   ASSERT_FALSE(next.has_value());
   EXPECT_EQ(next.error().code, ReasonCode::kCircuitOpen);
   EXPECT_EQ(Transitions().back().cause, TransitionCause::kSlowCallRate);
+}
+
+// The consecutive policy counts calls running slow in its run: a hang at two calls a second opens
+// the breaker about 4 s in with a 3 s slow-call duration, though each call's budget is 7 s.
+TEST_F(BreakerTest, ConsecutivePolicyCountsCallsRunningSlowInTheRun) {
+  auto b = Make({.failure_threshold = 3,
+                 .slow_call_duration = seconds(3),
+                 .call_timeout = seconds(7),
+                 .inflight_slow_accounting = true});
+  std::vector<Permit> hung;
+  TimePoint opened{};
+  for (int i = 0; i < 20 && b->state() == State::kClosed; ++i) {
+    auto permit = b->TryAcquire();
+    if (!permit) {
+      opened = clock_.Now();
+      break;
+    }
+    hung.push_back(std::move(*permit));
+    clock_.Advance(milliseconds(500));
+  }
+  ASSERT_EQ(b->state(), State::kOpen);
+  EXPECT_EQ(Transitions().back().cause, TransitionCause::kConsecutiveFailures);
+  // Calls admitted at 0, 0.5 and 1 s are running slow by 4 s: that arrival trips it.
+  EXPECT_EQ(opened - TimePoint{}, seconds(4));
+  EXPECT_EQ(hung.size(), 8U);
+}
+
+TEST_F(BreakerTest, ConsecutivePolicyCountsARunningSlowCallOnce) {
+  auto b = Make(
+      {.failure_threshold = 3, .slow_call_duration = seconds(2), .inflight_slow_accounting = true});
+  auto hung = b->TryAcquire();
+  ASSERT_TRUE(hung.has_value());
+  clock_.Advance(seconds(3));
+  Call(*b, Outcome::kFailure);  // run 1 + 1 running slow = 2
+  EXPECT_EQ(b->state(), State::kClosed);
+  hung->Record(Outcome::kTimeout);  // it leaves the running count and joins the run: 2
+  EXPECT_EQ(b->state(), State::kClosed);
+  EXPECT_EQ(b->Snapshot().consecutive_failures, 2U);
+  Call(*b, Outcome::kSuccess);  // a success resets the run
+  EXPECT_EQ(b->Snapshot().consecutive_failures, 0U);
+  Call(*b, Outcome::kFailure);
+  Call(*b, Outcome::kFailure);
+  EXPECT_EQ(b->state(), State::kClosed);
+  Call(*b, Outcome::kFailure);
+  EXPECT_EQ(b->state(), State::kOpen);
 }
 
 TEST_F(BreakerTest, InflightSlowCallIsCountedOnce) {

@@ -11,7 +11,8 @@
 // The exact rules are in docs/breaker-rules.md. In short:
 //   - Trip policies: `kConsecutive` (a run of failures or slow calls), `kCountWindow` (rates over
 //     the last N outcomes), `kTimeWindow` (rates over the last N one-second buckets), with
-//     `minimum_calls`; optionally calls still running past `slow_call_duration` count as slow.
+//     `minimum_calls`; optionally calls still running past `slow_call_duration` count as slow
+//     (under every policy).
 //   - OPEN rejects at once with kCircuitOpen and the time until a probe may run. The first call
 //     after the cooldown moves the breaker to HALF_OPEN lazily and is considered as a probe.
 //     With probe_mode kActive no caller probes: callers are refused until CLOSED, and an
@@ -137,10 +138,11 @@ struct CircuitBreakerConfig {
   std::optional<std::uint32_t> half_open_successes = std::nullopt;
   // Whether a batch call may take a probe slot. Default false.
   bool batch_may_probe = false;
-  // Window policies only: calls still running past slow_call_duration count as slow for the
-  // slow-call rate before they finish (each call counted once: it joins the calls and the slow
-  // calls of that rate, and its minimum_calls gate). The failure rate never sees them: a call
-  // still running has not failed. Default false.
+  // Calls still running past slow_call_duration count as slow before they finish, each once:
+  // kConsecutive adds them to the run of failures and slow calls; the window policies to the
+  // calls and slow calls of the slow-call rate (and its minimum_calls gate; the failure rate
+  // never sees them: a call still running has not failed). So a hung dependency trips the
+  // breaker before its calls' budgets run out. Default false. Admission then takes the lock.
   bool inflight_slow_accounting = false;
   // After each failed probe the next cooldown is the previous one times this, capped at
   // cooldown_max. Default 1 (no growth), range [1, 100].
@@ -170,9 +172,9 @@ struct CircuitBreakerConfig {
   // kActive: cap of the grown probe interval, in place of cooldown_max. Default: the larger of
   // 5 min and the probe interval. Range [probe interval, 1 day].
   std::optional<Duration> probe_interval_max = std::nullopt;
-  // The budget of a probe taken with TryAcquireProbe (its deadline is its start plus this), so a
-  // probe into a hang costs less than a call's whole budget. Default: call_timeout. Range
-  // (0, call_timeout].
+  // The budget of a probe taken with TryAcquireProbe (its deadline is its start plus this, or
+  // plus call_timeout when that is shorter), so a probe into a hang costs less than a call's
+  // whole budget. Default: call_timeout. Range (0, 1 day].
   std::optional<Duration> probe_budget = std::nullopt;
 
   // The first field outside its valid range, or nullopt when the config is valid.
@@ -200,7 +202,9 @@ struct CircuitBreakerConfig {
     }
     return std::max<Duration>(std::chrono::minutes(5), effective_probe_interval());
   }
-  Duration effective_probe_budget() const noexcept { return probe_budget.value_or(call_timeout); }
+  Duration effective_probe_budget() const noexcept {
+    return std::min(probe_budget.value_or(call_timeout), call_timeout);
+  }
   // The wait before a probe in the mode in force (cooldown, or probe_interval when active), and
   // its cap.
   Duration open_wait() const noexcept {
