@@ -87,6 +87,7 @@ struct InFlight {
   Outcome outcome = Outcome::kSuccess;
   std::uint32_t arrival_bin = 0;  // timeline bin of the arrival (when recording)
   bool probe = false;
+  bool active_probe = false;  // the simulated prober's probe (probe_mode = active), not a call
 };
 
 struct Fate {
@@ -108,6 +109,8 @@ class Simulation {
     breaker_ = std::move(*created);
     breaker_->AddListener([this](const Event& event) { OnEvent(event); });
     call_timeout_ = ToMicros(breaker_->config().call_timeout);
+    active_ = breaker_->config().probe_mode == ProbeMode::kActive;
+    probe_budget_ = ToMicros(breaker_->config().effective_probe_budget());
 
     result_.name = scenario_.name;
     result_.seed = scenario_.seed;
@@ -123,11 +126,18 @@ class Simulation {
     while (true) {
       const std::size_t s = NextStream();
       const bool arrival = s < streams_.size();
-      if (!heap_.empty() && (!arrival || heap_.front().t <= streams_[s].next)) {
+      if (probe_at_ && *probe_at_ >= scenario_.duration) {
+        probe_at_.reset();  // the prober stops with the scenario
+      }
+      // At one instant: completions, then the prober, then arrivals.
+      if (!heap_.empty() && (!arrival || heap_.front().t <= streams_[s].next) &&
+          (!probe_at_ || heap_.front().t <= *probe_at_)) {
         std::pop_heap(heap_.begin(), heap_.end(), CompletesLater{});
         const Completion completion = heap_.back();
         heap_.pop_back();
         Complete(completion);
+      } else if (probe_at_ && (!arrival || *probe_at_ <= streams_[s].next)) {
+        Probe(*probe_at_);
       } else if (arrival) {
         Arrive(s);
       } else {
@@ -275,6 +285,53 @@ class Simulation {
     return {Outcome::kSuccess, phase.latency};
   }
 
+  // The simulated prober (probe_mode = active), as fusebox::asio::Prober behaves: asks the breaker
+  // for a probe at `t`; runs it against the upstream in force under the probe budget, or asks
+  // again when the breaker says (nothing to probe: idle until a transition).
+  void Probe(Micros t) {
+    clock_.Set(ToTimePoint(t));
+    probe_at_.reset();
+    Result<Permit> permit = breaker_->TryAcquireProbe();
+    if (!permit) {
+      if (permit.error().code != ReasonCode::kCancelled) {
+        probe_at_ = t + std::max<Micros>(1, ToMicros(permit.error().retry_after));
+      }
+      return;
+    }
+    probe_at_.reset();  // the transition to HALF_OPEN scheduled one: this is it
+    probe_in_flight_ = true;
+    Counters& c = result_.counters;
+    ++c.probes;
+    Fate fate = DecideFate(t);
+    if (fate.latency >= probe_budget_) {
+      fate = {Outcome::kTimeout, probe_budget_};
+    }
+    ++in_flight_;
+    c.max_in_flight = std::max<std::uint64_t>(c.max_in_flight, in_flight_);
+    std::uint32_t slot = 0;
+    if (!free_.empty()) {
+      slot = free_.back();
+      free_.pop_back();
+    } else {
+      slot = static_cast<std::uint32_t>(pool_.size());
+      pool_.emplace_back();
+    }
+    InFlight& call = pool_[slot];
+    call.permit.emplace(std::move(*permit));
+    call.outcome = fate.outcome;
+    call.probe = true;
+    call.active_probe = true;
+    heap_.push_back(Completion{t + fate.latency, next_order_++, slot});
+    std::push_heap(heap_.begin(), heap_.end(), CompletesLater{});
+    if (options_.record_timeline && t < scenario_.duration) {
+      Timeline::Bin& bin =
+          result_.timeline.bins[static_cast<std::size_t>(t / result_.timeline.bin_width)];
+      call.arrival_bin = static_cast<std::uint32_t>(&bin - result_.timeline.bins.data());
+      ++bin.probes;
+      NoteInFlight(t, in_flight_ - 1);
+    }
+  }
+
   void Arrive(std::size_t s) {
     const Micros t = streams_[s].next;
     AdvanceStream(s);
@@ -351,6 +408,7 @@ class Simulation {
     call.permit.emplace(std::move(*permit));
     call.outcome = fate.outcome;
     call.probe = probe;
+    call.active_probe = false;
     heap_.push_back(Completion{t + fate.latency, next_order_++, slot});
     std::push_heap(heap_.begin(), heap_.end(), CompletesLater{});
 
@@ -382,6 +440,9 @@ class Simulation {
     InFlight& call = pool_[completion.slot];
     --in_flight_;
     outcome_seen_ = false;
+    if (call.active_probe) {
+      probe_in_flight_ = false;  // before the outcome: the transition it causes schedules the next
+    }
     if (call.permit) {  // every call in flight holds its permit until here
       call.permit->Record(call.outcome);
       call.permit.reset();
@@ -390,6 +451,18 @@ class Simulation {
 
     Counters& c = result_.counters;
     const bool slow = outcome_seen_ && last_slow_;
+    if (call.active_probe) {
+      // The prober's probe is no user's call: only probes, wasted probes and the in-flight peak
+      // count it.
+      if (call.outcome != Outcome::kSuccess || slow) {
+        ++c.wasted_probes;
+      }
+      result_.end = completion.t;
+      if (options_.record_timeline) {
+        NoteInFlight(completion.t, in_flight_ + 1);
+      }
+      return;
+    }
     switch (call.outcome) {
       case Outcome::kSuccess:
         ++c.succeeded;
@@ -432,6 +505,14 @@ class Simulation {
     if (const auto* transition = std::get_if<TransitionEvent>(&event.detail)) {
       result_.transitions.push_back(Transition{ToMicros(transition->at), transition->from,
                                                transition->to, transition->cause});
+      // The prober wakes on a transition: it asks for a probe now (the breaker says when).
+      if (active_ && !probe_in_flight_) {
+        if (transition->to == State::kOpen || transition->to == State::kHalfOpen) {
+          probe_at_ = ToMicros(clock_.Now());
+        } else {
+          probe_at_.reset();
+        }
+      }
     } else if (const auto* outcome = std::get_if<OutcomeEvent>(&event.detail)) {
       outcome_seen_ = true;
       last_slow_ = outcome->slow;
@@ -445,6 +526,10 @@ class Simulation {
   SplitMix64Random jitter_rng_;  // cooldown jitter, seeded from the scenario
   std::unique_ptr<CircuitBreaker> breaker_;
   Micros call_timeout_ = 0;
+  bool active_ = false;  // probe_mode = active: the simulated prober probes
+  Micros probe_budget_ = 0;
+  std::optional<Micros> probe_at_;  // the prober's next look at the breaker
+  bool probe_in_flight_ = false;
 
   std::vector<StreamState> streams_;
   std::vector<Completion> heap_;  // min-heap by (t, order)

@@ -98,6 +98,57 @@ TEST(LessonTraceTest, CountsMatchTheFormatsExample) {
 
 // A hung upstream at a high rate keeps every call in flight until its budget: the run stops with
 // an error once more are in flight than the memory bound allows, instead of taking all memory.
+// Active probing (rule 7): the lesson's outage, no order ever the probe, a probe every 1.5 s
+// under a 500 ms budget, closing at the first probe after the revival.
+TEST(ActiveProbingTest, TheProberProbesAndNoArrivalDoes) {
+  auto file = LoadScenarioFile(FUSEBOX_SOURCE_DIR "/scenarios/lesson5_active.toml");
+  ASSERT_TRUE(file) << file.error().ToString();
+  const RunResult run = RunSim(file->base());
+  const Counters& c = run.counters;
+  ASSERT_FALSE(run.transitions.empty());
+  EXPECT_EQ(run.transitions.front().t, 14 * kSecond);
+  EXPECT_EQ(run.transitions[1].t, 15'500'000);  // one interval after opening
+  EXPECT_EQ(run.transitions.back().to, State::kClosed);
+  EXPECT_EQ(run.transitions.back().t, 60'520'000);
+  ASSERT_TRUE(c.recovery_delay.has_value());
+  EXPECT_EQ(*c.recovery_delay, 520'000);
+  EXPECT_EQ(c.probes, 31U);
+  EXPECT_EQ(c.wasted_probes, 30U);
+  EXPECT_EQ(run.streams.front().probes, 0U);  // no order was a probe
+  EXPECT_EQ(c.calls, c.allowed + c.rejected_open + c.rejected_probe_cap);
+  EXPECT_EQ(c.succeeded + c.failed, c.allowed);  // the probes are not calls
+}
+
+// A probe into a hang ends at the probe budget, not at call_timeout.
+TEST(ActiveProbingTest, AProbeIntoAHangEndsAtItsBudget) {
+  const RunResult run = RunSim(Build(R"(
+duration = "40s"
+[breaker]
+failure_threshold = 1
+call_timeout = "7s"
+probe_mode = "active"
+probe_interval = "2s"
+probe_budget = "1s"
+[traffic]
+rate = 0.1
+[upstream]
+latency = "10ms"
+[[upstream.phase]]
+from = "0s"
+to = "30s"
+mode = "hang"
+)"));
+  // The first call (t = 0) times out at 7 s and opens; probes at 9, 12, 15 ... each end 1 s later.
+  ASSERT_GE(run.transitions.size(), 5U);
+  EXPECT_EQ(run.transitions[0].t, 7 * kSecond);
+  EXPECT_EQ(run.transitions[1].t, 9 * kSecond);   // OPEN -> HALF_OPEN: the probe starts
+  EXPECT_EQ(run.transitions[2].t, 10 * kSecond);  // HALF_OPEN -> OPEN at the budget's end
+  EXPECT_EQ(run.transitions[2].cause, TransitionCause::kProbeTimedOut);
+  EXPECT_EQ(run.transitions[3].t, 12 * kSecond);
+  EXPECT_EQ(run.transitions.back().to, State::kClosed);
+  EXPECT_EQ(run.counters.max_in_flight, 1U);
+}
+
 TEST(SimulatorTest, StopsWithAnErrorWhenTooManyCallsAreInFlight) {
   const Scenario scenario = Build(R"(
 duration = "10s"
