@@ -63,9 +63,10 @@ class ConfigFileTest : public GatewayProcessTest {
         config_.string()};
   }
 
-  // Starts a gateway on a file with failure_threshold 7 and cooldown 45s, and checks /status.
+  // Starts a gateway on a file with failure_threshold 7 and cooldown 45s (passive probing, where
+  // the cooldown is the wait before a probe), and checks /status.
   void StartOnTheFile() {
-    WriteFile(config_, "failure_threshold = 7\ncooldown = \"45s\"\n");
+    WriteFile(config_, "failure_threshold = 7\ncooldown = \"45s\"\nprobe_mode = \"passive\"\n");
     StartSim();
     gateway_ = std::make_unique<ChildProcess>(Argv(sim_->url()), std::vector<std::string>{},
                                               (dir_ / "gateway.log").string());
@@ -242,7 +243,7 @@ TEST_F(ConfigFileTest, SighupRefusesADirectoryOrAnEmptyFileAndKeepsTheSettingsIn
   }
   // The reload path still works.
   fs::remove_all(config_);
-  WriteFile(config_, "failure_threshold = 5\ncooldown = \"45s\"\n");
+  WriteFile(config_, "failure_threshold = 5\ncooldown = \"45s\"\nprobe_mode = \"passive\"\n");
   ::kill(gateway_->pid(), SIGHUP);
   EXPECT_TRUE(WaitUntil([&] { return SettingsInForce() == "5 / 45s"; }, 5 * TimeScale()))
       << gateway_->Log();

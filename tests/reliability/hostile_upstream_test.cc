@@ -294,7 +294,10 @@ class HostileUpstreamTest : public GatewayProcessTest {
   void Check(const UpstreamFault& fault, const std::string& expected_path,
              const Policy& policy = kConsecutive) {
     const double budget_s = fault.budget_scaled ? kBudgetS * TimeScale() : kBudgetS;
+    // The traces below are passive probing's (a user's request probes after the cooldown);
+    // active probing has its own tests (integration_test.cc).
     std::vector<std::string> args = policy.args;
+    args.insert(args.end(), {"--probe-mode", "passive"});
     if (fault.budget_scaled) {
       args.insert(args.end(),
                   {"--call-timeout", fmt::format("{}ms", std::lround(budget_s * 1000))});

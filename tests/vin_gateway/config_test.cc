@@ -368,15 +368,18 @@ TEST(ConfigTest, BreakerDefaultsStayTheConsecutivePolicy) {
   EXPECT_FALSE(c.window_size_given_as_duration);
   EXPECT_EQ(c.breaker.minimum_calls, 10U);
   EXPECT_EQ(c.breaker.failure_rate_threshold, 0.5);
-  EXPECT_FALSE(c.breaker.slow_call_duration.has_value());
+  EXPECT_EQ(c.breaker.slow_call_duration, 3s);
   EXPECT_EQ(c.breaker.slow_call_rate_threshold, 1.0);
-  EXPECT_FALSE(c.breaker.inflight_slow_accounting);
+  EXPECT_TRUE(c.breaker.inflight_slow_accounting);
+  EXPECT_EQ(c.breaker.probe_mode, fusebox::ProbeMode::kActive);
+  EXPECT_EQ(c.breaker.probe_interval, 2s);
+  EXPECT_EQ(c.breaker.probe_budget, 2s);
   EXPECT_EQ(c.breaker.cooldown_multiplier, 1.0);
   EXPECT_FALSE(c.breaker.cooldown_max.has_value());
   EXPECT_EQ(c.breaker.cooldown_jitter, 0.0);
   EXPECT_FALSE(c.breaker.batch_may_probe);
   const fusebox::CircuitBreakerConfig& b = c.BreakerConfig();
-  EXPECT_EQ(b.effective_slow_call_duration(), 7s);
+  EXPECT_EQ(b.effective_slow_call_duration(), 3s);
   EXPECT_EQ(b.effective_cooldown_max(), 5min);
 }
 
@@ -506,10 +509,12 @@ TEST(ConfigTest, EveryBreakerSettingIsAFlagWithTheLibrarysRange) {
     if (s.check != nullptr || s.type == fusebox::SettingType::kBool ||
         s.type == fusebox::SettingType::kTripPolicy || s.type == fusebox::SettingType::kProbeMode) {
       // A range that depends on other settings (the cases above and below): a valid value reads.
-      const char* valid = s.type == fusebox::SettingType::kBool         ? "true"
+      // (A switch: the opposite of the gateway's default.)
+      const bool on = s.type == fusebox::SettingType::kBool &&
+                      std::get<bool>(fusebox::GetSetting(GatewayConfig::DefaultBreaker(), s));
+      const char* valid = s.type == fusebox::SettingType::kBool         ? (on ? "false" : "true")
                           : s.type == fusebox::SettingType::kTripPolicy ? "count_window"
-                          : s.type == fusebox::SettingType::kProbeMode  ? "active"
-                          : s.name == "probe_budget"                    ? "1500ms"
+                          : s.type == fusebox::SettingType::kProbeMode  ? "passive"
                           : s.type == fusebox::SettingType::kDuration   ? "6m"
                                                                         : "12";
       GatewayConfig config;
@@ -617,10 +622,6 @@ TEST(ConfigTest, BreakerCrossFieldErrorsNameTheFlag) {
       {{"--trip", "count_window", "--window-size", "60s"},
        "--window-size",
        "--window-size must be a number of calls with trip = count_window, got the duration 1m"},
-      {{"--inflight-slow-accounting"},
-       "--inflight-slow-accounting",
-       "--inflight-slow-accounting must be false with trip = consecutive (it feeds the "
-       "slow-call rate of count_window and time_window)"},
       {{"--cooldown", "10m", "--cooldown-max", "5m"},
        "--cooldown-max",
        "--cooldown-max must be in [cooldown (600s), 86400s], got 300s"},

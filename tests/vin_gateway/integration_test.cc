@@ -191,7 +191,7 @@ TEST_F(GatewayIntegrationTest, HungUpstreamIsSlowAtTheBudgetWhileCachedVinsAndHe
 
 TEST_F(GatewayIntegrationTest, ThreeFailuresOpenTheBreakerAndTheNextCallFailsFast) {
   StartSim();
-  StartGateway({"--cooldown", "30s"});
+  StartGateway({"--cooldown", "30s", "--probe-mode", "passive"});
   TripBreaker();
   const std::int64_t calls = UpstreamCalls();
   const HttpResult r = Decode(kVins[5]);
@@ -205,9 +205,10 @@ TEST_F(GatewayIntegrationTest, ThreeFailuresOpenTheBreakerAndTheNextCallFailsFas
   EXPECT_EQ(UpstreamCalls(), calls);
 }
 
+// Passive probing (the first request after the cooldown is the probe).
 TEST_F(GatewayIntegrationTest, TwentyConcurrentRequestsAtCooldownExpiryMakeOneUpstreamCall) {
   StartSim();
-  StartGateway();
+  StartGateway({"--probe-mode", "passive"});
   TripBreaker();
   Fault(R"({"mode":"slow","latency_ms":400})");
   WaitForCooldown();
@@ -232,7 +233,7 @@ TEST_F(GatewayIntegrationTest, TwentyConcurrentRequestsAtCooldownExpiryMakeOneUp
 
 TEST_F(GatewayIntegrationTest, BatchNeverTakesTheProbe) {
   StartSim();
-  StartGateway();
+  StartGateway({"--probe-mode", "passive"});
   TripBreaker();
   Fault(R"({"mode":"ok"})");
   WaitForCooldown();
@@ -562,7 +563,8 @@ TEST_F(GatewayIntegrationTest, HungUpstreamOpensATimeWindowBreakerBeforeTheFirst
   StartSim();
   StartGateway({"--call-timeout", "3s", "--cooldown", "30s", "--trip", "time_window",
                 "--window-size", "10s", "--minimum-calls", "3", "--slow-call-duration", "300ms",
-                "--slow-call-rate-threshold", "0.5", "--inflight-slow-accounting"});
+                "--slow-call-rate-threshold", "0.5", "--inflight-slow-accounting", "--probe-mode",
+                "passive"});
   EXPECT_EQ(Breaker().at("policy"), "time_window");
   EXPECT_EQ(Breaker().at("window").at("unit"), "seconds");
   Fault(R"({"mode":"hang"})");
@@ -700,7 +702,7 @@ TEST_F(GatewayIntegrationTest, SighupWithoutAConfigFileChangesNothing) {
 // /status shows the ramp, and once it has run its length every decode goes through again.
 TEST_F(GatewayIntegrationTest, RecoveryRampLetsDecodesBackInGradually) {
   StartSim();
-  StartGateway({"--recovery-ramp", "3s"});
+  StartGateway({"--recovery-ramp", "3s", "--probe-mode", "passive"});
   TripBreaker();
   Fault(R"({"mode":"slow","latency_ms":300})");
   WaitForCooldown();

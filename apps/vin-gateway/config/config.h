@@ -69,11 +69,21 @@ struct GatewayConfig {
   // window_size was given as a duration: only time_window counts seconds (Validate refuses it
   // with count_window).
   bool window_size_given_as_duration = false;
+  // The gateway's breaker defaults, where they differ from the library's (docs/gateway.md,
+  // "Defaults"): three failures or slow calls in a row, a call running past 3 s counting as slow
+  // while it runs (a hang at two decodes a second opens the breaker about 4 s in), and the
+  // gateway's own probe every 2 s under a 2 s budget, never a user's request. `cooldown` (20 s)
+  // applies with --probe-mode passive.
   static fusebox::CircuitBreakerConfig DefaultBreaker() {
     fusebox::CircuitBreakerConfig breaker;
     breaker.failure_threshold = 3;
+    breaker.slow_call_duration = std::chrono::seconds(3);
     breaker.cooldown = std::chrono::seconds(20);
     breaker.half_open_successes = 1;
+    breaker.inflight_slow_accounting = true;
+    breaker.probe_mode = fusebox::ProbeMode::kActive;
+    breaker.probe_interval = std::chrono::seconds(2);
+    breaker.probe_budget = std::chrono::seconds(2);
     return breaker;
   }
   // --max-in-flight: upstream calls at once (the bulkhead). Default 16, range [1, 100000].
