@@ -474,7 +474,8 @@ int Run(const vin_gateway::GatewayConfig& config, const std::vector<std::string>
       {.cache_ttl = config.cache_ttl,
        // The in-process front never holds more than the cache itself may.
        .hot_entries =
-           static_cast<std::size_t>(std::min<std::uint64_t>(4096, config.cache_max_entries))});
+           static_cast<std::size_t>(std::min<std::uint64_t>(4096, config.cache_max_entries)),
+       .answer_deadline = config.answer_deadline});
 
   std::optional<std::string> admin_token;
   if (const char* token = std::getenv("FUSEBOX_ADMIN_TOKEN"); token != nullptr && *token != 0) {

@@ -23,6 +23,7 @@ using vin_gateway::CheckDigit;
 using vin_gateway::DecodeAnswer;
 using vin_gateway::DecodeStatus;
 using vin_gateway::Source;
+using vin_gateway::UpstreamProblem;
 
 std::string Serialized(const DecodeAnswer& answer) {
   return boost::json::serialize(AnswerJson(answer));
@@ -58,22 +59,27 @@ TEST(AnswerBodyTest, EveryBodyIsTheSerializedObject) {
               for (const bool stale : {false, true}) {
                 for (const Source source : {Source::kNone, Source::kCache, Source::kOffline}) {
                   for (const bool with_decode : {false, true}) {
-                    DecodeAnswer a;
-                    a.status = status;
-                    a.vin = vin;
-                    a.vin_readable = readable;
-                    a.message = message;
-                    a.check_digit = digit;
-                    a.retry_after = retry;
-                    a.stale = stale;
-                    a.source = source;
-                    if (with_decode) {
-                      a.decode = decode;
+                    for (const UpstreamProblem problem :
+                         {UpstreamProblem::kUnknown, UpstreamProblem::kErrors,
+                          UpstreamProblem::kSlow}) {
+                      DecodeAnswer a;
+                      a.upstream_problem = problem;
+                      a.status = status;
+                      a.vin = vin;
+                      a.vin_readable = readable;
+                      a.message = message;
+                      a.check_digit = digit;
+                      a.retry_after = retry;
+                      a.stale = stale;
+                      a.source = source;
+                      if (with_decode) {
+                        a.decode = decode;
+                      }
+                      ASSERT_EQ(AnswerBody(a), Serialized(a))
+                          << vin_gateway::ToString(status) << " vin=" << vin
+                          << " readable=" << readable << " message=" << message;
+                      ++compared;
                     }
-                    ASSERT_EQ(AnswerBody(a), Serialized(a))
-                        << vin_gateway::ToString(status) << " vin=" << vin
-                        << " readable=" << readable << " message=" << message;
-                    ++compared;
                   }
                 }
               }
@@ -83,7 +89,7 @@ TEST(AnswerBodyTest, EveryBodyIsTheSerializedObject) {
       }
     }
   }
-  EXPECT_EQ(compared, 10 * 9 * 2 * 7 * 3 * 3 * 2 * 3 * 2);
+  EXPECT_EQ(compared, 11 * 9 * 2 * 7 * 3 * 3 * 2 * 3 * 2 * 3);
 }
 
 TEST(AnswerBodyTest, ARefusalBodyIsValidJsonWithItsFields) {

@@ -61,6 +61,7 @@ struct Options {
   double burst = 40;
   std::unique_ptr<vin_gateway::Cache> cache = nullptr;
   std::size_t hot_entries = 4096;
+  fusebox::Duration answer_deadline = fusebox::Duration::zero();
 };
 
 class Harness {
@@ -79,7 +80,9 @@ class Harness {
     service = std::make_unique<vin_gateway::DecodeService>(
         vin_gateway::DecodeServiceDeps{*cache, client, *breaker, *bulkhead, *limiter, clock, wall,
                                        metrics},
-        vin_gateway::DecodeServiceOptions{.cache_ttl = 24h, .hot_entries = options.hot_entries});
+        vin_gateway::DecodeServiceOptions{.cache_ttl = 24h,
+                                          .hot_entries = options.hot_entries,
+                                          .answer_deadline = options.answer_deadline});
   }
 
   // Starts a decode; its answer lands in the returned slot once the io_context runs it.
@@ -337,6 +340,79 @@ TEST(DecodeServiceTest, LastGoodDecodeIsServedStaleWhenTheUpstreamIsSlow) {
   EXPECT_EQ(answer.status, DecodeStatus::kUpstreamSlow);
   EXPECT_TRUE(answer.stale);
   EXPECT_EQ(answer.http_status(), 200U);
+}
+
+// ---- the answer deadline ----
+
+// Runs the io_context one handler at a time until `slot` holds an answer (the answer deadline's
+// timer, a few milliseconds away, or the live answer).
+void RunUntilAnswered(Harness& h, const std::shared_ptr<std::optional<DecodeAnswer>>& slot) {
+  h.io.restart();
+  while (!slot->has_value() && h.io.run_one() > 0) {
+  }
+}
+
+TEST(DecodeServiceTest, ALateLiveDecodeIsAnsweredWithItsStaleCopyAndStillFillsTheCache) {
+  Harness h({.answer_deadline = 5ms});
+  ASSERT_EQ(h.Decode(kVin).status, DecodeStatus::kOk);
+  h.wall.Advance(25h);  // past the TTL: the copy is stale
+  h.client.hold = true;
+  auto slot = h.Start(kVin);
+  RunUntilAnswered(h, slot);
+  ASSERT_TRUE(slot->has_value());
+  const DecodeAnswer& late = **slot;
+  EXPECT_EQ(late.status, DecodeStatus::kUpstreamLate);
+  EXPECT_TRUE(late.stale);
+  EXPECT_EQ(late.source, Source::kCache);
+  EXPECT_EQ(late.http_status(), 200U);
+  EXPECT_EQ(h.client.calls, 2);  // the live call was made and goes on
+  h.client.Release();
+  h.io.restart();
+  h.io.run();
+  const DecodeAnswer next = h.Decode(kVin);
+  EXPECT_EQ(next.status, DecodeStatus::kOk);
+  EXPECT_EQ(next.source, Source::kCache);  // a fresh hit: the late live answer was stored
+  EXPECT_FALSE(next.stale);
+  EXPECT_EQ(h.client.calls, 2);
+  EXPECT_EQ(h.metrics.answers(DecodeStatus::kUpstreamLate), 1U);
+}
+
+TEST(DecodeServiceTest, WithoutACopyTheAnswerDeadlineDoesNotCutTheWait) {
+  Harness h({.answer_deadline = 1ms});
+  h.client.hold = true;
+  auto slot = h.Start(kVin);
+  h.io.restart();
+  h.io.run_for(30ms);  // well past the answer deadline
+  EXPECT_FALSE(slot->has_value());
+  h.client.Release();
+  RunUntilAnswered(h, slot);
+  ASSERT_TRUE(slot->has_value());
+  EXPECT_EQ((*slot)->status, DecodeStatus::kOk);
+  EXPECT_EQ((*slot)->source, Source::kLive);
+}
+
+// ---- the words follow the vehicle database's problem ----
+
+TEST(DecodeServiceTest, AnOpenBreakerSaysTheDatabaseReturnsErrorsWhenItDid) {
+  Harness h;
+  h.Trip();  // three 503s
+  const DecodeAnswer open = h.Decode(kVin);
+  EXPECT_EQ(open.status, DecodeStatus::kCircuitOpen);
+  EXPECT_EQ(open.upstream_problem, vin_gateway::UpstreamProblem::kErrors);
+  EXPECT_NE(open.message.find("returning errors"), std::string::npos) << open.message;
+  EXPECT_NE(vin_gateway::AnswerBody(open).find("\"upstream_problem\":\"errors\""),
+            std::string::npos);
+}
+
+TEST(DecodeServiceTest, AnOpenBreakerSaysTheDatabaseIsNotRespondingAfterTimeouts) {
+  Harness h({.call_timeout = 5ms, .failure_threshold = 1});
+  h.client.mode = Mode::kHang;
+  EXPECT_EQ(h.Decode(kOthers.at(0)).status, DecodeStatus::kUpstreamSlow);
+  ASSERT_EQ(h.breaker->state(), fusebox::State::kOpen);
+  const DecodeAnswer open = h.Decode(kVin);
+  EXPECT_EQ(open.status, DecodeStatus::kCircuitOpen);
+  EXPECT_EQ(open.upstream_problem, vin_gateway::UpstreamProblem::kSlow);
+  EXPECT_NE(open.message.find("not responding"), std::string::npos) << open.message;
 }
 
 TEST(DecodeServiceTest, ConcurrentRequestsAtCooldownExpiryMakeExactlyOneUpstreamCall) {

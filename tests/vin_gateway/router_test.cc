@@ -173,7 +173,7 @@ TEST(StatusMappingTest, StaleStandsInOnlyForImpossibleLiveDecodes) {
   for (DecodeStatus s : vin_gateway::kAllDecodeStatuses) {
     stale += vin_gateway::AllowsStale(s) ? 1 : 0;
   }
-  EXPECT_EQ(stale, 7);  // CIRCUIT_RECOVERING and LOCAL_OVERLOADED too
+  EXPECT_EQ(stale, 8);  // CIRCUIT_RECOVERING, LOCAL_OVERLOADED and UPSTREAM_LATE too
   EXPECT_TRUE(vin_gateway::AllowsStale(DecodeStatus::kCircuitRecovering));
   EXPECT_FALSE(vin_gateway::AllowsStale(DecodeStatus::kRateLimited));
   EXPECT_FALSE(vin_gateway::AllowsStale(DecodeStatus::kVinInvalid));

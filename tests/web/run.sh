@@ -92,7 +92,7 @@ unset FUSEBOX_ADMIN_TOKEN  # the tests need no admin route
 start_server vin-gateway \
   "$bin_dir/vin-gateway" --listen 127.0.0.1:0 --upstream-url "$sim_url" --cache memory \
   --call-timeout 2s --cooldown 30s --failure-threshold 3 --cache-ttl 1s --client-rate 0 \
-  --offline-db none
+  --offline-db none --probe-mode passive
 gateway_url="$started_url"
 echo "vpic-sim at $sim_url, vin-gateway at $gateway_url, artifacts in $artifact_dir"
 

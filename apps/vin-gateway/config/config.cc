@@ -529,6 +529,11 @@ constexpr Setting kProcessSettings[] = {
      "the VIN the gateway decodes to probe vPIC with --probe-mode active (default "
      "1FTMW1T88MFA00001, which vPIC decodes cleanly)",
      ApplyText<&G::probe_vin>, CheckProbeVin, Same<&G::probe_vin>},
+    {"--answer-deadline", "answer_deadline",
+     "a decode with a stale copy or an offline decode gets it if vPIC has not answered by then; "
+     "the live call goes on and fills the cache (default 2s; 0 turns it off)",
+     ApplyDuration<&G::answer_deadline>, CheckDurationField<&G::answer_deadline, 0, 10 * kMinute>,
+     Same<&G::answer_deadline>},
     {"--log-format", "log_format", "text or json (default text)", ApplyLogFormat, nullptr,
      Same<&G::log_format>},
     {"--client-timeout", "client_timeout",

@@ -108,6 +108,10 @@ struct GatewayConfig {
   // --probe-vin: the VIN an active prober decodes (breaker probe_mode = active); its answer
   // refreshes the cache for that VIN. Default a VIN vPIC decodes cleanly. Must be valid.
   std::string probe_vin = "1FTMW1T88MFA00001";
+  // --answer-deadline: a decode that has a stale copy or an offline decode to fall back on gets
+  // it when vPIC has not answered by then (UPSTREAM_LATE); the live call goes on. 0: off.
+  // Default 2s, range [0, 10m].
+  Duration answer_deadline = std::chrono::seconds(2);
   // --offline-db: NHTSA's vPIC database (SQLite) for offline decodes (docs/offline-decode.md).
   // "" (default): var/vpic/vpic.lite.db, where scripts/install-deps.sh puts it, relative to the
   // working directory like the cache; missing or bad there only disables offline decodes (one log

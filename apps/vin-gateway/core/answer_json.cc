@@ -69,6 +69,9 @@ json::object AnswerJson(const DecodeAnswer& answer, const json::storage_ptr& sto
   } else if (answer.status != DecodeStatus::kVinInvalid) {
     body["stale"] = false;
   }
+  if (answer.upstream_problem != UpstreamProblem::kUnknown) {
+    body["upstream_problem"] = ToString(answer.upstream_problem);
+  }
   if (HasRetryAfter(answer.status) && !answer.stale && answer.source != Source::kOffline) {
     body["retry_after_s"] = RetryAfterSeconds(answer.retry_after);
   }
@@ -135,6 +138,9 @@ std::optional<std::string> PlainAnswerBody(const DecodeAnswer& answer) {
   }
   if (answer.status != DecodeStatus::kVinInvalid) {
     body += ",\"stale\":false";
+  }
+  if (answer.upstream_problem != UpstreamProblem::kUnknown) {
+    AppendMember(body, "upstream_problem", ToString(answer.upstream_problem));
   }
   if (HasRetryAfter(answer.status) && !answer.stale && answer.source != Source::kOffline) {
     std::array<char, 24> digits{};

@@ -58,6 +58,9 @@ struct DecodeAnswer {
   std::optional<fusebox::Duration> upstream_latency;  // this request's flight called upstream
   bool joined = false;                                // a single-flight follower
   std::string upstream_detail;                        // why the upstream call failed, for the log
+  // CIRCUIT_OPEN, CIRCUIT_HALF_OPEN: what the vehicle database did when it last failed (the
+  // answer's `upstream_problem`, and the words of its message).
+  UpstreamProblem upstream_problem = UpstreamProblem::kUnknown;
   // The JSON body, when the decode service has it rendered already (fresh hits, rendered once
   // per stored decode by AnswerBody); the same bytes AnswerBody(*this) gives. Null: render it.
   std::shared_ptr<const std::string> rendered_body;

@@ -27,6 +27,8 @@ std::string_view ToString(DecodeStatus status) noexcept {
       return "RATE_LIMITED";
     case DecodeStatus::kLocalOverloaded:
       return "LOCAL_OVERLOADED";
+    case DecodeStatus::kUpstreamLate:
+      return "UPSTREAM_LATE";
   }
   return "UPSTREAM_ERROR";
 }
@@ -44,6 +46,7 @@ unsigned HttpStatus(DecodeStatus status) noexcept {
     case DecodeStatus::kLocalOverloaded:
       return 503;
     case DecodeStatus::kUpstreamSlow:
+    case DecodeStatus::kUpstreamLate:
       return 504;
     case DecodeStatus::kUpstreamError:
       return 502;
@@ -91,8 +94,41 @@ std::string_view DefaultMessage(DecodeStatus status) noexcept {
       return "Too many decodes from your address; try again shortly.";
     case DecodeStatus::kLocalOverloaded:
       return "The gateway is short of resources right now; try again shortly.";
+    case DecodeStatus::kUpstreamLate:
+      return "Live decode late \u2014 the vehicle database has not answered yet; a copy was "
+             "served and the live answer will refresh it.";
   }
   return "Decode failed.";
+}
+
+std::string_view ToString(UpstreamProblem problem) noexcept {
+  switch (problem) {
+    case UpstreamProblem::kErrors:
+      return "errors";
+    case UpstreamProblem::kSlow:
+      return "slow";
+    case UpstreamProblem::kUnknown:
+      break;
+  }
+  return "";
+}
+
+std::string_view MessageFor(DecodeStatus status, UpstreamProblem problem) noexcept {
+  if (problem == UpstreamProblem::kErrors) {
+    if (status == DecodeStatus::kCircuitOpen) {
+      return "Decode temporarily unavailable \u2014 the vehicle database is returning errors; "
+             "try again shortly.";
+    }
+    if (status == DecodeStatus::kCircuitHalfOpen) {
+      return "Decode recovering \u2014 the vehicle database was returning errors and is being "
+             "tested; try again shortly.";
+    }
+  }
+  if (problem == UpstreamProblem::kSlow && status == DecodeStatus::kCircuitOpen) {
+    return "Decode temporarily unavailable \u2014 the vehicle database is not responding or too "
+           "slow; try again shortly.";
+  }
+  return DefaultMessage(status);
 }
 
 bool AllowsStale(DecodeStatus status) noexcept {
@@ -104,6 +140,7 @@ bool AllowsStale(DecodeStatus status) noexcept {
     case DecodeStatus::kUpstreamError:
     case DecodeStatus::kOverloaded:
     case DecodeStatus::kLocalOverloaded:
+    case DecodeStatus::kUpstreamLate:
       return true;
     default:
       return false;

@@ -7,7 +7,11 @@
 //
 //   OK 200 | VIN_INVALID 422 | CIRCUIT_OPEN 503 | CIRCUIT_HALF_OPEN 503 | CIRCUIT_RECOVERING 503
 //   UPSTREAM_SLOW 504 | UPSTREAM_ERROR 502 | OVERLOADED 503 | RATE_LIMITED 429
-//   LOCAL_OVERLOADED 503
+//   LOCAL_OVERLOADED 503 | UPSTREAM_LATE 504
+//
+// UPSTREAM_LATE is the answer deadline's (--answer-deadline): the live decode had not answered
+// by then, so a stale copy or an offline decode was served (always with one: 200), while the
+// live call goes on within its own budget and fills the cache.
 //
 // CIRCUIT_RECOVERING is the recovery ramp's refusal (--recovery-ramp): the breaker closed, and
 // traffic is let back in gradually; this call was not among the share admitted yet.
@@ -49,6 +53,7 @@ enum class DecodeStatus : std::uint8_t {
   kOverloaded,
   kRateLimited,
   kLocalOverloaded,
+  kUpstreamLate,
 };
 
 inline constexpr DecodeStatus kAllDecodeStatuses[] = {
@@ -62,7 +67,21 @@ inline constexpr DecodeStatus kAllDecodeStatuses[] = {
     DecodeStatus::kOverloaded,
     DecodeStatus::kRateLimited,
     DecodeStatus::kLocalOverloaded,
+    DecodeStatus::kUpstreamLate,
 };
+
+// What the vehicle database did when its decodes last failed: answered with errors (an HTTP
+// error status, a body that is not vPIC's), or did not answer in time or at all (a timeout, a
+// slow answer, a refused or reset connection). The words of CIRCUIT_OPEN and CIRCUIT_HALF_OPEN
+// follow it.
+enum class UpstreamProblem : std::uint8_t { kUnknown, kErrors, kSlow };
+
+// "errors", "slow" ("" for kUnknown).
+std::string_view ToString(UpstreamProblem problem) noexcept;
+
+// DefaultMessage, with the vehicle database's problem in the words where the status has one
+// (CIRCUIT_OPEN, CIRCUIT_HALF_OPEN): "returning errors" or "not responding".
+std::string_view MessageFor(DecodeStatus status, UpstreamProblem problem) noexcept;
 
 // "OK", "VIN_INVALID", "CIRCUIT_OPEN", ... (the wire spelling).
 std::string_view ToString(DecodeStatus status) noexcept;

@@ -159,6 +159,29 @@ Duration DecodeService::upstream_hold() const noexcept {
   return hold > now ? Duration(hold - now) : Duration::zero();
 }
 
+void DecodeService::NoteProblem(UpstreamResult result, bool timed_out) noexcept {
+  UpstreamProblem problem = UpstreamProblem::kSlow;  // a timeout, a refused or reset connection
+  if (!timed_out && (result == UpstreamResult::kHttpError || result == UpstreamResult::kBadBody)) {
+    problem = UpstreamProblem::kErrors;
+  }
+  if (result != UpstreamResult::kLocal) {
+    last_problem_.store(problem, std::memory_order_relaxed);
+  }
+}
+
+void DecodeService::AnswerLate(DecodeAnswer& answer, DecodePtr stale, int model_year) {
+  answer.status = DecodeStatus::kUpstreamLate;
+  if (stale != nullptr) {
+    answer.decode = std::move(stale);
+    answer.source = Source::kCache;
+    answer.stale = true;
+    answer.message = std::string(DefaultMessage(DecodeStatus::kUpstreamLate));
+  } else {
+    AnswerOffline(answer, model_year);
+  }
+  deps_.metrics.CountAnswer(answer.status, answer.source, answer.stale);
+}
+
 void DecodeService::HoldUpstream(Duration retry_after) noexcept {
   // The breaker keeps every call and probe away until then (it may open on this very outcome,
   // which is recorded after this); the figure here is for /status.
@@ -260,7 +283,11 @@ net::awaitable<void> DecodeService::Finish(DecodeAnswer& answer, const Live& liv
   } else {
     answer.status = live.local ? DecodeStatus::kLocalOverloaded : FromReason(live.error.code);
     answer.retry_after = live.error.retry_after;
-    answer.message = std::string(DefaultMessage(answer.status));
+    if (answer.status == DecodeStatus::kCircuitOpen ||
+        answer.status == DecodeStatus::kCircuitHalfOpen) {
+      answer.upstream_problem = last_problem_.load(std::memory_order_relaxed);
+    }
+    answer.message = std::string(MessageFor(answer.status, answer.upstream_problem));
     if (AllowsStale(answer.status)) {
       if (!stored) {
         Lookup found = co_await LookUp(key);
@@ -370,6 +397,9 @@ net::awaitable<DecodeService::Live> DecodeService::CallUpstream(Admission admiss
     const bool timed_out = !result && result.error().code == ReasonCode::kUpstreamSlow;
     deps_.metrics.ObserveUpstream(timed_out ? UpstreamResult::kTimeout : seen.result, latency);
   }
+  if (!result && seen.called) {
+    NoteProblem(seen.result, result.error().code == ReasonCode::kUpstreamSlow);
+  }
   if (!result) {
     if (seen.result == UpstreamResult::kLocal && result.error().code == ReasonCode::kCancelled) {
       co_return LocalShortage(seen.detail);
@@ -417,6 +447,9 @@ net::awaitable<fusebox::Outcome> DecodeService::Probe(std::string vin) {
     }
   }
   deps_.metrics.ObserveUpstream(attempt.result, deps_.clock.Now() - start);
+  if (attempt.outcome == fusebox::Outcome::kFailure) {
+    NoteProblem(attempt.result, false);
+  }
   if (attempt.retry_after) {
     HoldUpstream(*attempt.retry_after);
   }
@@ -490,6 +523,7 @@ net::awaitable<DecodeAnswer> DecodeService::Decode(Step step, std::string client
   DecodeAnswer answer = std::move(step.answer);
   const int model_year = step.model_year;
   const std::string key = std::move(step.key);
+  const fusebox::TimePoint begun = deps_.clock.Now();
   Lookup lookup = co_await LookUpBackend(key, std::move(step.front_copy), step.looked_at);
   if (lookup.fresh != nullptr) {
     AnswerFresh(answer, key, std::move(lookup));
@@ -547,13 +581,26 @@ net::awaitable<DecodeAnswer> DecodeService::Decode(Step step, std::string client
       channel->try_send(boost::system::error_code{},
                         std::make_shared<const Flights::FlightResult>(result));
     });
+    // With a copy to fall back on, the answer deadline cuts the wait short (UPSTREAM_LATE).
+    const bool fallback = lookup.any_age != nullptr || deps_.offline != nullptr;
+    fusebox::TimePoint wait_until = deadline;
+    if (options_.answer_deadline > Duration::zero() && fallback) {
+      wait_until = std::min(deadline, begun + options_.answer_deadline);
+    }
     net::steady_timer timer(executor);
-    timer.expires_after(std::max(Duration::zero(), deadline - deps_.clock.Now()));
+    timer.expires_after(std::max(Duration::zero(), wait_until - deps_.clock.Now()));
     auto [order, receive_ec, result, timer_ec] =
         co_await net::experimental::make_parallel_group(channel->async_receive(net::deferred),
                                                         timer.async_wait(net::deferred))
             .async_wait(net::experimental::wait_for_one(), net::use_awaitable);
     (void)timer_ec;
+    if (order[0] != 0 && wait_until < deadline) {
+      // The live call goes on (a detached leader, or another request's flight) and fills the
+      // cache; this user gets the copy now. The stale copy is the younger of the lookup's and
+      // what the front holds now.
+      AnswerLate(answer, Younger(std::move(lookup.any_age), hot_.Get(key)), model_year);
+      co_return answer;
+    }
     if (order[0] != 0 || receive_ec || !result) {
       Live late;
       late.error = Error{ReasonCode::kUpstreamSlow};

@@ -16,6 +16,12 @@
 //       --the gateway short of descriptors or memory--> LOCAL_OVERLOADED (the breaker records
 //       kIgnored: a local shortage is never the upstream's failure)
 //
+// The answer deadline (DecodeServiceOptions::answer_deadline, --answer-deadline): a single decode
+// that has a stale copy or an offline decode to fall back on waits for its live call (its own or
+// the flight it joined) at most that long; then it is answered with the fallback as
+// UPSTREAM_LATE, and the live call goes on within its budget and fills the cache for the next
+// request. Without a fallback the request waits for the live answer as before.
+//
 // When the live decode is impossible (CIRCUIT_OPEN, CIRCUIT_HALF_OPEN, UPSTREAM_SLOW,
 // UPSTREAM_ERROR, OVERLOADED, LOCAL_OVERLOADED) and a last-good decode is stored, the answer is
 // that decode, `stale`, with the reason in `status` (served as 200). Failing that, for all of them
@@ -102,6 +108,9 @@ struct DecodeServiceOptions {
   // Parsed decodes kept in process in front of the cache backend (HotDecodes); 0 disables.
   // Default 4096 (a few MB), range [0, cache max entries].
   std::size_t hot_entries = 4096;
+  // A single decode whose live call has not answered by then is answered with its stale copy
+  // or an offline decode, when there is one (UPSTREAM_LATE); the call goes on. Zero: off.
+  fusebox::Duration answer_deadline = fusebox::Duration::zero();
 };
 
 struct DecodeServiceDeps {
@@ -228,6 +237,11 @@ class DecodeService {
   // Fills `answer` with the offline decode of answer.vin (precondition: deps_.offline).
   void AnswerOffline(DecodeAnswer& answer, int model_year);
   void HoldUpstream(fusebox::Duration retry_after) noexcept;
+  // What the vehicle database did when a call last failed (the words of CIRCUIT_OPEN).
+  void NoteProblem(UpstreamResult result, bool timed_out) noexcept;
+  // Answers `answer` with its stale copy or offline decode as UPSTREAM_LATE (the answer
+  // deadline passed). Precondition: `stale` is not null or the gateway has an offline decoder.
+  void AnswerLate(DecodeAnswer& answer, DecodePtr stale, int model_year);
 
   DecodeServiceDeps deps_;
   DecodeServiceOptions options_;
@@ -239,6 +253,7 @@ class DecodeService {
   // CLOSED (a 429's Retry-After); 0 when none. Written by leaders, cleared on CLOSED.
   std::atomic<std::int64_t> hold_until_ns_{0};
   std::atomic<std::int64_t> leaders_running_{0};
+  std::atomic<UpstreamProblem> last_problem_{UpstreamProblem::kUnknown};
 };
 
 }  // namespace vin_gateway

@@ -262,7 +262,24 @@
       'decodes from each address are limited to keep the service fair.'],
     LOCAL_OVERLOADED: ['The gateway is short of resources',
       'it cannot reach the vehicle database right now. Your VIN looks fine.'],
+    UPSTREAM_LATE: ['Live decode late',
+      'the vehicle database has not answered yet; its answer will refresh this copy.'],
   };
+
+  // The words of a pause follow what the vehicle database did (the answer's upstream_problem):
+  // a database that answers errors is not "not responding".
+  const ERROR_TEXT = {
+    CIRCUIT_OPEN: ['Decode temporarily unavailable',
+      'the vehicle database is returning errors, so decoding is paused to keep this form fast.'],
+    CIRCUIT_HALF_OPEN: ['Decode recovering',
+      'the vehicle database was returning errors and is being tested before decoding resumes.'],
+  };
+  function statusText(status, body) {
+    if (body && body.upstream_problem === 'errors' && ERROR_TEXT[status]) {
+      return ERROR_TEXT[status];
+    }
+    return STATUS_TEXT[status];
+  }
 
   // The first few problems, then how many more (a pasted paragraph has dozens).
   function problemList(problems, shown = 5) {
@@ -300,11 +317,11 @@
     if (body.vehicle && (status === 'OK' || body.stale || body.source === 'offline')) {
       result.replaceChildren(renderCard(body));
       if (body.source === 'offline') {
-        const [title, text] = STATUS_TEXT[status] || [null, null];
+        const [title, text] = statusText(status, body) || [null, null];
         showMessage('warn', offlineLabel(body), title ? ` ${title}: ${text}` : '',
           status === 'OK' ? null : code);
       } else if (body.stale) {
-        const [title, text] = STATUS_TEXT[status] || ['Live decode unavailable', body.message];
+        const [title, text] = statusText(status, body) || ['Live decode unavailable', body.message];
         const retry = retrySeconds(null, body);
         showMessage('warn', 'Cached earlier; live refresh paused.',
           ` ${title}: ${text}`, retry ? [' ', countdownNode(retry, 'Live decode retried')] : null,
@@ -324,7 +341,7 @@
       renderField(problems);
       return;
     }
-    const known = STATUS_TEXT[status];
+    const known = statusText(status, body);
     if (known) {
       const retry = retrySeconds(response, body);
       const verb = status === 'CIRCUIT_OPEN' ? 'Next try of the vehicle database' : 'Try again';
@@ -500,7 +517,7 @@
   const BATCH_LABEL = {
     OK: 'Decoded', VIN_INVALID: 'Invalid', CIRCUIT_OPEN: 'Paused', CIRCUIT_HALF_OPEN: 'Recovering',
     CIRCUIT_RECOVERING: 'Recovering', UPSTREAM_SLOW: 'Timed out', UPSTREAM_ERROR: 'Database error', OVERLOADED: 'Busy',
-    RATE_LIMITED: 'Rate limited', LOCAL_OVERLOADED: 'Busy',
+    RATE_LIMITED: 'Rate limited', LOCAL_OVERLOADED: 'Busy', UPSTREAM_LATE: 'Late',
   };
 
   function batchRow(item, index, line) {
@@ -531,7 +548,7 @@
       note = item.check_digit === 'mismatch' ?
         'Check digit does not compute; compare the VIN.' : '';
     } else {
-      const text = (STATUS_TEXT[status] || [null, item && item.message])[1] || '';
+      const text = (statusText(status, item) || [null, item && item.message])[1] || '';
       note = text.charAt(0).toUpperCase() + text.slice(1);
     }
     return el('tr', {class: invalid ? 'invalid' : null},
