@@ -1116,8 +1116,8 @@ Result<Permit> CircuitBreaker::TryAcquireLocked(Priority priority) noexcept {
       case State::kOpen:
       case State::kForcedOpen: {
         Duration retry = s.RetryAfterLocked(now);
-        if (active && s.state == State::kOpen) {
-          retry = std::max(retry, kProbeRetryHint);  // due: the prober's turn, not this call's
+        if (active && s.state == State::kOpen && now >= s.open_until()) {
+          retry = kProbeRetryHint;  // due: the prober's turn, not this call's
         }
         result =
             s.RefuseLocked(ReasonCode::kCircuitOpen, kRejectedOpen, priority, retry, now, events);

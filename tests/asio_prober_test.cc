@@ -131,6 +131,28 @@ TEST_F(ProberTest, AThrowingProbeIsAFailure) {
   io_.poll();
 }
 
+// A probe that teaches nothing (the application's own shortage) leaves the slot free; the prober
+// waits a moment before asking again instead of spinning.
+TEST_F(ProberTest, AnIgnoredProbeIsNotRetriedAtOnce) {
+  auto prober = Prober::Start(io_.get_executor(), *breaker_, Op());
+  Trip();
+  io_.poll();  // the prober waits for the interval
+  next_ = Outcome::kIgnored;
+  clock_.Advance(seconds(2));
+  prober->Poke();
+  io_.poll();  // would never return if the prober asked again at once, forever
+  EXPECT_EQ(calls_, 1);
+  EXPECT_EQ(breaker_->state(), State::kHalfOpen);
+  EXPECT_EQ(prober->stats().last_outcome, Outcome::kIgnored);
+  next_ = Outcome::kSuccess;
+  prober->Poke();  // a poke ends the wait
+  io_.poll();
+  EXPECT_EQ(calls_, 2);
+  EXPECT_EQ(breaker_->state(), State::kClosed);
+  prober->Stop();
+  io_.poll();
+}
+
 TEST_F(ProberTest, AtMostOneProbeInFlightAndStopCancelsIt) {
   auto prober = Prober::Start(io_.get_executor(), *breaker_, Op());
   Trip();

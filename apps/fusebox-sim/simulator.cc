@@ -452,6 +452,11 @@ class Simulation {
     Counters& c = result_.counters;
     const bool slow = outcome_seen_ && last_slow_;
     if (call.active_probe) {
+      // A probe that moved nothing (a good one short of half_open_successes, an ignored one):
+      // the prober asks again now, as fusebox::asio::Prober does.
+      if (!probe_at_ && breaker_->state() != State::kClosed) {
+        probe_at_ = completion.t;
+      }
       // The prober's probe is no user's call: only probes, wasted probes and the in-flight peak
       // count it.
       if (call.outcome != Outcome::kSuccess || slow) {

@@ -330,12 +330,16 @@ void ArmShutdown(net::signal_set& signals, net::io_context& io, vin_gateway::Htt
         [&, grace]() -> net::awaitable<void> {
           const auto deadline = std::chrono::steady_clock::now() + grace;
           net::steady_timer tick(io);
-          while (std::chrono::steady_clock::now() < deadline &&
-                 (server.active_connections() > 0 || service.leaders_running() > 0)) {
+          // The prober's probe too: its frame holds a permit of the breaker and the client's call.
+          const auto busy = [&] {
+            return server.active_connections() > 0 || service.leaders_running() > 0 ||
+                   prober.stats().running;
+          };
+          while (std::chrono::steady_clock::now() < deadline && busy()) {
             tick.expires_after(std::chrono::milliseconds(20));
             co_await tick.async_wait(net::use_awaitable);
           }
-          if (server.active_connections() > 0 || service.leaders_running() > 0) {
+          if (busy()) {
             drained = false;
             server.LogUnfinishedRequests();  // each request cut off gets its log line
           }
@@ -350,10 +354,12 @@ void ArmShutdown(net::signal_set& signals, net::io_context& io, vin_gateway::Htt
 // Says in the log what the breaker does (every transition, with its cause and, when it opens,
 // when the next probe runs), and starts the gateway's own prober. The prober probes only while
 // the breaker's probe_mode is active (it waits in passive mode, so a reload may switch modes);
-// each probe decodes --probe-vin and gets a log line and a metric.
+// each probe decodes --probe-vin and gets a log line, an access-log line (method PROBE, no client:
+// the gateway's own request) and a metric.
 std::shared_ptr<fusebox::asio::Prober> StartProber(
     const vin_gateway::GatewayConfig& config, net::io_context& io, fusebox::CircuitBreaker& breaker,
-    vin_gateway::DecodeService& service, vin_gateway::GatewayMetrics& metrics, const LogFn& log) {
+    vin_gateway::DecodeService& service, vin_gateway::GatewayMetrics& metrics, const LogFn& log,
+    const std::function<void(const vin_gateway::AccessRecord&)>& access) {
   breaker.AddTransitionObserver([&breaker, log](const fusebox::TransitionEvent& t) {
     std::string message =
         fmt::format("breaker {}: {} -> {} ({})", breaker.name(), fusebox::ToString(t.from),
@@ -371,8 +377,23 @@ std::shared_ptr<fusebox::asio::Prober> StartProber(
       [&service, vin = config.probe_vin](const fusebox::CallContext&) {
         return service.Probe(vin);
       },
-      [&breaker, &metrics, log](fusebox::Outcome outcome, fusebox::Duration latency) {
+      [&breaker, &metrics, log, access, vin = config.probe_vin, n = std::uint64_t{0}](
+          fusebox::Outcome outcome, fusebox::Duration latency) mutable {
         metrics.ObserveProbe(outcome, latency);
+        vin_gateway::AccessRecord record;
+        record.request_id = fmt::format("probe-{}", ++n);
+        record.method = "PROBE";
+        record.target = "/api/v1/vin/" + vin;
+        record.vin = vin;
+        record.source = "live";
+        record.status = outcome == fusebox::Outcome::kSuccess   ? "OK"
+                        : outcome == fusebox::Outcome::kTimeout ? "UPSTREAM_SLOW"
+                        : outcome == fusebox::Outcome::kFailure ? "UPSTREAM_ERROR"
+                                                                : "CANCELLED";
+        record.upstream_latency = latency;
+        record.elapsed = latency;
+        record.note = "the gateway's own probe";
+        access(record);
         log(outcome == fusebox::Outcome::kSuccess ? "info" : "warn",
             fmt::format("breaker {}: probe {} in {}", breaker.name(), fusebox::ToString(outcome),
                         vin_gateway::FormatDuration(latency)));
@@ -537,8 +558,10 @@ int Run(const vin_gateway::GatewayConfig& config, const std::vector<std::string>
     log("info", fmt::format("fleet: {} as instance {}", config.fleet_url, fleet->instance()));
   }
 
-  std::shared_ptr<fusebox::asio::Prober> prober =
-      StartProber(config, io, **breaker, service, metrics, log);
+  std::shared_ptr<fusebox::asio::Prober> prober = StartProber(
+      config, io, **breaker, service, metrics, log, [&](const vin_gateway::AccessRecord& record) {
+        log_writer.Write(vin_gateway::FormatAccessRecord(record, format, wall_clock.Now()));
+      });
   std::atomic<bool> drained = true;
   net::signal_set signals(io, SIGTERM, SIGINT);
   ArmShutdown(signals, io, *server, service, *prober, config.shutdown_grace, log, drained,

@@ -197,9 +197,12 @@ class Prober {
             Wake(s);
           }
         });
+    // The completion handler keeps the state (and the cancellation signal in it) alive until
+    // co_spawn is done with both.
     boost::asio::co_spawn(
         state_->strand, Loop(state_),
-        boost::asio::bind_cancellation_slot(state_->cancel.slot(), boost::asio::detached));
+        boost::asio::bind_cancellation_slot(state_->cancel.slot(),
+                                            [state = state_](const std::exception_ptr&) {}));
   }
 
   // Waits `wait` (none: until woken); returns early when woken.
@@ -244,6 +247,8 @@ class Prober {
         co_await Sleep(s, wait);
         continue;
       }
+      // About to look at the breaker: the wakes so far are answered (on the strand, like them).
+      s.woken = false;
       // Not under the lock: the breaker calls its listeners and observers from here, and they may
       // read stats().
       Result<Permit> permit = breaker->TryAcquireProbe();
@@ -304,6 +309,13 @@ class Prober {
           s.on_done(*recorded, latency);
         } catch (...) {  // NOLINT(bugprone-empty-catch): a report must not end the prober
         }
+      }
+      if (*recorded == Outcome::kIgnored) {
+        // The probe taught nothing and left its slot free (a local shortage, a cancellation):
+        // asking again at once could spin. The wakes during the probe were its own (its
+        // OPEN -> HALF_OPEN); a stop, a poke or a transition from now on ends the wait.
+        s.woken = false;
+        co_await Sleep(s, CircuitBreaker::kProbeRetryHint);
       }
     }
   }

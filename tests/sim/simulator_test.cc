@@ -119,6 +119,30 @@ TEST(ActiveProbingTest, TheProberProbesAndNoArrivalDoes) {
   EXPECT_EQ(c.succeeded + c.failed, c.allowed);  // the probes are not calls
 }
 
+// Two good probes close (half_open_successes = 2): the prober asks again after the first, which
+// moved nothing.
+TEST(ActiveProbingTest, AGoodProbeShortOfTheCountIsFollowedByTheNext) {
+  const RunResult run = RunSim(Build(R"(
+duration = "30s"
+[breaker]
+failure_threshold = 1
+probe_mode = "active"
+probe_interval = "1s"
+half_open_successes = 2
+[traffic]
+rate = 1
+[upstream]
+latency = "10ms"
+[[upstream.phase]]
+from = "0s"
+to = "5s"
+mode = "error"
+)"));
+  ASSERT_FALSE(run.transitions.empty());
+  EXPECT_EQ(run.transitions.back().to, State::kClosed);
+  EXPECT_LT(run.transitions.back().t, 8 * kSecond);  // not stuck in HALF_OPEN to the end
+}
+
 // A probe into a hang ends at the probe budget, not at call_timeout.
 TEST(ActiveProbingTest, AProbeIntoAHangEndsAtItsBudget) {
   const RunResult run = RunSim(Build(R"(

@@ -391,6 +391,36 @@ TEST(DecodeServiceTest, WithoutACopyTheAnswerDeadlineDoesNotCutTheWait) {
   EXPECT_EQ((*slot)->source, Source::kLive);
 }
 
+// A batch applies the deadline per VIN: the VIN with a copy gets it late, the other waits for the
+// call, whose answer then fills the cache for both.
+TEST(DecodeServiceTest, ABatchAnswersItsVinsWithACopyByTheDeadlineAndWaitsForTheOthers) {
+  Harness h({.answer_deadline = 5ms});
+  ASSERT_EQ(h.Decode(kVin).status, DecodeStatus::kOk);
+  h.wall.Advance(25h);  // kVin's copy is stale now; kOthers[0] has none
+  h.client.hold = true;
+  std::optional<std::vector<DecodeAnswer>> out;
+  net::co_spawn(h.io, h.service->DecodeBatch({kVin, kOthers.at(0)}, 0, "10.0.0.1"),
+                [&out](std::exception_ptr error, std::vector<DecodeAnswer> answers) {
+                  if (!error) {
+                    out = std::move(answers);
+                  }
+                });
+  h.io.restart();
+  h.io.run_for(30ms);  // past the deadline: still waiting for the VIN without a copy
+  EXPECT_FALSE(out.has_value());
+  h.client.Release();
+  h.io.restart();
+  h.io.run();
+  ASSERT_TRUE(out.has_value());
+  ASSERT_EQ(out->size(), 2U);
+  EXPECT_EQ((*out)[0].status, DecodeStatus::kUpstreamLate);
+  EXPECT_TRUE((*out)[0].stale);
+  EXPECT_EQ((*out)[1].status, DecodeStatus::kOk);
+  EXPECT_EQ((*out)[1].source, Source::kLive);
+  EXPECT_EQ(h.Decode(kVin).source, Source::kCache);  // refreshed by the call that went on
+  EXPECT_FALSE(h.Decode(kVin).stale);
+}
+
 // ---- the words follow the vehicle database's problem ----
 
 TEST(DecodeServiceTest, AnOpenBreakerSaysTheDatabaseReturnsErrorsWhenItDid) {

@@ -9,6 +9,7 @@
 #include <variant>
 
 #include <fmt/format.h>
+#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/deferred.hpp>
 #include <boost/asio/detached.hpp>
@@ -461,10 +462,19 @@ net::awaitable<fusebox::Outcome> DecodeService::Probe(std::string vin) {
     decode->vehicle = row->vehicle;
     decode->upstream_codes = row->upstream_codes;
     decode->fetched_at = deps_.wall_clock.Now();
-    DecodePtr stored = std::move(decode);
-    co_await Store(std::move(stored));
+    // Stored on its own, after the outcome: a slow cache write must not run the probe past its
+    // budget (the cache's trouble is never the upstream's). Counted as a leader, so a drain
+    // waits for it.
+    const net::any_io_executor executor = co_await net::this_coro::executor;
+    leaders_running_.fetch_add(1, std::memory_order_relaxed);
+    net::co_spawn(executor, StoreThenRelease(std::move(decode)), net::detached);
   }
   co_return attempt.outcome;
+}
+
+net::awaitable<void> DecodeService::StoreThenRelease(DecodePtr decode) {
+  co_await Store(std::move(decode));
+  leaders_running_.fetch_sub(1, std::memory_order_relaxed);
 }
 
 net::awaitable<void> DecodeService::Lead(Flights::Leader leader, std::string vin, int model_year,
@@ -523,7 +533,6 @@ net::awaitable<DecodeAnswer> DecodeService::Decode(Step step, std::string client
   DecodeAnswer answer = std::move(step.answer);
   const int model_year = step.model_year;
   const std::string key = std::move(step.key);
-  const fusebox::TimePoint begun = deps_.clock.Now();
   Lookup lookup = co_await LookUpBackend(key, std::move(step.front_copy), step.looked_at);
   if (lookup.fresh != nullptr) {
     AnswerFresh(answer, key, std::move(lookup));
@@ -581,11 +590,12 @@ net::awaitable<DecodeAnswer> DecodeService::Decode(Step step, std::string client
       channel->try_send(boost::system::error_code{},
                         std::make_shared<const Flights::FlightResult>(result));
     });
-    // With a copy to fall back on, the answer deadline cuts the wait short (UPSTREAM_LATE).
+    // With a copy to fall back on, the answer deadline cuts the wait short (UPSTREAM_LATE),
+    // counted from here: a slow cache read before it does not eat the live call's time.
     const bool fallback = lookup.any_age != nullptr || deps_.offline != nullptr;
     fusebox::TimePoint wait_until = deadline;
     if (options_.answer_deadline > Duration::zero() && fallback) {
-      wait_until = std::min(deadline, begun + options_.answer_deadline);
+      wait_until = std::min(deadline, deps_.clock.Now() + options_.answer_deadline);
     }
     net::steady_timer timer(executor);
     timer.expires_after(std::max(Duration::zero(), wait_until - deps_.clock.Now()));
@@ -594,6 +604,20 @@ net::awaitable<DecodeAnswer> DecodeService::Decode(Step step, std::string client
                                                         timer.async_wait(net::deferred))
             .async_wait(net::experimental::wait_for_one(), net::use_awaitable);
     (void)timer_ec;
+    if (order[0] != 0 && wait_until < deadline) {
+      // A result that arrived as the timer fired wins over the copy.
+      std::shared_ptr<const Flights::FlightResult> arrived;
+      channel->try_receive([&arrived](boost::system::error_code ec,
+                                      std::shared_ptr<const Flights::FlightResult> value) {
+        if (!ec) {
+          arrived = std::move(value);
+        }
+      });
+      if (arrived) {
+        result = std::move(arrived);
+        order[0] = 0;
+      }
+    }
     if (order[0] != 0 && wait_until < deadline) {
       // The live call goes on (a detached leader, or another request's flight) and fills the
       // cache; this user gets the copy now. The stale copy is the younger of the lookup's and
@@ -628,10 +652,27 @@ net::awaitable<DecodeAnswer> DecodeService::Decode(Step step, std::string client
   }
 }
 
+net::awaitable<void> DecodeService::RunBatchCall(Admission admission, std::vector<BatchItem> items,
+                                                 std::shared_ptr<BatchChannel> channel) {
+  auto flight = std::make_shared<BatchFlight>();
+  try {
+    flight->live = co_await CallUpstream(std::move(admission), std::move(items),
+                                         fusebox::Priority::kBatch, &flight->decoded);
+  } catch (const std::bad_alloc&) {
+    flight->live = LocalShortage("local: out of memory");
+  } catch (const std::exception&) {
+    flight->live = Live{};
+    flight->live.error = Error{ReasonCode::kUpstreamError};
+  }
+  channel->try_send(boost::system::error_code{}, std::move(flight));
+  leaders_running_.fetch_sub(1, std::memory_order_relaxed);
+}
+
 net::awaitable<std::vector<DecodeAnswer>> DecodeService::DecodeBatch(
     std::vector<std::string> raw_vins, int model_year, std::string client) {
   std::vector<DecodeAnswer> answers(raw_vins.size());
   std::vector<std::size_t> pending;
+  std::vector<DecodePtr> stored(raw_vins.size());
   std::vector<BatchItem> items;
   std::map<std::string, std::size_t, std::less<>> item_index;
   for (std::size_t i = 0; i < raw_vins.size(); ++i) {
@@ -655,6 +696,7 @@ net::awaitable<std::vector<DecodeAnswer>> DecodeService::DecodeBatch(
     }
     deps_.metrics.CountMiss();
     pending.push_back(i);
+    stored[i] = std::move(found.any_age);  // the copy the answer deadline may serve
     if (item_index.emplace(answer.vin, items.size()).second) {
       items.push_back(BatchItem{answer.vin, model_year});
     }
@@ -683,23 +725,67 @@ net::awaitable<std::vector<DecodeAnswer>> DecodeService::DecodeBatch(
       co_return answers;
     }
   }
-  std::vector<DecodePtr> decoded;
-  Live live;
+  auto flight = std::make_shared<BatchFlight>();
+  std::vector<bool> late(answers.size(), false);
   fusebox::Result<Admission> admission = Admit(fusebox::Priority::kBatch);
   if (!admission) {
-    live.error = admission.error();
+    flight->live.error = admission.error();
   } else {
-    try {
-      live =
-          co_await CallUpstream(std::move(*admission), items, fusebox::Priority::kBatch, &decoded);
-    } catch (const std::bad_alloc&) {
-      live = LocalShortage("local: out of memory");
-    } catch (const std::exception&) {
-      live = Live{};
-      live.error = Error{ReasonCode::kUpstreamError};
+    // The call runs on its own (counted as a leader) so that the answer deadline can answer the
+    // VINs that have a copy while it goes on; it fills the cache whenever it ends.
+    const net::any_io_executor executor = co_await net::this_coro::executor;
+    auto channel = std::make_shared<BatchChannel>(executor, 1);
+    leaders_running_.fetch_add(1, std::memory_order_relaxed);
+    net::co_spawn(executor, RunBatchCall(std::move(*admission), items, channel), net::detached);
+    const bool any_fallback =
+        deps_.offline != nullptr ||
+        std::any_of(pending.begin(), pending.end(), [&](std::size_t i) { return stored[i]; });
+    std::shared_ptr<BatchFlight> arrived;
+    if (options_.answer_deadline > Duration::zero() && any_fallback) {
+      net::steady_timer timer(executor, options_.answer_deadline);
+      auto [order, receive_ec, value, timer_ec] =
+          co_await net::experimental::make_parallel_group(channel->async_receive(net::deferred),
+                                                          timer.async_wait(net::deferred))
+              .async_wait(net::experimental::wait_for_one(), net::use_awaitable);
+      (void)timer_ec;
+      if (order[0] == 0 && !receive_ec) {
+        arrived = std::move(value);
+      } else {
+        // Late: each VIN with a copy gets it now (UPSTREAM_LATE); the others wait on.
+        bool waiting = false;
+        for (std::size_t i : pending) {
+          if (stored[i] != nullptr || deps_.offline != nullptr) {
+            AnswerLate(answers[i],
+                       Younger(stored[i], hot_.Get(CacheKey(answers[i].vin, model_year))),
+                       model_year);
+            late[i] = true;
+          } else {
+            waiting = true;
+          }
+        }
+        if (!waiting) {
+          co_return answers;
+        }
+      }
+    }
+    if (!arrived) {
+      auto [receive_ec, value] = co_await channel->async_receive(net::as_tuple(net::use_awaitable));
+      if (!receive_ec) {
+        arrived = std::move(value);
+      }
+    }
+    if (arrived) {
+      flight = std::move(arrived);
+    } else {
+      flight->live.error = Error{ReasonCode::kUpstreamError};
     }
   }
+  const Live& live = flight->live;
+  const std::vector<DecodePtr>& decoded = flight->decoded;
   for (std::size_t i : pending) {
+    if (late[i]) {
+      continue;
+    }
     Live mine;
     mine.latency = live.latency;
     mine.error = live.error;

@@ -20,7 +20,8 @@
 // that has a stale copy or an offline decode to fall back on waits for its live call (its own or
 // the flight it joined) at most that long; then it is answered with the fallback as
 // UPSTREAM_LATE, and the live call goes on within its budget and fills the cache for the next
-// request. Without a fallback the request waits for the live answer as before.
+// request. Without a fallback the request waits for the live answer as before. A batch applies it
+// per VIN: at the deadline the VINs with a copy get it, the others wait for the call.
 //
 // When the live decode is impossible (CIRCUIT_OPEN, CIRCUIT_HALF_OPEN, UPSTREAM_SLOW,
 // UPSTREAM_ERROR, OVERLOADED, LOCAL_OVERLOADED) and a last-good decode is stored, the answer is
@@ -77,6 +78,8 @@
 #include <vector>
 
 #include <boost/asio/awaitable.hpp>
+#include <boost/asio/experimental/concurrent_channel.hpp>
+#include <boost/system/error_code.hpp>
 
 #include "core/decode.h"
 #include "core/decode_answer.h"
@@ -216,6 +219,15 @@ class DecodeService {
 
   boost::asio::awaitable<void> Lead(Flights::Leader leader, std::string vin, int model_year,
                                     Admission admission);
+  // A batch's upstream call, on its own: what it produced goes to `channel` (one message).
+  struct BatchFlight {
+    Live live;
+    std::vector<DecodePtr> decoded;  // in the items' order, on success
+  };
+  using BatchChannel = boost::asio::experimental::concurrent_channel<void(
+      boost::system::error_code, std::shared_ptr<BatchFlight>)>;
+  boost::asio::awaitable<void> RunBatchCall(Admission admission, std::vector<BatchItem> items,
+                                            std::shared_ptr<BatchChannel> channel);
   fusebox::Result<Admission> Admit(fusebox::Priority priority);
   boost::asio::awaitable<Live> CallUpstream(Admission admission, std::vector<BatchItem> items,
                                             fusebox::Priority priority,
@@ -229,6 +241,8 @@ class DecodeService {
   boost::asio::awaitable<Lookup> LookUpBackend(std::string key, DecodePtr front, WallTime now);
   void AnswerFresh(DecodeAnswer& answer, const std::string& key, Lookup lookup);
   boost::asio::awaitable<void> Store(DecodePtr decode);
+  // Store, then one leader fewer (a store spawned on its own, counted while it runs).
+  boost::asio::awaitable<void> StoreThenRelease(DecodePtr decode);
   // Fills `answer` from `live`. When the live decode is impossible it looks for a stale copy:
   // `stored` when the caller has just looked (nullopt: look now).
   boost::asio::awaitable<void> Finish(DecodeAnswer& answer, const Live& live,
