@@ -285,6 +285,27 @@ class Simulation {
     return {Outcome::kSuccess, phase.latency};
   }
 
+  // A call in flight from `t` until its fate's latency has passed: a slot of the pool (reused),
+  // its completion in the heap.
+  InFlight& StartCall(Permit permit, const Fate& fate, Micros t, bool probe, bool active) {
+    std::uint32_t slot = 0;
+    if (!free_.empty()) {
+      slot = free_.back();
+      free_.pop_back();
+    } else {
+      slot = static_cast<std::uint32_t>(pool_.size());
+      pool_.emplace_back();
+    }
+    InFlight& call = pool_[slot];
+    call.permit.emplace(std::move(permit));
+    call.outcome = fate.outcome;
+    call.probe = probe;
+    call.active_probe = active;
+    heap_.push_back(Completion{t + fate.latency, next_order_++, slot});
+    std::push_heap(heap_.begin(), heap_.end(), CompletesLater{});
+    return call;
+  }
+
   // The simulated prober (probe_mode = active), as fusebox::asio::Prober behaves: asks the breaker
   // for a probe at `t`; runs it against the upstream in force under the probe budget, or asks
   // again when the breaker says (nothing to probe: idle until a transition).
@@ -308,21 +329,7 @@ class Simulation {
     }
     ++in_flight_;
     c.max_in_flight = std::max<std::uint64_t>(c.max_in_flight, in_flight_);
-    std::uint32_t slot = 0;
-    if (!free_.empty()) {
-      slot = free_.back();
-      free_.pop_back();
-    } else {
-      slot = static_cast<std::uint32_t>(pool_.size());
-      pool_.emplace_back();
-    }
-    InFlight& call = pool_[slot];
-    call.permit.emplace(std::move(*permit));
-    call.outcome = fate.outcome;
-    call.probe = true;
-    call.active_probe = true;
-    heap_.push_back(Completion{t + fate.latency, next_order_++, slot});
-    std::push_heap(heap_.begin(), heap_.end(), CompletesLater{});
+    InFlight& call = StartCall(std::move(*permit), fate, t, /*probe=*/true, /*active=*/true);
     if (options_.record_timeline && t < scenario_.duration) {
       Timeline::Bin& bin =
           result_.timeline.bins[static_cast<std::size_t>(t / result_.timeline.bin_width)];
@@ -396,21 +403,7 @@ class Simulation {
       return;
     }
 
-    std::uint32_t slot = 0;
-    if (!free_.empty()) {
-      slot = free_.back();
-      free_.pop_back();
-    } else {
-      slot = static_cast<std::uint32_t>(pool_.size());
-      pool_.emplace_back();
-    }
-    InFlight& call = pool_[slot];
-    call.permit.emplace(std::move(*permit));
-    call.outcome = fate.outcome;
-    call.probe = probe;
-    call.active_probe = false;
-    heap_.push_back(Completion{t + fate.latency, next_order_++, slot});
-    std::push_heap(heap_.begin(), heap_.end(), CompletesLater{});
+    InFlight& call = StartCall(std::move(*permit), fate, t, probe, /*active=*/false);
 
     if (bin != nullptr) {
       call.arrival_bin = static_cast<std::uint32_t>(bin - result_.timeline.bins.data());
