@@ -20,7 +20,7 @@ namespace {
 using std::chrono::milliseconds;
 
 struct Op {
-  enum Kind { kAcquire, kRecord, kAdvance, kOperator } kind;
+  enum Kind { kAcquire, kRecord, kAdvance, kOperator, kProbe } kind;
   bool batch = false;
   std::size_t index = 0;  // which held permit to record
   int outcome = 0;        // 0 success, 1 failure, 2 timeout, 3 ignored
@@ -28,13 +28,14 @@ struct Op {
   int command = 0;  // 0 force-close, 1 reset, 2 force-open, 3 disable, 4 metrics-only
 };
 
-// `operator_weight`: how often an operator command comes, against 6 acquires, 6 records and 4
-// clock advances.
+// `operator_weight`: how often an operator command comes, against 6 acquires, 6 records, 4
+// clock advances and 2 prober asks (TryAcquireProbe).
 rc::Gen<Op> GenOp(int operator_weight = 1) {
   return rc::gen::map(
-      rc::gen::tuple(rc::gen::weightedElement<int>({{6, 0}, {6, 1}, {4, 2}, {operator_weight, 3}}),
-                     rc::gen::arbitrary<bool>(), rc::gen::inRange<std::size_t>(0, 16),
-                     rc::gen::inRange(0, 4), rc::gen::inRange(0, 25000), rc::gen::inRange(0, 5)),
+      rc::gen::tuple(
+          rc::gen::weightedElement<int>({{6, 0}, {6, 1}, {4, 2}, {operator_weight, 3}, {2, 4}}),
+          rc::gen::arbitrary<bool>(), rc::gen::inRange<std::size_t>(0, 16), rc::gen::inRange(0, 4),
+          rc::gen::inRange(0, 25000), rc::gen::inRange(0, 5)),
       [](const auto& t) {
         Op op;
         op.kind = static_cast<Op::Kind>(std::get<0>(t));
@@ -84,11 +85,18 @@ CircuitBreakerConfig GenConfig() {
   c.half_open_max_probes = *rc::gen::inRange<std::uint32_t>(1, 4);
   c.half_open_successes = *rc::gen::inRange<std::uint32_t>(1, 4);
   c.batch_may_probe = *rc::gen::arbitrary<bool>();
-  c.inflight_slow_accounting = c.trip != TripPolicy::kConsecutive && *rc::gen::arbitrary<bool>();
+  c.inflight_slow_accounting = *rc::gen::arbitrary<bool>();
   c.cooldown_multiplier = *rc::gen::element(1.0, 2.0);
   c.cooldown_max = c.cooldown * 4;
   c.recovery_ramp = *rc::gen::element(0, 1) == 0 ? Duration::zero()
                                                  : milliseconds(*rc::gen::inRange(1000, 30000));
+  c.recovery_ramp_start = *rc::gen::element(0.1, 0.5, 1.0);
+  c.probe_mode = *rc::gen::element(ProbeMode::kPassive, ProbeMode::kActive);
+  if (*rc::gen::arbitrary<bool>()) {
+    c.probe_interval = milliseconds(*rc::gen::inRange(200, 20000));
+  }
+  c.probe_interval_max = c.effective_probe_interval() * 4;
+  c.probe_budget = milliseconds(*rc::gen::inRange(100, 10000));  // cut to call_timeout
   return c;
 }
 
@@ -117,6 +125,11 @@ void CheckInvariants(const CircuitBreakerConfig& config, const std::vector<Op>& 
           // Nothing admitted while OPEN before the cooldown, or while FORCED_OPEN.
           RC_ASSERT(!(before.state == State::kOpen && before.retry_after > Duration::zero()));
           RC_ASSERT(before.state != State::kForcedOpen);
+          // With active probing no caller is ever a probe, nor admitted while not CLOSED.
+          if (config.probe_mode == ProbeMode::kActive) {
+            RC_ASSERT(!permit->is_probe());
+            RC_ASSERT(before.state != State::kOpen && before.state != State::kHalfOpen);
+          }
           admitted_generations.push_back(permit->generation());
           held.push_back(std::move(permit).value());
         } else {
@@ -135,6 +148,26 @@ void CheckInvariants(const CircuitBreakerConfig& config, const std::vector<Op>& 
       case Op::kAdvance:
         clock.Advance(milliseconds(op.advance_ms));
         break;
+      case Op::kProbe: {
+        const MetricsSnapshot before = breaker->Snapshot();
+        auto probe = breaker->TryAcquireProbe();
+        if (probe) {
+          ++calls;  // an admitted call like any other
+          ++admitted;
+          RC_ASSERT(probe->is_probe());
+          RC_ASSERT(probe->deadline() - probe->start() == config.effective_probe_budget());
+          RC_ASSERT(before.state == State::kOpen || before.state == State::kHalfOpen);
+          RC_ASSERT(!(before.state == State::kOpen && before.retry_after > Duration::zero()));
+          admitted_generations.push_back(probe->generation());
+          held.push_back(std::move(probe).value());
+        } else if (before.state == State::kClosed || before.state == State::kMetricsOnly ||
+                   before.state == State::kDisabled) {
+          RC_ASSERT(probe.error().code == ReasonCode::kCancelled);  // nothing to probe
+        } else {
+          RC_ASSERT(probe.error().retry_after > Duration::zero());  // says when to ask again
+        }
+        break;
+      }
       case Op::kOperator:
         Command(*breaker, op.command);
         break;
@@ -232,7 +265,7 @@ void CheckInvariants(const CircuitBreakerConfig& config, const std::vector<Op>& 
         opened_at = t->at;
       }
       if (t->to == State::kHalfOpen) {
-        RC_ASSERT(t->at - opened_at >= config.cooldown);
+        RC_ASSERT(t->at - opened_at >= config.open_wait());  // the cooldown, or the interval
       }
       if (t->cause != TransitionCause::kOperator) {
         if (t->to == State::kClosed) {
@@ -337,6 +370,18 @@ RC_GTEST_PROP(CircuitBreakerPropertyTest, ShortPathsLeaveWhatTheFullPathLeaves, 
         Command(*full, op.command);
         Command(*quiet, op.command);
         break;
+      case Op::kProbe: {
+        auto a = full->TryAcquireProbe();
+        auto b = quiet->TryAcquireProbe();
+        RC_ASSERT(a.has_value() == b.has_value());
+        if (a) {
+          held.emplace_back(std::move(a).value(), std::move(b).value());
+        } else {
+          RC_ASSERT(a.error().code == b.error().code);
+          RC_ASSERT(a.error().retry_after == b.error().retry_after);
+        }
+        break;
+      }
     }
     const MetricsSnapshot f = full->Snapshot();
     const MetricsSnapshot q = quiet->Snapshot();

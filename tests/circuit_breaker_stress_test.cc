@@ -35,9 +35,10 @@ constexpr int kThreads = 8;
 // event replay below checks the state machine; without one the window short path runs (a sample
 // added without the event batch) and the counters are checked. The consecutive policy's
 // lock-free success path runs either way. `round` picks the threads' seeds (round 0: 1..8).
-// `ramp`: the recovery ramp (0: none).
+// `ramp`: the recovery ramp (0: none). `active`: active probing, thread 0 being the prober
+// (TryAcquireProbe only) and no other thread ever getting a probe.
 void Hammer(TripPolicy trip, bool inflight_slow, bool listen, int round,
-            Duration ramp = Duration::zero()) {
+            Duration ramp = Duration::zero(), bool active = false) {
   constexpr int kCallsPerThread = testing::kStressCallsPerThread;
   const CircuitBreakerConfig config{.trip = trip,
                                     .failure_threshold = 3,
@@ -47,7 +48,9 @@ void Hammer(TripPolicy trip, bool inflight_slow, bool listen, int round,
                                     .cooldown = milliseconds(20),
                                     .half_open_max_probes = 2,
                                     .inflight_slow_accounting = inflight_slow,
-                                    .recovery_ramp = ramp};
+                                    .recovery_ramp = ramp,
+                                    .probe_mode = active ? ProbeMode::kActive : ProbeMode::kPassive,
+                                    .probe_budget = milliseconds(30)};
   fusebox::testing::ManualClock clock;
   auto breaker = CircuitBreaker::Create("stress", config, {.clock = &clock}).value();
 
@@ -68,25 +71,49 @@ void Hammer(TripPolicy trip, bool inflight_slow, bool listen, int round,
   // count can only under-state what the breaker holds: any excess is a real violation.
   std::map<std::uint64_t, int> probes_held;  // Guarded by mu.
   std::atomic<bool> probe_cap_violated{false};
+  std::atomic<bool> caller_probed{false};  // active: a caller got a probe permit
   std::atomic<std::uint64_t> calls{0};
   std::atomic<std::uint64_t> admitted{0};
 
   std::vector<std::thread> workers;
+  std::atomic<int> callers_left{active ? kThreads - 1 : kThreads};
   for (int w = 0; w < kThreads; ++w) {
     workers.emplace_back([&, w] {
       std::mt19937 rng(static_cast<unsigned>(round * kThreads + w) + 1);
       std::uniform_int_distribution<int> pick(0, 99);
-      for (int i = 0; i < kCallsPerThread; ++i) {
-        // Virtual time moves with the work done (1 ms per 25 calls of each thread), not with the
-        // scheduler: a thread descheduled mid-call does not see its probe run for seconds.
-        if (i % 25 == 0) {
+      const bool prober = active && w == 0;
+      // The prober asks for as long as the callers call (they move virtual time), then until
+      // the breaker has closed, moving time itself (bounded): however the threads were
+      // scheduled, its probes get to close the breaker.
+      int after_callers = 0;
+      const auto prober_goes_on = [&] {
+        if (callers_left.load() > 0) {
+          return true;
+        }
+        if (++after_callers % 25 == 0) {
           clock.Advance(milliseconds(1));
         }
-        calls.fetch_add(1);
-        auto permit =
-            breaker->TryAcquire(pick(rng) < 20 ? Priority::kBatch : Priority::kInteractive);
+        return breaker->state() != State::kClosed && after_callers < 1'000'000;
+      };
+      for (int i = 0; prober ? prober_goes_on() : i < kCallsPerThread; ++i) {
+        // Virtual time moves with the work done (1 ms per 25 calls of each thread), not with the
+        // scheduler: a thread descheduled mid-call does not see its probe run for seconds.
+        if (i % 25 == 0 && !prober) {
+          clock.Advance(milliseconds(1));
+        }
+        if (!prober) {
+          calls.fetch_add(1);
+        }
+        auto permit = prober ? breaker->TryAcquireProbe()
+                             : breaker->TryAcquire(pick(rng) < 20 ? Priority::kBatch
+                                                                  : Priority::kInteractive);
         if (!permit) {
           continue;
+        }
+        if (prober) {
+          calls.fetch_add(1);  // an admitted probe is a call; a refused ask is not
+        } else if (active && permit->is_probe()) {
+          caller_probed = true;
         }
         admitted.fetch_add(1);
         admitted_by_thread[static_cast<std::size_t>(w)].push_back(
@@ -115,6 +142,9 @@ void Hammer(TripPolicy trip, bool inflight_slow, bool listen, int round,
         }
         permit->Record(outcome);
       }
+      if (!prober) {
+        callers_left.fetch_sub(1);
+      }
     });
   }
   for (auto& t : workers) {
@@ -122,6 +152,7 @@ void Hammer(TripPolicy trip, bool inflight_slow, bool listen, int round,
   }
 
   EXPECT_FALSE(probe_cap_violated.load());
+  EXPECT_FALSE(caller_probed.load());
   const MetricsSnapshot m = breaker->Snapshot();
   EXPECT_EQ(m.calls, calls.load());
   EXPECT_EQ(m.allowed, admitted.load());
@@ -172,7 +203,7 @@ void Hammer(TripPolicy trip, bool inflight_slow, bool listen, int round,
     }
     if (t.to == State::kHalfOpen) {
       EXPECT_EQ(t.from, State::kOpen);
-      EXPECT_GE(t.at - opened_at, config.cooldown);
+      EXPECT_GE(t.at - opened_at, config.open_wait());
       good_probes = 0;
     }
     if (t.to == State::kOpen) {
@@ -181,7 +212,9 @@ void Hammer(TripPolicy trip, bool inflight_slow, bool listen, int round,
     state_of_generation[t.generation] = t.to;
     state = t.to;
   }
-  EXPECT_GT(closes_checked, 0U);  // the run must have recovered at least once
+  EXPECT_GT(closes_checked, 0U) << "opened " << m.opened << " times, ends " << ToString(m.state)
+                                << ", " << m.probes << " probes, " << events.size()
+                                << " events";  // it must have recovered
   if (ramp > Duration::zero()) {
     EXPECT_GT(relapses, 0U);  // with 58% failures every ramp is cut short
   }
@@ -199,10 +232,10 @@ void Hammer(TripPolicy trip, bool inflight_slow, bool listen, int round,
 // Runs Hammer(trip, inflight_slow, listen, ramp) testing::StressRounds() times, stopping at the
 // first failing round.
 void HammerRounds(TripPolicy trip, bool inflight_slow, bool listen = true,
-                  Duration ramp = Duration::zero()) {
+                  Duration ramp = Duration::zero(), bool active = false) {
   for (int round = 0; round < testing::StressRounds(); ++round) {
     SCOPED_TRACE(::testing::Message() << "round " << round);
-    Hammer(trip, inflight_slow, listen, round, ramp);
+    Hammer(trip, inflight_slow, listen, round, ramp, active);
     if (::testing::Test::HasFailure()) {
       return;
     }
@@ -228,6 +261,17 @@ TEST(CircuitBreakerStressTest, RecoveryRampUnderEightThreads) {
   HammerRounds(TripPolicy::kCountWindow, false, true, milliseconds(30));
   HammerRounds(TripPolicy::kCountWindow, true, true, milliseconds(30));
   HammerRounds(TripPolicy::kConsecutive, false, false, milliseconds(30));
+}
+
+// Active probing: seven callers and one prober; no caller ever probes, the prober's probes close
+// the breaker under the usual rules (the replay), with and without in-flight slow accounting
+// under the consecutive policy. (No ramp here: whether callers still run when the prober closes
+// the breaker depends on the scheduler.)
+TEST(CircuitBreakerStressTest, ActiveProbingUnderEightThreads) {
+  HammerRounds(TripPolicy::kConsecutive, false, true, Duration::zero(), /*active=*/true);
+  HammerRounds(TripPolicy::kConsecutive, true, true, Duration::zero(), /*active=*/true);
+  HammerRounds(TripPolicy::kCountWindow, true, true, Duration::zero(), /*active=*/true);
+  HammerRounds(TripPolicy::kConsecutive, false, false, Duration::zero(), /*active=*/true);
 }
 
 TEST(CircuitBreakerStressTest, ShortPathsUnderEightThreads) {
