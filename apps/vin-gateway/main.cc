@@ -491,7 +491,12 @@ int Run(const vin_gateway::GatewayConfig& config, const std::vector<std::string>
   vin_gateway::GatewayMetrics metrics;
   vin_gateway::DecodeService service(
       {*cache, **client, **breaker, **bulkhead, limiter, clock, wall_clock, metrics,
-       offline ? &*offline : nullptr},
+       offline ? &*offline : nullptr,
+       [&log](fusebox::Duration hold) {
+         log("warn", fmt::format("breaker vpic: vPIC asked to wait {} (Retry-After); no request "
+                                 "or probe goes to it before then",
+                                 vin_gateway::FormatDuration(hold)));
+       }},
       {.cache_ttl = config.cache_ttl,
        // The in-process front never holds more than the cache itself may.
        .hot_entries =

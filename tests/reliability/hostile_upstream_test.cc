@@ -295,9 +295,13 @@ class HostileUpstreamTest : public GatewayProcessTest {
              const Policy& policy = kConsecutive) {
     const double budget_s = fault.budget_scaled ? kBudgetS * TimeScale() : kBudgetS;
     // The traces below are passive probing's (a user's request probes after the cooldown);
-    // active probing has its own tests (integration_test.cc).
-    std::vector<std::string> args = policy.args;
-    args.insert(args.end(), {"--probe-mode", "passive"});
+    // active probing has its own tests (integration_test.cc). Only calls that reach the budget
+    // are slow here, as the traces assume: a slow sanitizer build must not make a 1 MiB answer
+    // a slow call.
+    // (A policy's own --slow-call-duration comes later and wins.)
+    std::vector<std::string> args = {"--probe-mode", "passive", "--slow-call-duration",
+                                     fmt::format("{}ms", std::lround(budget_s * 1000))};
+    args.insert(args.end(), policy.args.begin(), policy.args.end());
     if (fault.budget_scaled) {
       args.insert(args.end(),
                   {"--call-timeout", fmt::format("{}ms", std::lround(budget_s * 1000))});

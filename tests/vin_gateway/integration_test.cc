@@ -818,6 +818,36 @@ TEST_F(GatewayIntegrationTest, ActiveProbesWaitOutTheUpstreamsRetryAfter) {
   EXPECT_EQ(probing.at("sent"), 0);
   EXPECT_GE(probing.at("next_in_s").to_number<double>(), 27.0);
   EXPECT_EQ(UpstreamCalls(), 1);
+  EXPECT_NE(gateway_->Log().find("breaker vpic: vPIC asked to wait 30s (Retry-After)"),
+            std::string::npos)
+      << gateway_->Log();
+}
+
+// The answer deadline with a real slow vPIC: a decode with a stale copy gets it by the deadline
+// while vPIC takes 3 s; the live answer then lands in the cache, and the next request is a fresh
+// hit.
+TEST_F(GatewayIntegrationTest, ASlowLiveDecodeIsAnsweredByTheDeadlineAndFillsTheCache) {
+  StartSim();
+  StartGateway({"--call-timeout", "7s", "--answer-deadline", "500ms", "--cache-ttl", "1s",
+                "--slow-call-duration", "5s"});
+  ASSERT_EQ(Field(Decode(kVin), "source"), "live");
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));  // real time past the 1 s TTL
+  Fault(R"({"mode":"slow","latency_ms":3000})");
+  const HttpResult late = Decode(kVin);
+  EXPECT_EQ(late.status, 200);
+  EXPECT_EQ(Field(late, "status"), "UPSTREAM_LATE");
+  EXPECT_EQ(Json(late).at("stale"), true);
+  EXPECT_LT(late.seconds, 1.5);  // the deadline, not vPIC's 3 s
+  Fault(R"({"mode":"ok"})");
+  // The live call goes on and fills the cache: within its 3 s the next decode is a fresh hit.
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        const HttpResult r = Decode(kVin);
+        return Field(r, "status") == "OK" && Field(r, "source") == "cache" &&
+               Json(r).at("stale") == false;
+      },
+      5));
+  EXPECT_EQ(Breaker().at("state"), "CLOSED");
 }
 
 // The gateway's own probe decodes --probe-vin, and its answer lands in the cache for that VIN.

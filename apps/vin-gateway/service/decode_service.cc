@@ -187,6 +187,9 @@ void DecodeService::HoldUpstream(Duration retry_after) noexcept {
   // The breaker keeps every call and probe away until then (it may open on this very outcome,
   // which is recorded after this); the figure here is for /status.
   deps_.breaker.HoldOpen(retry_after);
+  if (deps_.on_upstream_hold) {
+    deps_.on_upstream_hold(retry_after);
+  }
   const std::int64_t until = (deps_.clock.Now() + retry_after).time_since_epoch().count();
   std::int64_t current = hold_until_ns_.load(std::memory_order_relaxed);
   while (current < until &&

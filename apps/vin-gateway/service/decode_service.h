@@ -71,6 +71,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -127,6 +128,8 @@ struct DecodeServiceDeps {
   GatewayMetrics& metrics;
   // NHTSA's vPIC snapshot for answers when no live decode is possible; null: none.
   const OfflineDecoder* offline = nullptr;
+  // Told of every Retry-After the upstream gave (capped), for the log; may be empty.
+  std::function<void(fusebox::Duration)> on_upstream_hold = nullptr;
 };
 
 class DecodeService {
