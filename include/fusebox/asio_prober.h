@@ -101,7 +101,13 @@ class Prober {
     return prober;
   }
 
-  ~Prober() { Stop(); }
+  ~Prober() {
+    try {
+      Stop();
+    } catch (...) {  // NOLINT(bugprone-empty-catch): out of memory posting the stop; the loop
+                     // then ends with its io_context, and no destructor may throw
+    }
+  }
   Prober(const Prober&) = delete;
   Prober& operator=(const Prober&) = delete;
 
@@ -167,12 +173,16 @@ class Prober {
     Detach(const Detach&) = delete;
     Detach& operator=(const Detach&) = delete;
     ~Detach() {
-      if (auto s = state.lock()) {
-        {
-          std::lock_guard lock(s->mu);
-          s->breaker = nullptr;
+      try {
+        if (auto s = state.lock()) {
+          {
+            std::lock_guard lock(s->mu);
+            s->breaker = nullptr;
+          }
+          Wake(s);
         }
-        Wake(s);
+      } catch (...) {  // NOLINT(bugprone-empty-catch): the wake could not be posted (out of
+                       // memory); the loop sees the null breaker at its next step anyway
       }
     }
   };
