@@ -142,7 +142,7 @@ void AnswerInvalid(DecodeAnswer& answer, const VinCheck& check, std::size_t raw_
 }  // namespace
 
 DecodeService::DecodeService(DecodeServiceDeps deps, DecodeServiceOptions options)
-    : deps_(deps), options_(options), hot_(options.hot_entries) {
+    : deps_(std::move(deps)), options_(options), hot_(options.hot_entries) {
   // An observer, not a listener: the breaker's CLOSED path stays lock-free.
   observer_ = deps_.breaker.AddTransitionObserver([this](const fusebox::TransitionEvent& t) {
     transitions_.Record(t, deps_.wall_clock.Now());
