@@ -37,6 +37,7 @@
 #include "core/decode.h"
 #include "http/access_log.h"
 #include "http/client_address.h"
+#include "http/connection_deadline.h"
 #include "http/http_message.h"
 #include "http/request_framing.h"
 #include "http/transport_status.h"
@@ -189,6 +190,10 @@ struct HttpServer::Impl {
                                   0xFFFFFF,
                               static_cast<unsigned>(getpid()) & 0xFFFFU)) {}
 
+  // The io_context the next connection is served on (round robin); advanced once it is taken.
+  net::io_context& NextContext() const { return *session_contexts[next_context]; }
+  void AdvanceContext() { next_context = (next_context + 1) % session_contexts.size(); }
+
   net::io_context& io;
   const std::vector<net::io_context*> session_contexts;  // never empty
   std::size_t next_context = 0;                          // only touched by the accept loop
@@ -317,92 +322,94 @@ std::string HttpServer::local_address() const { return FormatEndpoint(impl_->loc
 std::uint16_t HttpServer::port() const { return impl_->local.port(); }
 
 void HttpServer::Start() {
-  Impl* impl = impl_.get();
-  const std::int64_t cap = ConnectionCap(impl->options.descriptor_reserve);
+  Impl& impl = *impl_;
+  const std::int64_t cap = ConnectionCap(impl.options.descriptor_reserve);
+  net::co_spawn(impl.acceptor.get_executor(), AcceptLoop(impl, cap), net::detached);
+}
+
+net::awaitable<void> HttpServer::AcceptLoop(Impl& impl, std::int64_t cap) {
+  // The reserve is reached: connections wait in the listen backlog (accepting them would take the
+  // descriptors upstream calls need) and are taken once one closes. The accept failed for want of
+  // descriptors or memory: the same wait. Both are short polls, so a client is taken within
+  // milliseconds once descriptors free up, and neither spins.
+  constexpr auto kFullPoll = std::chrono::milliseconds(10);
+  constexpr auto kShortagePause = std::chrono::milliseconds(20);
+  Episode full(impl.options, "checks");
+  Episode shortage(impl.options, "failed accepts");
+  net::steady_timer pause(impl.acceptor.get_executor());
+  boost::system::error_code ignored;
+  impl.acceptor.non_blocking(true, ignored);  // the backlog is drained without waiting
+  for (;;) {
+    if (connections_.load(std::memory_order_relaxed) >= cap) {
+      full.Begin(fmt::format(
+          "accept: {} connections open, the most that leaves {} descriptors for upstream "
+          "calls; new connections wait until one closes",
+          cap, impl.options.descriptor_reserve));
+      pause.expires_after(kFullPoll);
+      co_await pause.async_wait(kTuple);
+      if (!impl.acceptor.is_open()) {
+        co_return;
+      }
+      continue;
+    }
+    full.End("accept: below the descriptor reserve again");
+    net::io_context& target = impl.NextContext();
+    impl.AdvanceContext();
+    auto [ec, socket] = co_await impl.acceptor.async_accept(target.get_executor(), kTuple);
+    if (ec == net::error::operation_aborted || !impl.acceptor.is_open()) {
+      co_return;
+    }
+    if (ec) {
+      shortage.Begin(fmt::format(
+          "accept failed: {}{}; waiting for descriptors (logged once until it ends)", ec.message(),
+          IsLocalShortage(ec) ? " (the gateway is short of resources)" : ""));
+      pause.expires_after(kShortagePause);
+      co_await pause.async_wait(kTuple);
+      continue;
+    }
+    shortage.End("accept: working again");
+    TakeBacklog(impl, std::move(socket), cap);
+  }
+}
+
+void HttpServer::TakeBacklog(Impl& impl, tcp::socket socket, std::int64_t cap) {
+  for (;;) {
+    if (draining_.load(std::memory_order_relaxed)) {
+      return;  // the socket closes as it goes out of scope
+    }
+    StartSession(impl, std::move(socket));
+    if (connections_.load(std::memory_order_relaxed) >= cap) {
+      return;
+    }
+    boost::system::error_code ec;
+    tcp::socket more = impl.acceptor.accept(impl.NextContext().get_executor(), ec);
+    if (ec) {
+      return;  // none waiting (or trouble, which the next async accept reports)
+    }
+    impl.AdvanceContext();
+    socket = std::move(more);
+  }
+}
+
+void HttpServer::StartSession(Impl& impl, tcp::socket socket) {
+  auto session = std::make_shared<Session>();
+  session->executor = socket.get_executor();
+  const std::uint64_t id = impl.next_session.fetch_add(1, std::memory_order_relaxed);
+  {
+    std::lock_guard<std::mutex> lock(impl.mu);
+    impl.sessions.emplace(id, session);
+  }
+  connections_.fetch_add(1, std::memory_order_relaxed);
+  auto executor = socket.get_executor();
   net::co_spawn(
-      impl->acceptor.get_executor(),
-      [this, impl, cap]() -> net::awaitable<void> {
-        // The reserve is reached: connections wait in the listen backlog (accepting them would
-        // take the descriptors upstream calls need) and are taken once one closes. The accept
-        // failed for want of descriptors or memory: the same wait. Both are short polls, so a
-        // client is taken within milliseconds once descriptors free up, and neither spins.
-        constexpr auto kFullPoll = std::chrono::milliseconds(10);
-        constexpr auto kShortagePause = std::chrono::milliseconds(20);
-        Episode full(impl->options, "checks");
-        Episode shortage(impl->options, "failed accepts");
-        net::steady_timer pause(impl->acceptor.get_executor());
-        boost::system::error_code ignored;
-        impl->acceptor.non_blocking(true, ignored);  // the backlog is drained without waiting
-        for (;;) {
-          if (connections_.load(std::memory_order_relaxed) >= cap) {
-            full.Begin(fmt::format(
-                "accept: {} connections open, the most that leaves {} descriptors for upstream "
-                "calls; new connections wait until one closes",
-                cap, impl->options.descriptor_reserve));
-            pause.expires_after(kFullPoll);
-            co_await pause.async_wait(kTuple);
-            if (!impl->acceptor.is_open()) {
-              co_return;
-            }
-            continue;
-          }
-          full.End("accept: below the descriptor reserve again");
-          net::io_context& target = *impl->session_contexts[impl->next_context];
-          impl->next_context = (impl->next_context + 1) % impl->session_contexts.size();
-          auto [ec, socket] = co_await impl->acceptor.async_accept(target.get_executor(), kTuple);
-          if (ec == net::error::operation_aborted || !impl->acceptor.is_open()) {
-            co_return;
-          }
-          if (ec) {
-            shortage.Begin(fmt::format(
-                "accept failed: {}{}; waiting for descriptors (logged once until it ends)",
-                ec.message(), IsLocalShortage(ec) ? " (the gateway is short of resources)" : ""));
-            pause.expires_after(kShortagePause);
-            co_await pause.async_wait(kTuple);
-            continue;
-          }
-          shortage.End("accept: working again");
-          // Every connection already waiting in the backlog is taken now (non-blocking accepts),
-          // not one per turn of the event loop: a burst of 256 connects would otherwise wait
-          // 256 turns, each as long as the requests of every connection taken so far, for the
-          // last one (a second and more under load).
-          for (;;) {
-            if (draining_.load(std::memory_order_relaxed)) {
-              break;  // the socket closes as it goes out of scope
-            }
-            auto session = std::make_shared<Session>();
-            session->executor = socket.get_executor();
-            const std::uint64_t id = impl->next_session.fetch_add(1, std::memory_order_relaxed);
-            {
-              std::lock_guard<std::mutex> lock(impl->mu);
-              impl->sessions.emplace(id, session);
-            }
-            connections_.fetch_add(1, std::memory_order_relaxed);
-            auto executor = socket.get_executor();
-            net::co_spawn(
-                executor,
-                [this, impl, session, id, s = std::move(socket)]() mutable -> net::awaitable<void> {
-                  co_await Serve(*impl, std::move(s), *session);
-                  {
-                    std::lock_guard<std::mutex> lock(impl->mu);
-                    impl->sessions.erase(id);
-                  }
-                  connections_.fetch_sub(1, std::memory_order_relaxed);
-                },
-                net::detached);
-            if (connections_.load(std::memory_order_relaxed) >= cap) {
-              break;
-            }
-            net::io_context& next = *impl->session_contexts[impl->next_context];
-            boost::system::error_code more_ec;
-            auto more = impl->acceptor.accept(next.get_executor(), more_ec);
-            if (more_ec) {
-              break;  // none waiting (or trouble, which the next async accept reports)
-            }
-            impl->next_context = (impl->next_context + 1) % impl->session_contexts.size();
-            socket = std::move(more);
-          }
+      executor,
+      [this, &impl, session, id, s = std::move(socket)]() mutable -> net::awaitable<void> {
+        co_await Serve(impl, std::move(s), *session);
+        {
+          std::lock_guard<std::mutex> lock(impl.mu);
+          impl.sessions.erase(id);
         }
+        connections_.fetch_sub(1, std::memory_order_relaxed);
       },
       net::detached);
 }
@@ -451,307 +458,368 @@ namespace {
 
 constexpr std::size_t kMaxLoggedMethod = 32;
 
+// The 500 of a handler that threw.
+HttpResponse InternalError() {
+  HttpResponse response;
+  response.status = 500;
+  boost::json::object body;
+  body["status"] = "INTERNAL_ERROR";
+  body["message"] = "The gateway failed to answer this request.";
+  response.body = boost::json::serialize(body);
+  response.log_status = "INTERNAL_ERROR";
+  return response;
+}
+
+// An awaited answer, or the 500 of a handler that threw while awaited.
+net::awaitable<HttpResponse> AwaitAnswer(net::awaitable<HttpResponse> answer) {
+  try {
+    co_return co_await std::move(answer);
+  } catch (const std::exception&) {
+    co_return InternalError();
+  }
+}
+
+std::optional<net::ip::address> PeerAddressOf(const tcp::socket& socket) {
+  boost::system::error_code ec;
+  const tcp::endpoint peer = socket.remote_endpoint(ec);
+  if (ec) {
+    return std::nullopt;
+  }
+  return peer.address();
+}
+
 }  // namespace
 
-net::awaitable<void> HttpServer::Serve(Impl& impl, tcp::socket socket, Session& session) {
-  std::optional<net::ip::address> peer_address;
-  {
+// One client connection, in the steps of its session coroutine (Serve): read a request (or
+// refuse it), have it answered, write the answer, write its access record. Used only by that
+// coroutine, on its io_context's thread; what LogUnfinishedRequests reads goes through
+// Session::mu.
+class HttpServer::Connection {
+ public:
+  Connection(Impl& impl, const std::atomic<bool>& draining, tcp::socket socket, Session& session)
+      : impl_(impl),
+        draining_(draining),
+        session_(session),
+        peer_address_(PeerAddressOf(socket)),
+        peer_client_(impl.PeerClient(peer_address_)),  // once: most requests come without a proxy
+        stream_(std::move(socket)),
+        deadline_(stream_.socket()) {
+    session_.stream = &stream_;
+    // Non-blocking at the user level, for the direct write of each answer (WriteAtOnce): a write
+    // that would block then returns at once. Asio's asynchronous operations work the same either
+    // way.
     boost::system::error_code ec;
-    const tcp::endpoint peer = socket.remote_endpoint(ec);
-    if (!ec) {
-      peer_address = peer.address();
-    }
+    stream_.socket().non_blocking(true, ec);
+    direct_writes_ = !ec;
   }
-  // Once per connection: most requests come without a proxy in front.
-  const Impl::Client peer_client = impl.PeerClient(peer_address);
-  const std::string& client = peer_client.address;
-  beast::tcp_stream stream(std::move(socket));
-  session.stream = &stream;
-  // Non-blocking at the user level, for the direct write of each answer (below): a write that
-  // would block then returns at once. Asio's asynchronous operations work the same either way.
-  bool direct_writes = false;
-  {
-    boost::system::error_code ec;
-    stream.socket().non_blocking(true, ec);
-    direct_writes = !ec;
-  }
-  beast::flat_buffer buffer;
-  std::string head;         // the answer's status line and fields, rendered anew for each answer
-  bool served_one = false;  // a request was answered on this connection
-  std::optional<http::request_parser<http::string_body>> parser;
-  const auto fresh_parser = [&] {
-    parser.emplace();
-    parser->header_limit(static_cast<std::uint32_t>(impl.options.header_limit));
-    parser->body_limit(impl.options.body_limit);
+
+  // What reading one request gave.
+  struct Read {
+    boost::system::error_code error;      // beast::error::timeout: cut off at the client timeout
+    std::optional<HttpResponse> refusal;  // its framing is refused (request_framing.h)
+    std::chrono::steady_clock::time_point done{};  // when the read ended: the request's start
+    bool ok() const noexcept { return !error && !refusal; }
   };
-  const auto new_id = [&] {
-    return fmt::format(FMT_COMPILE("{}-{:x}"), impl.id_prefix,
-                       impl.next_id.fetch_add(1, std::memory_order_relaxed));
-  };
-  // The client and write timeouts: not the stream's own expiry, which closes the socket (then no
-  // 408 could be written), but one timer per connection that cancels the read or write in
-  // progress when its deadline passes. The timer is not re-armed per request: a deadline that
-  // moved later since the timer was armed only re-arms it when it fires (so a busy connection
-  // costs no timer operation per request). Its handler runs on the session's io_context;
-  // `generation` tells it whether the wait it was armed for is still the current one.
-  struct Deadline {
-    bool live = true;     // the session runs (the handler may touch the stream)
-    bool active = false;  // a read or a write is under the deadline
-    bool expired = false;
-    bool armed = false;
-    std::uint64_t generation = 0;
-    std::chrono::steady_clock::time_point at{};
-    std::chrono::steady_clock::time_point armed_at{};
-  };
-  const auto deadline_state = std::make_shared<Deadline>();
-  net::steady_timer deadline(stream.get_executor());
-  std::function<void()> arm_deadline = [&] {
-    Deadline& d = *deadline_state;
-    d.armed = true;
-    d.armed_at = d.at;
-    const std::uint64_t generation = ++d.generation;
-    deadline.expires_at(d.at);
-    deadline.async_wait([state = deadline_state, generation, &stream,
-                         &arm_deadline](const boost::system::error_code& ec) {
-      if (!state->live || state->generation != generation || ec) {
-        return;  // the session ended, or the timer was armed again since
-      }
-      state->armed = false;
-      if (!state->active) {
-        return;  // nothing under a deadline now; the next one arms the timer
-      }
-      if (std::chrono::steady_clock::now() < state->at) {
-        arm_deadline();  // the deadline moved later since this wait was armed
-        return;
-      }
-      state->expired = true;
-      boost::system::error_code ignored;
-      stream.socket().cancel(ignored);
-    });
-  };
-  const auto start_deadline = [&](fusebox::Duration timeout) {
-    Deadline& d = *deadline_state;
-    d.active = true;
-    d.expired = false;
-    d.at = std::chrono::steady_clock::now() +
-           std::chrono::duration_cast<std::chrono::steady_clock::duration>(timeout);
-    if (!d.armed || d.at < d.armed_at) {
-      arm_deadline();
-    }
-  };
-  for (;;) {
-    if (draining_.load(std::memory_order_relaxed)) {
-      break;
-    }
-    fresh_parser();
-    start_deadline(impl.options.client_timeout);
-    session.idle = true;
-    boost::system::error_code read_ec;
+
+  // Reads the next request (header, `100 Continue` when owed, body) within the client timeout.
+  net::awaitable<Read> ReadRequest() {
+    FreshParser();
+    deadline_.Start(impl_.options.client_timeout);
+    session_.idle = true;
+    Read read;
     // The header is read through HeaderReadBuffer, which sees its raw bytes (for obs-fold).
-    HeaderReadBuffer header_buffer(buffer);
+    HeaderReadBuffer header_buffer(buffer_);
     for (bool downgraded = false;;) {
-      auto [ec, n] = co_await http::async_read_header(stream, header_buffer, *parser, kTuple);
+      auto [ec, n] = co_await http::async_read_header(stream_, header_buffer, *parser_, kTuple);
       (void)n;
-      if (ec == http::error::bad_version && !downgraded && DowngradeMinorVersion(buffer)) {
+      if (ec == http::error::bad_version && !downgraded && DowngradeMinorVersion(buffer_)) {
         downgraded = true;
-        fresh_parser();
+        FreshParser();
         continue;
       }
-      read_ec = ec;
+      read.error = ec;
       break;
     }
-    std::optional<HttpResponse> refusal;
-    if (!read_ec) {
-      refusal = FramingRefusal(*parser, header_buffer.obs_fold());
+    if (!read.error) {
+      read.refusal = FramingRefusal(*parser_, header_buffer.obs_fold());
     }
-    if (!read_ec && !refusal && !parser->is_done()) {
-      if (ExpectsContinue(parser->get().base())) {
+    if (read.ok() && !parser_->is_done()) {
+      if (ExpectsContinue(parser_->get().base())) {
         static constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
         auto [ec, n] = co_await net::async_write(
-            stream, net::buffer(kContinue.data(), kContinue.size()), kTuple);
+            stream_, net::buffer(kContinue.data(), kContinue.size()), kTuple);
         (void)n;
-        read_ec = ec;
+        read.error = ec;
       }
-      if (!read_ec) {
-        auto [ec, n] = co_await http::async_read(stream, buffer, *parser, kTuple);
+      if (!read.error) {
+        auto [ec, n] = co_await http::async_read(stream_, buffer_, *parser_, kTuple);
         (void)n;
-        read_ec = ec;
+        read.error = ec;
       }
     }
-    session.idle = false;
-    deadline_state->active = false;
-    if (deadline_state->expired) {
-      read_ec = beast::error::timeout;
+    session_.idle = false;
+    if (deadline_.Stop()) {
+      read.error = beast::error::timeout;
     }
-    const auto started = std::chrono::steady_clock::now();
-    if (read_ec || refusal) {
-      if (!refusal) {
-        refusal = ReadFailureResponse(read_ec);
-      }
-      // A keep-alive connection that merely stayed idle after an answer is closed as usual (with
-      // a 408, which clients take as "retry on a new connection"), without a log line.
-      const bool quiet_idle = read_ec == beast::error::timeout && served_one &&
-                              buffer.size() == 0 && !parser->got_some();
-      if (refusal) {
-        const std::string id = new_id();
-        head.clear();
-        AppendResponseHead(*refusal, 11, id, false, head);
-        start_deadline(impl.options.write_timeout);
-        auto [write_ec, write_n] = co_await net::async_write(
-            stream,
-            std::array<net::const_buffer, 2>{
-                net::buffer(head),
-                net::buffer(refusal->body_bytes().data(), refusal->body_bytes().size())},
-            kTuple);
-        (void)write_ec;
-        (void)write_n;
-        if (impl.access_log && !quiet_idle) {
-          AccessRecord record;
-          record.request_id = id;
-          if (parser->is_header_done()) {
-            record.method = BoundedLogField(parser->get().method_string(), kMaxLoggedMethod);
-            record.target = BoundedLogField(parser->get().target(), kMaxLoggedTarget);
-          }
-          record.client = client;
-          record.http_status = refusal->status;
-          record.status = refusal->log_status;
-          if (read_ec == beast::error::timeout) {
-            record.note = parser->got_some() || buffer.size() > 0
-                              ? "the request was still incomplete at the client timeout"
-                              : "no request arrived within the client timeout";
-          }
-          record.elapsed = std::chrono::duration_cast<fusebox::Duration>(
-              std::chrono::steady_clock::now() - started);
-          impl.access_log(record);
-        }
-      }
-      break;
+    read.done = std::chrono::steady_clock::now();
+    co_return read;
+  }
+
+  // Answers a request that could not be read, or was refused as framed, when there is an answer
+  // to give (best effort, under the write timeout), and logs it. A keep-alive connection that
+  // merely stayed idle after an answer is closed as usual (with a 408, which clients take as
+  // "retry on a new connection"), without a log line.
+  net::awaitable<void> Refuse(const Read& read) {
+    std::optional<HttpResponse> refusal = read.refusal;
+    if (!refusal) {
+      refusal = ReadFailureResponse(read.error);
     }
-    http::request<http::string_body> request = parser->release();
-    std::string id;
-    if (auto it = request.find("X-Request-Id");
-        it != request.end() &&
-        UsableRequestId(std::string_view(it->value().data(), it->value().size()))) {
-      id = std::string(it->value());
-    } else {
-      id = new_id();
+    if (!refusal) {
+      co_return;
     }
+    const bool quiet_idle = read.error == beast::error::timeout && served_one_ &&
+                            buffer_.size() == 0 && !parser_->got_some();
+    const std::string id = NewId();
+    head_.clear();
+    AppendResponseHead(*refusal, 11, id, false, head_);
+    deadline_.Start(impl_.options.write_timeout);
+    auto [write_ec, write_n] = co_await net::async_write(
+        stream_,
+        std::array<net::const_buffer, 2>{
+            net::buffer(head_),
+            net::buffer(refusal->body_bytes().data(), refusal->body_bytes().size())},
+        kTuple);
+    (void)write_ec;
+    (void)write_n;
+    if (!impl_.access_log || quiet_idle) {
+      co_return;
+    }
+    std::string_view method;
+    std::string_view target;
+    if (parser_->is_header_done()) {
+      method = parser_->get().method_string();
+      target = parser_->get().target();
+    }
+    AccessRecord record = NewRecord(id, method, target, peer_client_.address);
+    record.http_status = refusal->status;
+    record.status = refusal->log_status;
+    if (read.error == beast::error::timeout) {
+      record.note = parser_->got_some() || buffer_.size() > 0
+                        ? "the request was still incomplete at the client timeout"
+                        : "no request arrived within the client timeout";
+    }
+    Log(record, read.done);
+  }
+
+  // Has the request just read answered, writes the answer and logs it. Returns whether the
+  // connection goes on to the next request.
+  net::awaitable<bool> Exchange(std::chrono::steady_clock::time_point started) {
+    http::request<http::string_body> request = parser_->release();
+    const std::string id = RequestIdOf(request);
     const bool is_head = request.method() == http::verb::head;
     const unsigned version = request.version();
     const bool client_keep_alive = request.keep_alive();
-    Impl::Client request_client = impl.ClientOf(peer_address, peer_client, request);
-    HttpRequest in = ToHttpRequest(std::move(request), std::move(request_client.key));
-    AccessRecord record;
-    record.request_id = id;
-    record.method = BoundedLogField(in.method, kMaxLoggedMethod);
-    record.target = BoundedLogField(in.target, kMaxLoggedTarget);
-    record.client = std::move(request_client.address);
-    // The request is shown to LogUnfinishedRequests (another thread, at the end of the shutdown
-    // grace period) only while this coroutine waits: on an awaited answer, or on a write the
-    // socket did not take at once. An answer made and written without waiting is logged right
-    // after, on this thread, before anything else runs here.
-    bool shown = false;
-    const auto show_in_progress = [&] {
-      if (shown) {
-        return;
-      }
-      shown = true;
-      {
-        std::lock_guard<std::mutex> lock(session.mu);
-        session.in_progress.emplace(record, started);
-      }
-      if (impl.unfinished_logged.load()) {
-        impl.LogCutOff(session);  // shown too late for LogUnfinishedRequests to see it
-      }
-    };
+    Impl::Client client = impl_.ClientOf(peer_address_, peer_client_, request);
+    HttpRequest in = ToHttpRequest(std::move(request), std::move(client.key));
+    AccessRecord record = NewRecord(id, in.method, in.target, std::move(client.address));
+
     HttpResponse response;
-    try {
-      HandlerResult result = impl.handler(std::move(in));
-      if (auto* at_once = std::get_if<HttpResponse>(&result)) {
-        response = std::move(*at_once);
-      } else {
-        show_in_progress();
-        response = co_await std::move(std::get<net::awaitable<HttpResponse>>(result));
-      }
-    } catch (const std::exception& e) {
-      response = HttpResponse{};
-      response.status = 500;
-      boost::json::object body;
-      body["status"] = "INTERNAL_ERROR";
-      body["message"] = "The gateway failed to answer this request.";
-      response.body = boost::json::serialize(body);
-      response.log_status = "INTERNAL_ERROR";
+    HandlerResult result = CallHandler(std::move(in));
+    if (auto* at_once = std::get_if<HttpResponse>(&result)) {
+      response = std::move(*at_once);
+    } else {
+      Show(record, started);
+      response = co_await AwaitAnswer(std::move(std::get<net::awaitable<HttpResponse>>(result)));
     }
+
     const bool keep_alive = client_keep_alive && !draining_.load(std::memory_order_relaxed);
-    head.clear();
-    AppendResponseHead(response, version, id, keep_alive, head);
+    head_.clear();
+    AppendResponseHead(response, version, id, keep_alive, head_);
     // One gather write (one sendmsg) of the head and the body. A HEAD answer carries the GET
     // answer's headers (Content-Length included), never its body (RFC 9110 9.3.2).
     const std::array<net::const_buffer, 2> answer{
-        net::buffer(head),
+        net::buffer(head_),
         is_head ? net::const_buffer()
                 : net::buffer(response.body_bytes().data(), response.body_bytes().size())};
-    // Written directly as far as the socket takes it without blocking (an answer of a few KB
-    // into an empty send buffer: nearly always all of it), which saves an asynchronous
-    // operation and a resumption per answer; the rest, if any, asynchronously under the write
-    // timeout. Connections keep taking turns: the next read completes through the queue (Beast
-    // posts even a read that the buffer already holds).
     boost::system::error_code write_ec;
-    std::size_t written = 0;
-    if (direct_writes) {
-      written = stream.socket().write_some(answer, write_ec);
-      if (write_ec == net::error::would_block || write_ec == net::error::try_again) {
-        write_ec = {};
-      }
-    }
+    const std::size_t written = WriteAtOnce(answer, write_ec);
     if (!write_ec && written < net::buffer_size(answer)) {
-      beast::buffers_suffix<std::array<net::const_buffer, 2>> rest(answer);
-      rest.consume(written);
-      show_in_progress();
-      start_deadline(impl.options.write_timeout);
-      auto [ec, n] = co_await net::async_write(stream, rest, kTuple);
-      (void)n;
-      write_ec = ec;
-      deadline_state->active = false;
-      if (write_ec && deadline_state->expired) {
-        write_ec = beast::error::timeout;  // cut off at the write timeout
-      }
+      Show(record, started);
+      write_ec = co_await WriteRest(answer, written);
     }
-    bool logged_already = false;  // by LogUnfinishedRequests
-    if (shown) {
-      std::lock_guard<std::mutex> lock(session.mu);
-      logged_already = session.cut_off;
-      session.in_progress.reset();
-      session.cut_off = false;
+
+    if (const bool logged_already = Withdraw(); impl_.access_log && !logged_already) {
+      LogAnswer(record, response, write_ec, started);
     }
-    if (impl.access_log && !logged_already) {
-      record.http_status = response.status;
-      // The answer is written: its log fields are moved, not copied.
-      record.status = std::move(response.log_status);
-      record.vin = std::move(response.log_vin);
-      record.source = std::move(response.log_source);
-      record.upstream_latency = response.upstream_latency;
-      record.detail = std::move(response.log_detail);
-      if (write_ec == beast::error::timeout) {
-        record.note = "the client took no answer within the write timeout";
-      } else if (write_ec) {
-        record.note = "the answer could not be written: " + write_ec.message();
-      }
-      record.elapsed =
-          std::chrono::duration_cast<fusebox::Duration>(std::chrono::steady_clock::now() - started);
-      impl.access_log(record);
+    served_one_ = true;
+    co_return !write_ec && keep_alive;
+  }
+
+  // Ends the connection: the session no longer shows a stream, the socket is shut and closed.
+  void Close() {
+    deadline_.Stop();
+    session_.stream = nullptr;
+    boost::system::error_code ignored;
+    stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+    stream_.socket().close(ignored);
+  }
+
+ private:
+  void FreshParser() {
+    parser_.emplace();
+    parser_->header_limit(static_cast<std::uint32_t>(impl_.options.header_limit));
+    parser_->body_limit(impl_.options.body_limit);
+  }
+
+  std::string NewId() {
+    return fmt::format(FMT_COMPILE("{}-{:x}"), impl_.id_prefix,
+                       impl_.next_id.fetch_add(1, std::memory_order_relaxed));
+  }
+
+  // The client's X-Request-Id when it is short and plain, else a new id.
+  std::string RequestIdOf(const http::request<http::string_body>& request) {
+    if (auto it = request.find("X-Request-Id");
+        it != request.end() &&
+        UsableRequestId(std::string_view(it->value().data(), it->value().size()))) {
+      return std::string(it->value());
     }
-    served_one = true;
-    if (write_ec || !keep_alive) {
+    return NewId();
+  }
+
+  // The access record of a request, before its answer is known; built the same way for every
+  // request, refused or answered.
+  static AccessRecord NewRecord(std::string id, std::string_view method, std::string_view target,
+                                std::string client) {
+    AccessRecord record;
+    record.request_id = std::move(id);
+    record.method = BoundedLogField(method, kMaxLoggedMethod);
+    record.target = BoundedLogField(target, kMaxLoggedTarget);
+    record.client = std::move(client);
+    return record;
+  }
+
+  void Log(AccessRecord& record, std::chrono::steady_clock::time_point started) const {
+    record.elapsed =
+        std::chrono::duration_cast<fusebox::Duration>(std::chrono::steady_clock::now() - started);
+    impl_.access_log(record);
+  }
+
+  // Completes the record with the answer written (its log fields are moved, not copied) and
+  // logs it.
+  void LogAnswer(AccessRecord& record, HttpResponse& response,
+                 const boost::system::error_code& write_ec,
+                 std::chrono::steady_clock::time_point started) const {
+    record.http_status = response.status;
+    record.status = std::move(response.log_status);
+    record.vin = std::move(response.log_vin);
+    record.source = std::move(response.log_source);
+    record.upstream_latency = response.upstream_latency;
+    record.detail = std::move(response.log_detail);
+    if (write_ec == beast::error::timeout) {
+      record.note = "the client took no answer within the write timeout";
+    } else if (write_ec) {
+      record.note = "the answer could not be written: " + write_ec.message();
+    }
+    Log(record, started);
+  }
+
+  // The handler's answer, or the 500 of a handler that threw.
+  HandlerResult CallHandler(HttpRequest in) const {
+    try {
+      return impl_.handler(std::move(in));
+    } catch (const std::exception&) {
+      return InternalError();
+    }
+  }
+
+  // Writes the answer directly as far as the socket takes it without blocking (an answer of a
+  // few KB into an empty send buffer: nearly always all of it), which saves an asynchronous
+  // operation and a resumption per answer. Connections keep taking turns: the next read
+  // completes through the queue (Beast posts even a read that the buffer already holds).
+  std::size_t WriteAtOnce(const std::array<net::const_buffer, 2>& answer,
+                          boost::system::error_code& ec) {
+    if (!direct_writes_) {
+      return 0;
+    }
+    const std::size_t written = stream_.socket().write_some(answer, ec);
+    if (ec == net::error::would_block || ec == net::error::try_again) {
+      ec = {};
+    }
+    return written;
+  }
+
+  // Writes what WriteAtOnce left, under the write timeout.
+  net::awaitable<boost::system::error_code> WriteRest(
+      const std::array<net::const_buffer, 2>& answer, std::size_t written) {
+    beast::buffers_suffix<std::array<net::const_buffer, 2>> rest(answer);
+    rest.consume(written);
+    deadline_.Start(impl_.options.write_timeout);
+    auto [ec, n] = co_await net::async_write(stream_, rest, kTuple);
+    (void)n;
+    const bool expired = deadline_.Stop();
+    co_return ec&& expired ? beast::error::timeout : ec;  // cut off at the write timeout
+  }
+
+  // The request is shown to LogUnfinishedRequests (another thread, at the end of the shutdown
+  // grace period) only while this coroutine waits: on an awaited answer, or on a write the
+  // socket did not take at once. An answer made and written without waiting is logged right
+  // after, on this thread, before anything else runs here.
+  void Show(const AccessRecord& record, std::chrono::steady_clock::time_point started) {
+    if (shown_) {
+      return;
+    }
+    shown_ = true;
+    {
+      std::lock_guard<std::mutex> lock(session_.mu);
+      session_.in_progress.emplace(record, started);
+    }
+    if (impl_.unfinished_logged.load()) {
+      impl_.LogCutOff(session_);  // shown too late for LogUnfinishedRequests to see it
+    }
+  }
+
+  // The request is no longer shown. Returns whether LogUnfinishedRequests logged it meanwhile.
+  bool Withdraw() {
+    if (!shown_) {
+      return false;
+    }
+    shown_ = false;
+    std::lock_guard<std::mutex> lock(session_.mu);
+    const bool logged = session_.cut_off;
+    session_.in_progress.reset();
+    session_.cut_off = false;
+    return logged;
+  }
+
+  Impl& impl_;
+  const std::atomic<bool>& draining_;
+  Session& session_;
+  const std::optional<net::ip::address> peer_address_;
+  const Impl::Client peer_client_;
+  beast::tcp_stream stream_;
+  ConnectionDeadline deadline_;  // on stream_'s socket: declared after it
+  bool direct_writes_ = false;
+  beast::flat_buffer buffer_;
+  std::string head_;  // the answer's status line and fields, rendered anew for each answer
+  std::optional<http::request_parser<http::string_body>> parser_;
+  bool served_one_ = false;  // a request was answered on this connection
+  bool shown_ = false;       // the request in progress is shown to LogUnfinishedRequests
+};
+
+net::awaitable<void> HttpServer::Serve(Impl& impl, tcp::socket socket, Session& session) {
+  Connection connection(impl, draining_, std::move(socket), session);
+  while (!draining_.load(std::memory_order_relaxed)) {
+    const Connection::Read read = co_await connection.ReadRequest();
+    if (!read.ok()) {
+      co_await connection.Refuse(read);
+      break;
+    }
+    const bool goes_on = co_await connection.Exchange(read.done);
+    if (!goes_on) {
       break;
     }
   }
-  deadline_state->live = false;
-  deadline.cancel();
-  session.stream = nullptr;
-  boost::system::error_code ignored;
-  stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
-  stream.socket().close(ignored);
+  connection.Close();
 }
 
 }  // namespace vin_gateway

@@ -139,6 +139,17 @@ class HttpServer {
   struct Impl;
   struct Session;
   explicit HttpServer(std::unique_ptr<Impl> impl);
+  class Connection;
+
+  // Takes connections until the listener closes, while fewer than `cap` are open.
+  boost::asio::awaitable<void> AcceptLoop(Impl& impl, std::int64_t cap);
+  // Serves `socket`, then every connection already waiting in the backlog (non-blocking
+  // accepts), not one per turn of the event loop: a burst of 256 connects would otherwise wait
+  // 256 turns, each as long as the requests of every connection taken so far, for the last one
+  // (a second and more under load).
+  void TakeBacklog(Impl& impl, boost::asio::ip::tcp::socket socket, std::int64_t cap);
+  void StartSession(Impl& impl, boost::asio::ip::tcp::socket socket);
+  // One connection's requests, in turn, until it closes or the server drains.
   boost::asio::awaitable<void> Serve(Impl& impl, boost::asio::ip::tcp::socket socket,
                                      Session& session);
 
