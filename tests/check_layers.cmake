@@ -10,18 +10,19 @@
 #   apps/fusebox-sim                virtual time only: no Asio or Beast, no other app.
 #   apps/vpic-sim                   may use Asio and Beast; never the gateway's layers.
 #   apps/vin-gateway                never another app's files (fusebox-sim, vpic-sim), and in
-#                                   five layers:  main.cc --> http --> service --> offline
-#                                   --> core, config --> core
+#                                   six layers:  main.cc --> http --> service --> offline
+#                                   --> core, config --> core, service and offline --> storage
 #     core/     core/ and the fusebox core only. Not service/, http/, config/, Asio, Beast,
 #               SQLite, OpenSSL, TOML, CLI11, nor fusebox/asio.h: it is pure (the fuzzers link
 #               only it).
-#     offline/  core/, offline/, fusebox (not asio.h), SQLite, apps/common (vPIC's error texts):
+#     storage/  SQLite and the standard library only: the one wrapper of SQLite's C API.
+#     offline/  core/, storage/, offline/, fusebox (not asio.h), SQLite, apps/common (vPIC's codes):
 #               the decoder from NHTSA's vPIC database. Not service/, http/, config/, nor Asio,
 #               Beast, OpenSSL, TOML or CLI11.
-#     service/  core/, offline/, service/, fusebox (asio.h too), Asio, Beast (the upstream
-#               client), OpenSSL, SQLite. Not http/ or config/, nor TOML or CLI11.
+#     service/  core/, storage/, offline/, service/, fusebox (asio.h too), Asio, Beast (the
+#               upstream client), OpenSSL, SQLite. Not http/ or config/, nor TOML or CLI11.
 #     http/     core/, service/, http/, Asio, Beast, OpenSSL. Not config/ (main hands it values),
-#               nor SQLite, TOML or CLI11 (the cache is the service's). The server itself
+#               nor storage/, SQLite, TOML or CLI11 (the cache is the service's). The server itself
 #               (http_server.*) knows only its own messages: not service/ nor the router.
 #     config/   core/, config/, the apps' common grammar, fusebox (not asio.h), TOML, CLI11,
 #               Boost.URL. Not service/ or http/, nor Asio, Beast or SQLite.
@@ -37,14 +38,14 @@ endif()
 get_filename_component(SOURCE_DIR "${SOURCE_DIR}" ABSOLUTE)
 
 # The gateway's layer folders and the simulator's and stand-in's own headers, as includes.
-set(gateway_includes "\"core/" "\"offline/" "\"service/" "\"http/" "\"config/")
+set(gateway_includes "\"core/" "\"storage/" "\"offline/" "\"service/" "\"http/" "\"config/")
 set(third_party "<boost/" "<fmt/" "<toml" "<sqlite3" "<CLI/" "<spdlog/" "<openssl/")
 set(asio_beast "<boost/asio" "<boost/beast")
 set(sim_includes "\"scenario.h\"" "\"simulator.h\"" "\"sweep.h\"" "\"report.h\"" "\"plot.h\"")
 set(vpic_sim_includes "\"server.h\"" "\"fault_spec.h\"" "\"fault_engine.h\"" "\"vpic_api.h\""
     "\"recordings.h\"")
 
-set(parts library redis common fusebox_sim vpic_sim vpic_sim_model vin_gateway gateway_core gateway_offline
+set(parts library redis common fusebox_sim vpic_sim vpic_sim_model vin_gateway gateway_core gateway_storage gateway_offline
     gateway_service gateway_http gateway_http_server gateway_config)
 set(library_globs include/fusebox/*.h src/*.h src/*.cc)
 set(library_forbidden ${third_party} "<hiredis" "\"common/" ${gateway_includes})
@@ -71,19 +72,22 @@ set(vpic_sim_model_forbidden ${asio_beast} "<openssl/" "\"server.h\"")
 set(vin_gateway_globs apps/vin-gateway/*.h apps/vin-gateway/*.cc)
 set(vin_gateway_forbidden ${sim_includes} ${vpic_sim_includes})
 set(gateway_core_globs apps/vin-gateway/core/*.h apps/vin-gateway/core/*.cc)
-set(gateway_core_forbidden "\"offline/" "\"service/" "\"http/" "\"config/" ${asio_beast} "<sqlite3"
+set(gateway_core_forbidden "\"storage/" "\"offline/" "\"service/" "\"http/" "\"config/" ${asio_beast} "<sqlite3"
     "<openssl/" "<toml" "<CLI/" "\"fusebox/asio.h\"" "\"fusebox/asio_prober.h\"")
+set(gateway_storage_globs apps/vin-gateway/storage/*.h apps/vin-gateway/storage/*.cc)
+set(gateway_storage_forbidden ${gateway_includes} ${asio_beast} "<openssl/" "<toml" "<CLI/" "<hiredis"
+    "<fmt/" "\"fusebox/")
 set(gateway_offline_globs apps/vin-gateway/offline/*.h apps/vin-gateway/offline/*.cc)
 set(gateway_offline_forbidden "\"service/" "\"http/" "\"config/" ${asio_beast} "<openssl/" "<toml"
     "<CLI/" "<hiredis" "\"fusebox/asio.h\"" "\"fusebox/asio_prober.h\"" "\"fusebox/redis")
 set(gateway_service_globs apps/vin-gateway/service/*.h apps/vin-gateway/service/*.cc)
 set(gateway_service_forbidden "\"http/" "\"config/" "<toml" "<CLI/")
 set(gateway_http_globs apps/vin-gateway/http/*.h apps/vin-gateway/http/*.cc)
-set(gateway_http_forbidden "\"config/" "<sqlite3" "<toml" "<CLI/")
+set(gateway_http_forbidden "\"storage/" "\"config/" "<sqlite3" "<toml" "<CLI/")
 set(gateway_http_server_globs apps/vin-gateway/http/http_server.*)
 set(gateway_http_server_forbidden "\"service/" "\"http/router.h\"" "\"http/route_deps.h\"")
 set(gateway_config_globs apps/vin-gateway/config/*.h apps/vin-gateway/config/*.cc)
-set(gateway_config_forbidden "\"offline/" "\"service/" "\"http/" ${asio_beast} "<sqlite3" "\"fusebox/asio.h\"" "\"fusebox/asio_prober.h\"")
+set(gateway_config_forbidden "\"storage/" "\"offline/" "\"service/" "\"http/" ${asio_beast} "<sqlite3" "\"fusebox/asio.h\"" "\"fusebox/asio_prober.h\"")
 
 set(violations "")
 foreach(part IN LISTS parts)

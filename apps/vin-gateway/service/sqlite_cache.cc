@@ -19,8 +19,6 @@
 // Being the file's only writer also lets this process keep a filter of the keys it holds
 // (service/key_filter.h), built from the file at open and kept by every insert and eviction: a
 // Get of a VIN never stored answers without running a statement.
-#include <sqlite3.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -35,6 +33,7 @@
 
 #include "service/cache.h"
 #include "service/key_filter.h"
+#include "storage/sqlite.h"
 
 namespace vin_gateway {
 namespace {
@@ -48,19 +47,6 @@ constexpr const char* kSchema =
     "  fetched_at_ms INTEGER NOT NULL,"
     "  used INTEGER NOT NULL);"
     "CREATE INDEX decodes_by_use ON decodes(used);";
-
-class Statement {
- public:
-  Statement() = default;
-  Statement(const Statement&) = delete;
-  Statement& operator=(const Statement&) = delete;
-  ~Statement() { sqlite3_finalize(stmt_); }
-  sqlite3_stmt** out() { return &stmt_; }
-  sqlite3_stmt* get() const { return stmt_; }
-
- private:
-  sqlite3_stmt* stmt_ = nullptr;
-};
 
 class SqliteCache final : public ImmediateCache {
  public:
@@ -83,7 +69,7 @@ class SqliteCache final : public ImmediateCache {
     std::lock_guard<std::mutex> lock(mu_);
     ++gets_;
     RelockIfDueLocked();
-    if (db_ == nullptr || !keys_.MayContain(key)) {
+    if (!db_.is_open() || !keys_.MayContain(key)) {
       return std::nullopt;
     }
     sqlite3_stmt* s = get_.get();
@@ -97,11 +83,12 @@ class SqliteCache final : public ImmediateCache {
       FailLocked(rc, "get");
       return std::nullopt;
     }
+    const sqlite::Row row = get_.row();
     CacheEntry entry;
-    entry.payload.assign(ColumnText(s, 0));
-    entry.fetched_at = WallTime(std::chrono::duration_cast<WallTime::duration>(
-        std::chrono::milliseconds(sqlite3_column_int64(s, 1))));
-    const sqlite3_int64 used = sqlite3_column_int64(s, 2);
+    entry.payload.assign(row.Text(0));
+    entry.fetched_at = WallTime(
+        std::chrono::duration_cast<WallTime::duration>(std::chrono::milliseconds(row.Int64(1))));
+    const std::int64_t used = row.Int64(2);
     sqlite3_reset(s);
     ++hits_;
     if (sequence_ - used >= refresh_gap_) {
@@ -121,7 +108,7 @@ class SqliteCache final : public ImmediateCache {
     std::lock_guard<std::mutex> lock(mu_);
     ++puts_;
     RelockIfDueLocked();
-    if (db_ == nullptr) {
+    if (!db_.is_open()) {
       return;
     }
     const sqlite3_int64 fetched_ms =
@@ -140,7 +127,7 @@ class SqliteCache final : public ImmediateCache {
       FailLocked(rc, "update");
       return;
     }
-    if (sqlite3_changes(db_) > 0) {
+    if (sqlite3_changes(db_.get()) > 0) {
       return;
     }
     sqlite3_stmt* i = insert_.get();
@@ -164,7 +151,7 @@ class SqliteCache final : public ImmediateCache {
       sqlite3_bind_int64(e, 1, static_cast<sqlite3_int64>(entries_ - max_entries_));
       std::uint64_t removed = 0;
       while ((rc = sqlite3_step(e)) == SQLITE_ROW) {  // one row per evicted key
-        keys_.Remove(ColumnText(e, 0));
+        keys_.Remove(evict_.row().Text(0));
         ++removed;
       }
       sqlite3_reset(e);
@@ -174,7 +161,7 @@ class SqliteCache final : public ImmediateCache {
         // The statement's changes are undone, but the keys it returned left the filter: read
         // them again from the file if it stays open (a transient error), so none is missed.
         FailLocked(rc, "evict");
-        if (db_ != nullptr) {
+        if (db_.is_open()) {
           LoadKeysLocked();
         }
         return;
@@ -244,22 +231,19 @@ class SqliteCache final : public ImmediateCache {
     // default: a file that is not a cache is left exactly as it was found.
     std::error_code wal_ec;
     const bool had_wal = std::filesystem::exists(path_ + "-wal", wal_ec);
-    int rc =
-        sqlite3_open_v2(path_.c_str(), &db_,
-                        SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
+    int rc = db_.Open(path_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX);
     if (rc != SQLITE_OK) {
-      BreakLocked(fmt::format("cannot open the cache file: {}",
-                              db_ != nullptr ? sqlite3_errmsg(db_) : sqlite3_errstr(rc)));
+      BreakLocked(fmt::format("cannot open the cache file: {}", db_.ErrorMessage(rc)));
       return;
     }
-    sqlite3_db_config(db_, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, had_wal ? 1 : 0, nullptr);
-    sqlite3_busy_timeout(db_, busy_timeout_ms);
+    sqlite3_db_config(db_.get(), SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, had_wal ? 1 : 0, nullptr);
+    sqlite3_busy_timeout(db_.get(), busy_timeout_ms);
     // EXCLUSIVE before the file's first read (and so before WAL mode): the WAL index then lives
     // in this process's memory, not in a -shm file, and every lock taken is kept until close.
     // Setting the mode reads and writes nothing.
-    rc = sqlite3_exec(db_, "PRAGMA locking_mode=EXCLUSIVE", nullptr, nullptr, nullptr);
+    rc = sqlite3_exec(db_.get(), "PRAGMA locking_mode=EXCLUSIVE", nullptr, nullptr, nullptr);
     if (rc != SQLITE_OK) {
-      BreakLocked(fmt::format("cannot open the cache file: {}", sqlite3_errmsg(db_)));
+      BreakLocked(fmt::format("cannot open the cache file: {}", sqlite3_errmsg(db_.get())));
       return;
     }
     // Only reads until the file is known to be a cache: another application's database given
@@ -274,14 +258,14 @@ class SqliteCache final : public ImmediateCache {
       return;
     }
     if (identity.rc != SQLITE_OK) {
-      BreakLocked(fmt::format("cannot read the cache file: {}", sqlite3_errmsg(db_)));
+      BreakLocked(fmt::format("cannot read the cache file: {}", sqlite3_errmsg(db_.get())));
       return;
     }
     if (!identity.refusal.empty()) {
       BreakLocked(fmt::format("not a vin-gateway cache: {}", identity.refusal));
       return;
     }
-    sqlite3_db_config(db_, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 0, nullptr);
+    sqlite3_db_config(db_.get(), SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 0, nullptr);
     // WAL mode cannot change inside a transaction; the stamp and the schema go in one, so that a
     // file is never stamped without its tables. The transaction also takes the write lock now
     // (kept: EXCLUSIVE mode never releases it), not at the first Put, so that a second process
@@ -295,7 +279,7 @@ class SqliteCache final : public ImmediateCache {
     }
     setup += "COMMIT;";
     char* message = nullptr;
-    rc = sqlite3_exec(db_, setup.c_str(), nullptr, nullptr, &message);
+    rc = sqlite3_exec(db_.get(), setup.c_str(), nullptr, nullptr, &message);
     if (rc == SQLITE_BUSY) {
       sqlite3_free(message);
       LockedOutLocked();
@@ -320,22 +304,22 @@ class SqliteCache final : public ImmediateCache {
                        "(SELECT key FROM decodes ORDER BY used LIMIT ?1) RETURNING key")) {
       return;
     }
-    Statement stats;
+    sqlite::Statement stats;
     if (!PrepareLocked(stats, "SELECT COUNT(*), COALESCE(MAX(used), 0) FROM decodes")) {
       return;
     }
     rc = sqlite3_step(stats.get());
     if (rc != SQLITE_ROW) {
-      BreakLocked(fmt::format("not a usable cache: {}", sqlite3_errmsg(db_)));
+      BreakLocked(fmt::format("not a usable cache: {}", sqlite3_errmsg(db_.get())));
       return;
     }
-    entries_ = static_cast<std::uint64_t>(sqlite3_column_int64(stats.get(), 0));
-    sequence_ = sqlite3_column_int64(stats.get(), 1);
+    entries_ = static_cast<std::uint64_t>(stats.row().Int64(0));
+    sequence_ = stats.row().Int64(1);
     if (!LoadKeysLocked()) {
       return;
     }
     // Queries on a file this process holds never need to wait for a lock.
-    sqlite3_busy_timeout(db_, 0);
+    sqlite3_busy_timeout(db_.get(), 0);
   }
 
   // Another process holds the file: broken until a later Get or Put finds it free.
@@ -352,9 +336,8 @@ class SqliteCache final : public ImmediateCache {
   Identity IdentifyLocked() {
     Identity identity;
     sqlite3_int64 application_id = 0;
-    identity.rc = EachRowLocked("PRAGMA application_id", [&](sqlite3_stmt* s) {
-      application_id = sqlite3_column_int64(s, 0);
-    });
+    identity.rc =
+        EachRowLocked("PRAGMA application_id", [&](sqlite::Row s) { application_id = s.Int64(0); });
     if (identity.rc != SQLITE_OK) {
       return identity;
     }
@@ -363,10 +346,10 @@ class SqliteCache final : public ImmediateCache {
     bool use_index = false;
     std::vector<std::string> others;
     identity.rc =
-        EachRowLocked("SELECT type, name, tbl_name FROM sqlite_master", [&](sqlite3_stmt* s) {
-          const std::string_view type = ColumnText(s, 0);
-          const std::string_view name = ColumnText(s, 1);
-          const bool on_decodes = ColumnText(s, 2) == "decodes";
+        EachRowLocked("SELECT type, name, tbl_name FROM sqlite_master", [&](sqlite::Row s) {
+          const std::string_view type = s.Text(0);
+          const std::string_view name = s.Text(1);
+          const bool on_decodes = s.Text(2) == "decodes";
           if (type == "table" && name == "decodes") {
             table = true;
           } else if (type == "index" && on_decodes && name == "sqlite_autoindex_decodes_1") {
@@ -396,10 +379,10 @@ class SqliteCache final : public ImmediateCache {
     }
     // The columns, as kSchema declares them: name, type, NOT NULL, primary key.
     std::vector<std::string> columns;
-    identity.rc = EachRowLocked("PRAGMA table_info(decodes)", [&](sqlite3_stmt* s) {
-      columns.push_back(fmt::format("{} {}{}{}", ColumnText(s, 1), ColumnText(s, 2),
-                                    sqlite3_column_int(s, 5) != 0 ? " PRIMARY KEY" : "",
-                                    sqlite3_column_int(s, 3) != 0 ? " NOT NULL" : ""));
+    identity.rc = EachRowLocked("PRAGMA table_info(decodes)", [&](sqlite::Row s) {
+      columns.push_back(fmt::format("{} {}{}{}", s.Text(1), s.Text(2),
+                                    s.Int(5) != 0 ? " PRIMARY KEY" : "",
+                                    s.Int(3) != 0 ? " NOT NULL" : ""));
     });
     if (identity.rc != SQLITE_OK) {
       return identity;
@@ -411,9 +394,9 @@ class SqliteCache final : public ImmediateCache {
       return identity;
     }
     std::string indexed;
-    identity.rc = EachRowLocked("PRAGMA index_info(decodes_by_use)", [&](sqlite3_stmt* s) {
+    identity.rc = EachRowLocked("PRAGMA index_info(decodes_by_use)", [&](sqlite::Row s) {
       indexed += indexed.empty() ? "" : ",";
-      indexed += ColumnText(s, 2);
+      indexed += s.Text(2);
     });
     if (identity.rc != SQLITE_OK) {
       return identity;
@@ -428,17 +411,9 @@ class SqliteCache final : public ImmediateCache {
   }
 
   // Runs `sql`, handing each row to `row`. SQLITE_OK when every row was read.
-  template <typename Row>
-  int EachRowLocked(const char* sql, Row&& row) {
-    Statement statement;
-    int rc = sqlite3_prepare_v2(db_, sql, -1, statement.out(), nullptr);
-    if (rc != SQLITE_OK) {
-      return rc;
-    }
-    while ((rc = sqlite3_step(statement.get())) == SQLITE_ROW) {
-      row(statement.get());
-    }
-    return rc == SQLITE_DONE ? SQLITE_OK : rc;
+  template <typename RowFn>
+  int EachRowLocked(const char* sql, RowFn&& row) {
+    return sqlite::EachRow(db_.get(), sql, std::forward<RowFn>(row)).rc;
   }
 
   // The first few of a foreign file's names, each cut short: they are the file's words, not the
@@ -461,32 +436,24 @@ class SqliteCache final : public ImmediateCache {
   // or of a process that held it while this one was locked out).
   bool LoadKeysLocked() {
     keys_.Clear();
-    Statement all;
+    sqlite::Statement all;
     if (!PrepareLocked(all, "SELECT key FROM decodes")) {
       return false;
     }
     int rc = SQLITE_ROW;
     while ((rc = sqlite3_step(all.get())) == SQLITE_ROW) {
-      keys_.Add(ColumnText(all.get(), 0));
+      keys_.Add(all.row().Text(0));
     }
     if (rc != SQLITE_DONE) {
-      BreakLocked(fmt::format("not a usable cache: {}", sqlite3_errmsg(db_)));
+      BreakLocked(fmt::format("not a usable cache: {}", sqlite3_errmsg(db_.get())));
       return false;
     }
     return true;
   }
 
-  static std::string_view ColumnText(sqlite3_stmt* s, int column) {
-    const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(s, column));
-    return text == nullptr
-               ? std::string_view()
-               : std::string_view(text, static_cast<std::size_t>(sqlite3_column_bytes(s, column)));
-  }
-
-  bool PrepareLocked(Statement& statement, const char* sql) {
-    const int rc = sqlite3_prepare_v2(db_, sql, -1, statement.out(), nullptr);
-    if (rc != SQLITE_OK) {
-      BreakLocked(fmt::format("not a usable cache: {}", sqlite3_errmsg(db_)));
+  bool PrepareLocked(sqlite::Statement& statement, const char* sql) {
+    if (statement.Prepare(db_.get(), sql) != SQLITE_OK) {
+      BreakLocked(fmt::format("not a usable cache: {}", sqlite3_errmsg(db_.get())));
       return false;
     }
     return true;
@@ -512,14 +479,10 @@ class SqliteCache final : public ImmediateCache {
   }
 
   void CloseLocked() {
-    for (Statement* s : {&get_, &touch_, &update_, &insert_, &evict_}) {
-      sqlite3_finalize(s->get());
-      *s->out() = nullptr;
+    for (sqlite::Statement* s : {&get_, &touch_, &update_, &insert_, &evict_}) {
+      s->Finalize();
     }
-    if (db_ != nullptr) {
-      sqlite3_close_v2(db_);
-      db_ = nullptr;
-    }
+    db_.Close();
   }
 
   const std::string path_;
@@ -527,12 +490,12 @@ class SqliteCache final : public ImmediateCache {
   const SqliteCacheOptions options_;
   mutable std::mutex mu_;
   KeyFilter keys_;         // Guarded by mu_. The keys in the file (service/key_filter.h).
-  sqlite3* db_ = nullptr;  // Guarded by mu_; null when broken.
-  Statement get_;          // Guarded by mu_ (like every field below).
-  Statement touch_;
-  Statement update_;
-  Statement insert_;
-  Statement evict_;
+  sqlite::Database db_;    // Guarded by mu_; closed when broken.
+  sqlite::Statement get_;  // Guarded by mu_ (like every field below).
+  sqlite::Statement touch_;
+  sqlite::Statement update_;
+  sqlite::Statement insert_;
+  sqlite::Statement evict_;
   sqlite3_int64 sequence_ = 0;
   sqlite3_int64 refresh_gap_ = 1;
   bool healthy_ = true;
