@@ -154,29 +154,29 @@ VinDecode DecodeVin(std::string_view raw, const DecodeOptions& options) {
     const std::optional<char> check =
         ComputeCheckDigit(std::string_view(vin).substr(0, kVinLength));
     if (!check || *check != vin[8]) {
-      codes.push_back(1);
+      codes.push_back(fusebox::app::kVpicCheckDigitWrong);
     }
   } else {
-    codes.push_back(6);
+    codes.push_back(fusebox::app::kVpicIncompleteVin);
   }
   const bool wmi_valid =
       vin.size() >= 3 && IsVinChar(vin[0]) && IsVinChar(vin[1]) && IsVinChar(vin[2]);
   d.wmi = wmi_valid ? FindWmi(vin) : nullptr;
   if (d.wmi == nullptr) {
-    codes.push_back(7);
+    codes.push_back(fusebox::app::kVpicUnknownWmi);
   }
   const bool year_code_ok = vin.size() >= 10 && YearCode2010(vin[9]).has_value();
   const bool year_given =
       options.model_year && *options.model_year >= 1980 && *options.model_year <= 2039;
   if (vin.size() >= 10 ? !year_code_ok : !year_given) {
-    codes.push_back(11);
+    codes.push_back(fusebox::app::kVpicNoModelYearCode);
   }
   if (!invalid.empty()) {
-    codes.push_back(400);
+    codes.push_back(fusebox::app::kVpicInvalidCharacters);
     d.additional_error_text = "Invalid character(s): " + invalid + ";";
   }
   if (codes.empty()) {
-    codes.push_back(0);
+    codes.push_back(fusebox::app::kVpicDecodedClean);
   }
   std::sort(codes.begin(), codes.end());
   d.error_codes = std::move(codes);

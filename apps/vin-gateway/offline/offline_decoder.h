@@ -25,8 +25,8 @@
 // a flat vPIC answer gives (`make`, `model`, `model_year`, `body_class`, `plant_country`,
 // `displacement_l`, ...), vPIC's codes as `upstream_codes`, and `fetched_at` = the snapshot date.
 //
-// Open reads the whole decoding data into memory once (about 330k pattern keys) and closes the
-// file; Decode touches no file and allocates only its answer.
+// Open reads the whole decoding data into memory once (vpic_snapshot.h: about 330k pattern keys)
+// and closes the file; Decode touches no file and allocates only its answer.
 //
 // Thread safety: Decode and snapshot_date are const and safe from any number of threads.
 // Time: Decode never blocks; Open takes about a second (docs/benchmarks.md).
@@ -46,22 +46,9 @@
 
 #include "core/decode.h"
 #include "fusebox/status.h"
+#include "offline/vpic_snapshot.h"
 
 namespace vin_gateway {
-
-enum class OfflineOpenError : std::uint8_t {
-  kMissing,      // no file at the path
-  kNotSqlite,    // not a (readable) SQLite database: truncated, garbage, unreadable
-  kWrongSchema,  // SQLite, but without vPIC's tables and columns, or without any data
-};
-
-// "MISSING", "NOT_SQLITE", "WRONG_SCHEMA".
-std::string_view ToString(OfflineOpenError error) noexcept;
-
-struct OfflineOpenFailure {
-  OfflineOpenError error = OfflineOpenError::kMissing;
-  std::string message;  // names the path and what was wrong with it
-};
 
 class OfflineDecoder {
  public:
@@ -82,9 +69,8 @@ class OfflineDecoder {
   const std::string& snapshot_date() const noexcept;
 
  private:
-  struct Data;
-  explicit OfflineDecoder(std::unique_ptr<const Data> data);
-  std::unique_ptr<const Data> data_;
+  explicit OfflineDecoder(std::unique_ptr<const VpicSnapshot> snapshot);
+  std::unique_ptr<const VpicSnapshot> snapshot_;
 };
 
 }  // namespace vin_gateway
