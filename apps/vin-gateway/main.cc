@@ -424,6 +424,109 @@ void RunEventLoops(const std::vector<std::unique_ptr<net::io_context>>& contexts
   }
 }
 
+// What stands between the gateway and vPIC: the breaker (in its registry) and the bulkhead.
+struct UpstreamGuards {
+  std::unique_ptr<fusebox::Registry> registry;
+  std::shared_ptr<fusebox::CircuitBreaker> breaker;
+  std::unique_ptr<fusebox::Bulkhead> bulkhead;
+};
+std::optional<UpstreamGuards> MakeUpstreamGuards(const vin_gateway::GatewayConfig& config,
+                                                 const LogFn& log) {
+  UpstreamGuards guards;
+  guards.registry = std::make_unique<fusebox::Registry>(config.BreakerConfig());
+  if (auto error = guards.registry->Configure("vpic", config.BreakerConfig())) {
+    log("error", error->message);
+    return std::nullopt;
+  }
+  auto breaker = guards.registry->Get("vpic");
+  if (!breaker) {
+    log("error", breaker.error().message);
+    return std::nullopt;
+  }
+  guards.breaker = std::move(*breaker);
+  auto bulkhead = fusebox::Bulkhead::Create("vpic", {.max_concurrent = config.max_in_flight});
+  if (!bulkhead) {
+    log("error", bulkhead.error().message);
+    return std::nullopt;
+  }
+  guards.bulkhead = std::move(*bulkhead);
+  return guards;
+}
+
+vin_gateway::DecodeServiceOptions ServiceOptions(const vin_gateway::GatewayConfig& config) {
+  return {.cache_ttl = config.cache_ttl,
+          // The in-process front never holds more than the cache itself may.
+          .hot_entries =
+              static_cast<std::size_t>(std::min<std::uint64_t>(4096, config.cache_max_entries)),
+          .answer_deadline = config.answer_deadline};
+}
+
+// The line logged when vPIC's Retry-After holds the breaker open.
+std::function<void(fusebox::Duration)> UpstreamHoldLog(const LogFn& log) {
+  return [log](fusebox::Duration hold) {
+    log("warn", fmt::format("breaker vpic: vPIC asked to wait {} (Retry-After); no request or "
+                            "probe goes to it before then",
+                            vin_gateway::FormatDuration(hold)));
+  };
+}
+
+// FUSEBOX_ADMIN_TOKEN, when set and not empty: the admin routes' bearer token.
+std::optional<std::string> AdminTokenFromEnvironment() {
+  const char* token = std::getenv("FUSEBOX_ADMIN_TOKEN");
+  if (token == nullptr || *token == 0) {
+    return std::nullopt;
+  }
+  return std::string(token);
+}
+
+// The event the log writer writes when stderr did not take some lines.
+std::function<std::string(std::uint64_t)> DroppedLinesEvent(LogFormat format,
+                                                            const vin_gateway::WallClock& clock) {
+  return [format, &clock](std::uint64_t count) {
+    return vin_gateway::FormatEvent(
+        "warn", fmt::format("log: {} lines dropped; the output (stderr) did not take them", count),
+        format, clock.Now());
+  };
+}
+
+// What /status and /metrics show of the fleet: nothing without --fleet.
+std::function<std::optional<vin_gateway::FleetReport>()> FleetReporter(
+    const vin_gateway::GatewayConfig& config, const FleetParts& parts) {
+  return [&config, &parts]() -> std::optional<vin_gateway::FleetReport> {
+    if (!parts.fleet) {
+      return std::nullopt;
+    }
+    return vin_gateway::FleetReport{config.fleet_url, parts.fleet->instance(), parts.fleet->Stats(),
+                                    parts.fleet->LeaseHolder("vpic"),
+                                    parts.link->Stats().malformed};
+  };
+}
+
+// Work that outlived the shutdown grace period is still suspended in the io_context, and its
+// frames refer to the objects of Run: destroying them would touch freed memory. The cache is
+// closed cleanly, the log flushed, and the process leaves without running destructors.
+[[noreturn]] void ExitUndrained(std::unique_ptr<vin_gateway::Cache>& cache,
+                                vin_gateway::LogWriter& log_writer) {
+  cache.reset();
+  log_writer.Flush();
+  std::fflush(stdout);
+  std::_Exit(0);
+}
+
+// The start-up lines: what listens where, and in front of what.
+void LogListening(const vin_gateway::GatewayConfig& config, const vin_gateway::HttpServer& server,
+                  const fusebox::Fleet* fleet, const LogFn& log) {
+  log("info", fmt::format("listening on http://{} upstream={} cache={} breaker=vpic "
+                          "(trip {}, threshold {}, cooldown {}, call timeout {})",
+                          server.local_address(), config.upstream_url, config.cache_uri,
+                          fusebox::ToString(config.breaker.trip), config.breaker.failure_threshold,
+                          vin_gateway::FormatDuration(config.breaker.cooldown),
+                          vin_gateway::FormatDuration(config.breaker.call_timeout)));
+  if (fleet != nullptr) {
+    log("info", fmt::format("fleet: {} as instance {}", config.fleet_url, fleet->instance()));
+  }
+}
+
 int Run(const vin_gateway::GatewayConfig& config, const std::vector<std::string>& args,
         const std::string& config_path) {
   const LogFormat format = config.log_format;
@@ -431,15 +534,13 @@ int Run(const vin_gateway::GatewayConfig& config, const std::vector<std::string>
   // Every log line (events and the access log) goes through one writer, in order: on the event
   // loops one write(2) per loop turn, and a request never waits for a slow stderr
   // (log_writer.h). Declared first: destroyed (flushed) last.
-  vin_gateway::LogWriter log_writer(
-      STDERR_FILENO, {.dropped_line = [&](std::uint64_t count) {
-        return vin_gateway::FormatEvent(
-            "warn",
-            fmt::format("log: {} lines dropped; the output (stderr) did not take them", count),
-            format, wall_clock.Now());
-      }});
+  vin_gateway::LogWriter log_writer(STDERR_FILENO,
+                                    {.dropped_line = DroppedLinesEvent(format, wall_clock)});
   const LogFn log = [&](std::string_view level, std::string_view message) {
     log_writer.Write(vin_gateway::FormatEvent(level, message, format, wall_clock.Now()));
+  };
+  const vin_gateway::AccessLog access_log = [&](const vin_gateway::AccessRecord& record) {
+    log_writer.Write(vin_gateway::FormatAccessRecord(record, format, wall_clock.Now()));
   };
   log("info", RaiseFileLimit());
   // --trusted-proxy: parsed here, by the HTTP layer (config has no Asio to parse networks with),
@@ -455,21 +556,13 @@ int Run(const vin_gateway::GatewayConfig& config, const std::vector<std::string>
   const std::function<void()> stop_all = [&loops] { loops.StopAll(); };
   fusebox::Clock& clock = fusebox::DefaultClock();
 
-  fusebox::Registry registry(config.BreakerConfig());
-  if (auto error = registry.Configure("vpic", config.BreakerConfig())) {
-    log("error", error->message);
+  std::optional<UpstreamGuards> guards = MakeUpstreamGuards(config, log);
+  if (!guards) {
     return 2;
   }
-  auto breaker = registry.Get("vpic");
-  if (!breaker) {
-    log("error", breaker.error().message);
-    return 2;
-  }
-  auto bulkhead = fusebox::Bulkhead::Create("vpic", {.max_concurrent = config.max_in_flight});
-  if (!bulkhead) {
-    log("error", bulkhead.error().message);
-    return 2;
-  }
+  fusebox::Registry& registry = *guards->registry;
+  fusebox::CircuitBreaker& breaker = *guards->breaker;
+  fusebox::Bulkhead& bulkhead = *guards->bulkhead;
   std::optional<CacheParts> cache_parts = MakeCache(config, registry, io, log);
   if (!cache_parts) {
     return 2;
@@ -490,47 +583,24 @@ int Run(const vin_gateway::GatewayConfig& config, const std::vector<std::string>
   }
   vin_gateway::GatewayMetrics metrics;
   vin_gateway::DecodeService service(
-      {*cache, **client, **breaker, **bulkhead, limiter, clock, wall_clock, metrics,
-       offline ? &*offline : nullptr,
-       [&log](fusebox::Duration hold) {
-         log("warn", fmt::format("breaker vpic: vPIC asked to wait {} (Retry-After); no request "
-                                 "or probe goes to it before then",
-                                 vin_gateway::FormatDuration(hold)));
-       }},
-      {.cache_ttl = config.cache_ttl,
-       // The in-process front never holds more than the cache itself may.
-       .hot_entries =
-           static_cast<std::size_t>(std::min<std::uint64_t>(4096, config.cache_max_entries)),
-       .answer_deadline = config.answer_deadline});
+      {*cache, **client, breaker, bulkhead, limiter, clock, wall_clock, metrics,
+       offline ? &*offline : nullptr, UpstreamHoldLog(log)},
+      ServiceOptions(config));
 
-  std::optional<std::string> admin_token;
-  if (const char* token = std::getenv("FUSEBOX_ADMIN_TOKEN"); token != nullptr && *token != 0) {
-    admin_token = token;
-  }
+  const std::optional<std::string> admin_token = AdminTokenFromEnvironment();
   vin_gateway::AdminThrottle admin_throttle(
       clock, {}, [&](std::string_view message) { log("warn", message); });
-  FleetParts fleet_parts = StartFleet(config, io, **breaker);
-  std::unique_ptr<fusebox::RedisFleetLink>& fleet_link = fleet_parts.link;
-  std::unique_ptr<fusebox::Fleet>& fleet = fleet_parts.fleet;
-  const auto fleet_report = [&]() -> std::optional<vin_gateway::FleetReport> {
-    if (!fleet) {
-      return std::nullopt;
-    }
-    return vin_gateway::FleetReport{config.fleet_url, fleet->instance(), fleet->Stats(),
-                                    fleet->LeaseHolder("vpic"), fleet_link->Stats().malformed};
-  };
+  FleetParts fleet_parts = StartFleet(config, io, breaker);
 
   std::unique_ptr<vin_gateway::HttpServer> server;
-  vin_gateway::Router router(
-      {service, registry, *cache, **bulkhead, metrics, limiter, **client, admin_token,
-       admin_throttle, [&server] { return server && server->shutting_down(); }, fleet_report});
+  vin_gateway::Router router({service, registry, *cache, bulkhead, metrics, limiter, **client,
+                              admin_token, admin_throttle,
+                              [&server] { return server && server->shutting_down(); },
+                              FleetReporter(config, fleet_parts)});
   auto created = vin_gateway::HttpServer::Create(
       io, ServerOptions(config, *trusted_proxies, log),
       [&router](vin_gateway::HttpRequest request) { return router.Handle(std::move(request)); },
-      [&](const vin_gateway::AccessRecord& record) {
-        log_writer.Write(vin_gateway::FormatAccessRecord(record, format, wall_clock.Now()));
-      },
-      loops.session_contexts);
+      access_log, loops.session_contexts);
   if (!created) {
     log("error", created.error());
     return 2;
@@ -543,7 +613,7 @@ int Run(const vin_gateway::GatewayConfig& config, const std::vector<std::string>
   vin_gateway::ReloadReader reload_reader([args] { return vin_gateway::ParseCommandLine(args); },
                                           [&](vin_gateway::ReloadReader::Reread reread) {
                                             net::post(io, [&, reread = std::move(reread)] {
-                                              ApplyReload(reread, config_path, config, **breaker,
+                                              ApplyReload(reread, config_path, config, breaker,
                                                           log);
                                             });
                                           });
@@ -553,20 +623,10 @@ int Run(const vin_gateway::GatewayConfig& config, const std::vector<std::string>
   server->Start();
   std::printf("listening on http://%s\n", server->local_address().c_str());
   std::fflush(stdout);
-  log("info", fmt::format("listening on http://{} upstream={} cache={} breaker=vpic "
-                          "(trip {}, threshold {}, cooldown {}, call timeout {})",
-                          server->local_address(), config.upstream_url, config.cache_uri,
-                          fusebox::ToString(config.breaker.trip), config.breaker.failure_threshold,
-                          vin_gateway::FormatDuration(config.breaker.cooldown),
-                          vin_gateway::FormatDuration(config.breaker.call_timeout)));
-  if (fleet) {
-    log("info", fmt::format("fleet: {} as instance {}", config.fleet_url, fleet->instance()));
-  }
+  LogListening(config, *server, fleet_parts.fleet.get(), log);
 
-  std::shared_ptr<fusebox::asio::Prober> prober = StartProber(
-      config, io, **breaker, service, metrics, log, [&](const vin_gateway::AccessRecord& record) {
-        log_writer.Write(vin_gateway::FormatAccessRecord(record, format, wall_clock.Now()));
-      });
+  std::shared_ptr<fusebox::asio::Prober> prober =
+      StartProber(config, io, breaker, service, metrics, log, access_log);
   std::atomic<bool> drained = true;
   net::signal_set signals(io, SIGTERM, SIGINT);
   ArmShutdown(signals, io, *server, service, *prober, config.shutdown_grace, log, drained,
@@ -579,13 +639,7 @@ int Run(const vin_gateway::GatewayConfig& config, const std::vector<std::string>
   log("info", "stopped");
   StopRedisClients(fleet_parts, *cache_parts);
   if (!drained) {
-    // Work that outlived the grace period is still suspended in the io_context, and its frames
-    // refer to the objects of this function: destroying them now would touch freed memory. Close
-    // the cache cleanly and leave without running destructors.
-    cache.reset();
-    log_writer.Flush();
-    std::fflush(stdout);
-    std::_Exit(0);
+    ExitUndrained(cache, log_writer);
   }
   return 0;
 }

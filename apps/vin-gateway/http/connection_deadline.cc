@@ -7,10 +7,8 @@ namespace vin_gateway {
 ConnectionDeadline::ConnectionDeadline(boost::asio::ip::tcp::socket& socket)
     : socket_(socket), timer_(socket.get_executor()) {}
 
-ConnectionDeadline::~ConnectionDeadline() {
-  state_->live = false;
-  timer_.cancel();
-}
+// The timer's own destructor cancels its wait; the handler then sees `live` false.
+ConnectionDeadline::~ConnectionDeadline() { state_->live = false; }
 
 void ConnectionDeadline::Start(fusebox::Duration timeout) {
   State& s = *state_;
