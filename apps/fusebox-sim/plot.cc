@@ -200,23 +200,37 @@ std::string BreakerSummary(const Scenario& s) {
   return text;
 }
 
-// One panel: the upstream row, the breaker row, the calls chart and the in-flight chart.
-double RunPanel(Svg& svg, double y, const Scenario& scenario, const RunResult& run, double t_max) {
-  auto x_of = [&](double seconds) { return kLeft + seconds / t_max * kPlotWidth; };
-  auto x_of_us = [&](Micros micros) { return x_of(static_cast<double>(micros) / 1e6); };
+// ---- run plots ----
 
+constexpr double kRow = 20;             // the upstream and breaker rows
+constexpr double kCallsHeight = 110;    // the calls chart
+constexpr double kInFlightHeight = 46;  // the in-flight chart
+
+// Where an instant of simulated time falls across the plot; every panel of a run plot shares one
+// scale, so that their times line up.
+struct TimeScale {
+  double t_max;  // seconds at the right edge
+
+  double XOfSeconds(double seconds) const { return kLeft + seconds / t_max * kPlotWidth; }
+  double XOfMicros(Micros micros) const { return XOfSeconds(static_cast<double>(micros) / 1e6); }
+};
+
+// The run's name and its breaker settings; returns the y below them.
+double PanelHeading(Svg& svg, double y, const Scenario& scenario, const RunResult& run) {
   svg.Text(kLeft, y + 12, run.name, 14, "start", "font-weight=\"bold\"");
   svg.Text(kLeft, y + 26, fmt::format("{}   (seed {})", BreakerSummary(scenario), run.seed), 10,
            "start", "fill=\"#555555\"");
-  y += 34;
+  return y + 34;
+}
 
-  // Upstream phases.
-  constexpr double kRow = 20;
+// The upstream's phases in their modes' colours, and a fragile upstream's collapses over them.
+double UpstreamRow(Svg& svg, double y, const Scenario& scenario, const RunResult& run,
+                   const TimeScale& time) {
   svg.Text(10, y + 14, "upstream", 11);
   svg.Rect(kLeft, y, kPlotWidth, kRow, "#f1f8e9");
   for (const Phase& phase : scenario.phases) {
-    const double x0 = x_of_us(phase.from);
-    const double x1 = x_of_us(phase.to);
+    const double x0 = time.XOfMicros(phase.from);
+    const double x1 = time.XOfMicros(phase.to);
     std::string title = fmt::format("{}: [{} s, {} s)", ToString(phase.mode),
                                     FormatSeconds(phase.from), FormatSeconds(phase.to));
     svg.RectWithTitle(x0, y, x1 - x0, kRow, ModeColor(phase.mode), title);
@@ -225,168 +239,214 @@ double RunPanel(Svg& svg, double y, const Scenario& scenario, const RunResult& r
     }
   }
   for (const auto& [from, to] : run.collapses) {
-    const double x0 = x_of_us(from);
+    const double x0 = time.XOfMicros(from);
     svg.RectWithTitle(
-        x0, y + 3, std::max(x_of_us(to) - x0, 2.0), kRow - 6, kCollapsedColor,
+        x0, y + 3, std::max(time.XOfMicros(to) - x0, 2.0), kRow - 6, kCollapsedColor,
         fmt::format("collapsed (relapse): [{} s, {} s)", FormatSeconds(from), FormatSeconds(to)));
   }
-  y += kRow + 4;
+  return y + kRow + 4;
+}
 
-  // Breaker state bands and transitions.
-  svg.Text(10, y + 14, "breaker", 11);
+void StateBand(Svg& svg, double y, const TimeScale& time, Micros from, Micros to, State state) {
+  const double x0 = time.XOfMicros(from);
+  double w = time.XOfMicros(to) - x0;
+  if (state == State::kHalfOpen && w < 3) {
+    w = 3;  // an instant bounce still shows
+  }
+  svg.RectWithTitle(
+      x0, y, w, kRow, StateColor(state),
+      fmt::format("{} from {} s to {} s", ToString(state), FormatSeconds(from), FormatSeconds(to)));
+}
+
+// The breaker's state over time, one band per stay in a state.
+void StateBands(Svg& svg, double y, const std::vector<Transition>& transitions,
+                const TimeScale& time) {
+  const Micros t_end = static_cast<Micros>(std::llround(time.t_max * 1e6));
   State state = State::kClosed;
   Micros since = 0;
-  auto band = [&](Micros from, Micros to, State s) {
-    double x0 = x_of_us(from);
-    double w = x_of_us(to) - x0;
-    if (s == State::kHalfOpen && w < 3) {
-      w = 3;  // an instant bounce still shows
-    }
-    svg.RectWithTitle(
-        x0, y, w, kRow, StateColor(s),
-        fmt::format("{} from {} s to {} s", ToString(s), FormatSeconds(from), FormatSeconds(to)));
-  };
-  const Micros t_end = static_cast<Micros>(std::llround(t_max * 1e6));
-  for (const Transition& t : run.transitions) {
+  for (const Transition& t : transitions) {
     if (state != State::kHalfOpen) {
-      band(since, t.t, state);
+      StateBand(svg, y, time, since, t.t, state);
     }
     state = t.to;
     since = t.t;
   }
-  band(since, t_end, state);
+  StateBand(svg, y, time, since, t_end, state);
   // HALF_OPEN bands go on top so that a bounce is never hidden by its neighbours.
   state = State::kClosed;
   since = 0;
-  for (const Transition& t : run.transitions) {
+  for (const Transition& t : transitions) {
     if (state == State::kHalfOpen) {
-      band(since, t.t, state);
+      StateBand(svg, y, time, since, t.t, state);
     }
     state = t.to;
     since = t.t;
   }
   if (state == State::kHalfOpen) {
-    band(since, t_end, state);
+    StateBand(svg, y, time, since, t_end, state);
   }
-  const double label_y = y + kRow + 11;
-  // Transitions closer than a label's width share one label: "64.0-64.02".
-  struct Label {
-    double x;
-    Micros first;
-    Micros last;
-  };
-  std::vector<Label> labels;
-  for (const Transition& t : run.transitions) {
-    const double x = x_of_us(t.t);
+}
+
+// A tick across the breaker row per transition, its tooltip saying from -> to and why.
+void TransitionTicks(Svg& svg, double y, const std::vector<Transition>& transitions,
+                     const TimeScale& time) {
+  for (const Transition& t : transitions) {
     svg.Raw(
         fmt::format("<line x1=\"{0:.2f}\" y1=\"{1:.2f}\" x2=\"{0:.2f}\" y2=\"{2:.2f}\" "
                     "stroke=\"#212121\" stroke-width=\"1\"><title>{3}</title></line>\n",
-                    x, y - 2, y + kRow + 2,
+                    time.XOfMicros(t.t), y - 2, y + kRow + 2,
                     Escape(fmt::format("t={} s: {} -> {} ({})", FormatSeconds(t.t),
                                        ToString(t.from), ToString(t.to), ToString(t.cause)))));
+  }
+}
+
+// The time under a group of transition ticks, at the first tick of the group.
+struct TickLabel {
+  double x;
+  Micros first;
+  Micros last;
+};
+
+// Transitions closer than a label's width share one label: "64.0-64.02".
+std::vector<TickLabel> TickLabels(const std::vector<Transition>& transitions,
+                                  const TimeScale& time) {
+  std::vector<TickLabel> labels;
+  for (const Transition& t : transitions) {
+    const double x = time.XOfMicros(t.t);
     if (!labels.empty() && x - labels.back().x < 34) {
       labels.back().last = t.t;
     } else {
-      labels.push_back(Label{x, t.t, t.t});
+      labels.push_back(TickLabel{x, t.t, t.t});
     }
   }
-  for (const Label& label : labels) {
-    svg.Text(label.x, label_y,
+  return labels;
+}
+
+double BreakerRow(Svg& svg, double y, const RunResult& run, const TimeScale& time) {
+  svg.Text(10, y + 14, "breaker", 11);
+  StateBands(svg, y, run.transitions, time);
+  TransitionTicks(svg, y, run.transitions, time);
+  for (const TickLabel& label : TickLabels(run.transitions, time)) {
+    svg.Text(label.x, y + kRow + 11,
              label.first == label.last
                  ? FormatSeconds(label.first)
                  : fmt::format("{}-{}", FormatSeconds(label.first), FormatSeconds(label.last)),
              9, "middle", "fill=\"#212121\"");
   }
-  y += kRow + 16;
+  return y + kRow + 16;
+}
 
-  // Calls per bin, stacked by fate.
-  constexpr double kChart = 110;
-  const Timeline& timeline = run.timeline;
+// The most calls of any bin, at least 1 (the chart's scale).
+std::uint32_t PeakCalls(const Timeline& timeline) {
   std::uint32_t peak = 1;
   for (const Timeline::Bin& bin : timeline.bins) {
     peak = std::max(peak, bin.succeeded + bin.slow_succeeded + bin.failed + bin.timeouts +
                               bin.rejected_open + bin.rejected_probe_cap + bin.rejected_recovering);
   }
-  const double y_step = std::max(NiceStep(peak, 4), 1.0);  // counts: whole steps
-  const double y_max = std::ceil(static_cast<double>(peak) / y_step) * y_step;
-  svg.Text(10, y + kChart / 2 - 6, "calls", 11);
-  svg.Text(10, y + kChart / 2 + 7, fmt::format("per {} s", FormatSeconds(timeline.bin_width)), 9,
+  return peak;
+}
+
+// The calls chart's label, background and count grid.
+void CallsFrame(Svg& svg, double y, Micros bin_width, double y_step, double y_max) {
+  svg.Text(10, y + kCallsHeight / 2 - 6, "calls", 11);
+  svg.Text(10, y + kCallsHeight / 2 + 7, fmt::format("per {} s", FormatSeconds(bin_width)), 9,
            "start", "fill=\"#555555\"");
-  svg.Rect(kLeft, y, kPlotWidth, kChart, "#fafafa");
+  svg.Rect(kLeft, y, kPlotWidth, kCallsHeight, "#fafafa");
   for (double v = 0; v <= y_max + 1e-9; v += y_step) {
-    const double yy = y + kChart - v / y_max * kChart;
+    const double yy = y + kCallsHeight - v / y_max * kCallsHeight;
     svg.Line(kLeft, yy, kLeft + kPlotWidth, yy, "#e0e0e0");
     svg.Text(kLeft - 4, yy + 3, Num(v), 9, "end", "fill=\"#555555\"");
   }
+}
+
+// The diamond over a bin that admitted probes (`cx`, `cy`: its centre).
+void ProbeMarker(Svg& svg, double cx, double cy, std::uint32_t probes, Micros from,
+                 Micros bin_width) {
+  svg.Raw(fmt::format(
+      "<path d=\"M{0:.2f} {1:.2f} l4 4 l-4 4 l-4 -4 z\" fill=\"#ff6f00\" "
+      "stroke=\"#212121\" stroke-width=\"0.5\"><title>{2} probe{3} at [{4} "
+      "s, +{5} s)</title></path>\n",
+      cx, cy - 4, probes, probes == 1 ? "" : "s", FormatSeconds(from), FormatSeconds(bin_width)));
+}
+
+// One bar per bin, its calls stacked by fate from the bottom up, and the probe marker above it.
+void CallBars(Svg& svg, double y, const Timeline& timeline, const TimeScale& time, double y_max) {
+  const double bin_w = time.XOfMicros(timeline.bin_width) - kLeft;
+  const double bar_w = std::max(bin_w * 0.85, 0.6);
+  for (std::size_t i = 0; i < timeline.bins.size(); ++i) {
+    const Timeline::Bin& bin = timeline.bins[i];
+    const Micros from = static_cast<Micros>(i) * timeline.bin_width;
+    const double x = time.XOfMicros(from);
+    double base = y + kCallsHeight;
+    const std::array<std::pair<std::uint32_t, const Series*>, 7> stack = {{
+        {bin.succeeded, &kSucceeded},
+        {bin.slow_succeeded, &kSlowSucceeded},
+        {bin.failed, &kFailed},
+        {bin.timeouts, &kTimedOut},
+        {bin.rejected_recovering, &kRejectedRecovering},
+        {bin.rejected_probe_cap, &kRejectedProbeCap},
+        {bin.rejected_open, &kRejectedOpen},
+    }};
+    for (const auto& [count, series] : stack) {
+      if (count == 0) {
+        continue;
+      }
+      const double h = count / y_max * kCallsHeight;
+      svg.RectWithTitle(x, base - h, bar_w, h, series->color,
+                        fmt::format("[{} s, +{} s): {} {}", FormatSeconds(from),
+                                    FormatSeconds(timeline.bin_width), count, series->label));
+      base -= h;
+    }
+    if (bin.probes > 0) {
+      ProbeMarker(svg, x + bar_w / 2, std::max(base - 6, y + 4), bin.probes, from,
+                  timeline.bin_width);
+    }
+  }
+}
+
+// Calls per bin, stacked by fate.
+double CallsChart(Svg& svg, double y, const Timeline& timeline, const TimeScale& time) {
+  const std::uint32_t peak = PeakCalls(timeline);
+  const double y_step = std::max(NiceStep(peak, 4), 1.0);  // counts: whole steps
+  const double y_max = std::ceil(static_cast<double>(peak) / y_step) * y_step;
+  CallsFrame(svg, y, timeline.bin_width, y_step, y_max);
   if (timeline.bin_width > 0) {
-    const double bin_w = x_of_us(timeline.bin_width) - kLeft;
-    const double bar_w = std::max(bin_w * 0.85, 0.6);
-    for (std::size_t i = 0; i < timeline.bins.size(); ++i) {
-      const Timeline::Bin& bin = timeline.bins[i];
-      const double x = x_of_us(static_cast<Micros>(i) * timeline.bin_width);
-      double base = y + kChart;
-      const std::array<std::pair<std::uint32_t, const Series*>, 7> stack = {{
-          {bin.succeeded, &kSucceeded},
-          {bin.slow_succeeded, &kSlowSucceeded},
-          {bin.failed, &kFailed},
-          {bin.timeouts, &kTimedOut},
-          {bin.rejected_recovering, &kRejectedRecovering},
-          {bin.rejected_probe_cap, &kRejectedProbeCap},
-          {bin.rejected_open, &kRejectedOpen},
-      }};
-      for (const auto& [count, series] : stack) {
-        if (count == 0) {
-          continue;
-        }
-        const double h = count / y_max * kChart;
-        svg.RectWithTitle(x, base - h, bar_w, h, series->color,
-                          fmt::format("[{} s, +{} s): {} {}",
-                                      FormatSeconds(static_cast<Micros>(i) * timeline.bin_width),
-                                      FormatSeconds(timeline.bin_width), count, series->label));
-        base -= h;
-      }
-      if (bin.probes > 0) {
-        const double cx = x + bar_w / 2;
-        const double cy = std::max(base - 6, y + 4);
-        svg.Raw(
-            fmt::format("<path d=\"M{0:.2f} {1:.2f} l4 4 l-4 4 l-4 -4 z\" fill=\"#ff6f00\" "
-                        "stroke=\"#212121\" stroke-width=\"0.5\"><title>{2} probe{3} at [{4} "
-                        "s, +{5} s)</title></path>\n",
-                        cx, cy - 4, bin.probes, bin.probes == 1 ? "" : "s",
-                        FormatSeconds(static_cast<Micros>(i) * timeline.bin_width),
-                        FormatSeconds(timeline.bin_width)));
-      }
-    }
+    CallBars(svg, y, timeline, time, y_max);
   }
-  y += kChart;
+  return y + kCallsHeight;
+}
 
-  // Peak calls in flight per bin.
-  if (run.counters.max_in_flight > 1 && !timeline.bins.empty()) {
-    constexpr double kFlight = 46;
-    y += 6;
-    svg.Text(10, y + kFlight / 2 + 4, "in flight", 11);
-    svg.Rect(kLeft, y, kPlotWidth, kFlight, "#fafafa");
-    const double f_max = static_cast<double>(run.counters.max_in_flight);
-    svg.Text(kLeft - 4, y + 8, Num(f_max), 9, "end", "fill=\"#555555\"");
-    svg.Text(kLeft - 4, y + kFlight, "0", 9, "end", "fill=\"#555555\"");
-    std::string points;
-    for (std::size_t i = 0; i < timeline.bins.size(); ++i) {
-      const double x0 = x_of_us(static_cast<Micros>(i) * timeline.bin_width);
-      const double x1 = x_of_us(static_cast<Micros>(i + 1) * timeline.bin_width);
-      const double yy = y + kFlight - timeline.bins[i].max_in_flight / f_max * (kFlight - 4);
-      fmt::format_to(std::back_inserter(points), "{:.2f},{:.2f} {:.2f},{:.2f} ", x0, yy, x1, yy);
-    }
-    svg.Raw(
-        fmt::format("<polyline points=\"{}\" fill=\"none\" stroke=\"#3949ab\" "
-                    "stroke-width=\"1.2\"/>\n",
-                    points));
-    y += kFlight;
+// Peak calls in flight per bin; drawn only for a run that ever had more than one at once.
+double InFlightChart(Svg& svg, double y, const RunResult& run, const TimeScale& time) {
+  const Timeline& timeline = run.timeline;
+  if (!(run.counters.max_in_flight > 1 && !timeline.bins.empty())) {
+    return y;
   }
+  y += 6;
+  svg.Text(10, y + kInFlightHeight / 2 + 4, "in flight", 11);
+  svg.Rect(kLeft, y, kPlotWidth, kInFlightHeight, "#fafafa");
+  const double f_max = static_cast<double>(run.counters.max_in_flight);
+  svg.Text(kLeft - 4, y + 8, Num(f_max), 9, "end", "fill=\"#555555\"");
+  svg.Text(kLeft - 4, y + kInFlightHeight, "0", 9, "end", "fill=\"#555555\"");
+  std::string points;
+  for (std::size_t i = 0; i < timeline.bins.size(); ++i) {
+    const double x0 = time.XOfMicros(static_cast<Micros>(i) * timeline.bin_width);
+    const double x1 = time.XOfMicros(static_cast<Micros>(i + 1) * timeline.bin_width);
+    const double yy =
+        y + kInFlightHeight - timeline.bins[i].max_in_flight / f_max * (kInFlightHeight - 4);
+    fmt::format_to(std::back_inserter(points), "{:.2f},{:.2f} {:.2f},{:.2f} ", x0, yy, x1, yy);
+  }
+  svg.Raw(
+      fmt::format("<polyline points=\"{}\" fill=\"none\" stroke=\"#3949ab\" "
+                  "stroke-width=\"1.2\"/>\n",
+                  points));
+  return y + kInFlightHeight;
+}
 
-  // Time axis.
-  const double t_step = NiceStep(t_max, 10);
-  for (double t = 0; t <= t_max + 1e-9; t += t_step) {
-    const double x = x_of(t);
+double TimeAxis(Svg& svg, double y, const TimeScale& time) {
+  const double t_step = NiceStep(time.t_max, 10);
+  for (double t = 0; t <= time.t_max + 1e-9; t += t_step) {
+    const double x = time.XOfSeconds(t);
     svg.Line(x, y, x, y + 4, "#424242");
     svg.Text(x, y + 15, Num(t), 9, "middle");
   }
@@ -395,10 +455,20 @@ double RunPanel(Svg& svg, double y, const Scenario& scenario, const RunResult& r
   return y + 36;
 }
 
-}  // namespace
+// One panel: the upstream row, the breaker row, the calls chart and the in-flight chart; returns
+// the y below it.
+double RunPanel(Svg& svg, double y, const Scenario& scenario, const RunResult& run, double t_max) {
+  const TimeScale time{t_max};
+  y = PanelHeading(svg, y, scenario, run);
+  y = UpstreamRow(svg, y, scenario, run, time);
+  y = BreakerRow(svg, y, run, time);
+  y = CallsChart(svg, y, run.timeline, time);
+  y = InFlightChart(svg, y, run, time);
+  return TimeAxis(svg, y, time);
+}
 
-std::string RunSvg(const std::vector<Scenario>& scenarios, const std::vector<RunResult>& runs) {
-  Svg svg;
+// The end of the shared time axis: the longest scenario, or the last transition if later.
+double TimeSpan(const std::vector<Scenario>& scenarios, const std::vector<RunResult>& runs) {
   double t_max = 1.0;
   for (std::size_t i = 0; i < runs.size(); ++i) {
     t_max = std::max(t_max, static_cast<double>(scenarios[i].duration) / 1e6);
@@ -406,11 +476,11 @@ std::string RunSvg(const std::vector<Scenario>& scenarios, const std::vector<Run
       t_max = std::max(t_max, static_cast<double>(runs[i].transitions.back().t) / 1e6);
     }
   }
-  double y = 8;
-  for (std::size_t i = 0; i < runs.size(); ++i) {
-    y = RunPanel(svg, y, scenarios[i], runs[i], t_max);
-  }
-  // Legends.
+  return t_max;
+}
+
+// The colour keys under the panels; returns the y below them.
+double RunLegends(Svg& svg, double y, const std::vector<RunResult>& runs) {
   y += 4;
   svg.Text(10, y + 1, "calls", 11);
   Legend(svg, kLeft, y,
@@ -442,179 +512,287 @@ std::string RunSvg(const std::vector<Scenario>& scenarios, const std::vector<Run
           {"fragile", ModeColor(Mode::kFragile)},
           {"collapsed", kCollapsedColor},
           {"ok", ModeColor(Mode::kOk)}});
-  y += 16;
-  return svg.Finish(y);
+  return y + 16;
 }
 
-std::string SweepSvg(const std::string& title, const SweepResult& sweep) {
-  Svg svg;
+// ---- sweep plots ----
+
+constexpr int kSweepColumns = 3;
+constexpr double kSweepCellWidth = kWidth / kSweepColumns;
+constexpr double kSweepCellHeight = 210;
+constexpr double kSweepTop = 56;  // below the heading
+
+// One colour per line of a chart, the same line the same colour in every chart.
+constexpr std::array<std::string_view, 8> kPalette = {"#1e88e5", "#e53935", "#43a047", "#fb8c00",
+                                                      "#8e24aa", "#00897b", "#6d4c41", "#3949ab"};
+
+std::string_view LineColor(std::size_t line_index) {
+  return kPalette[line_index % kPalette.size()];
+}
+
+// The counters worth a chart and every counter's value at every point.
+struct ChartedCounters {
+  // [counter][point], counters in CounterNames() order; nullopt: no value (no recovery).
+  std::vector<std::vector<std::optional<double>>> values;
+  std::vector<std::size_t> shown;  // the counters charted, in chart order
+};
+
+// The two counters the trade-off is about first, then any that varies.
+ChartedCounters ChartedCountersOf(const SweepResult& sweep) {
   const std::vector<std::string_view>& names = CounterNames();
-  // The counters worth a chart: the two the trade-off is about first, then any that varies.
-  std::vector<std::size_t> shown;
-  std::vector<std::vector<std::optional<double>>> values(names.size());
+  ChartedCounters counters;
+  counters.values.resize(names.size());
   std::vector<std::size_t> varying;
   for (std::size_t c = 0; c < names.size(); ++c) {
+    std::vector<std::optional<double>>& values = counters.values[c];
     for (const SweepPoint& point : sweep.points) {
       const std::string text = CounterValues(point.counters)[c];
-      values[c].push_back(text.empty() ? std::nullopt : std::optional<double>(std::stod(text)));
+      values.push_back(text.empty() ? std::nullopt : std::optional<double>(std::stod(text)));
     }
     if (names[c] == "wasted_probes" || names[c] == "recovery_delay_s") {
-      shown.push_back(c);
-    } else if (std::adjacent_find(values[c].begin(), values[c].end(), std::not_equal_to<>()) !=
-               values[c].end()) {
+      counters.shown.push_back(c);
+    } else if (std::adjacent_find(values.begin(), values.end(), std::not_equal_to<>()) !=
+               values.end()) {
       varying.push_back(c);
     }
   }
-  shown.insert(shown.end(), varying.begin(), varying.end());
+  counters.shown.insert(counters.shown.end(), varying.begin(), varying.end());
+  return counters;
+}
+
+// The lines of every chart: one per combination of the other parameters' value indices (the key),
+// through the points (indices into SweepResult::points) that have it.
+using SweepLines = std::map<std::vector<std::size_t>, std::vector<std::size_t>>;
+
+SweepLines SweepLinesOf(const SweepResult& sweep) {
   const bool has_params = !sweep.params.empty();
-  const ParamSpec* x_param = has_params ? &sweep.params.front() : nullptr;
-  // One line per combination of the other parameters.
-  std::map<std::vector<std::size_t>, std::vector<std::size_t>> lines;
+  SweepLines lines;
   for (std::size_t k = 0; k < sweep.points.size(); ++k) {
     std::vector<std::size_t> others(sweep.points[k].value_index.begin() + (has_params ? 1 : 0),
                                     sweep.points[k].value_index.end());
     lines[others].push_back(k);
   }
-  auto x_value = [&](std::size_t k) {
-    if (x_param == nullptr) {
+  return lines;
+}
+
+// The x axis every chart of a sweep shares: the first swept parameter.
+struct SweepAxis {
+  const ParamSpec* param = nullptr;  // nullptr: nothing swept, every point at x = 0
+  bool categorical = false;
+  std::vector<std::pair<double, std::string>> category_ticks;  // (x, label), one per position
+  double lo = std::numeric_limits<double>::max();
+  double hi = std::numeric_limits<double>::lowest();
+
+  // A value that is not a number sits at its position among the parameter's values.
+  double XOf(const SweepPoint& point) const {
+    if (param == nullptr) {
       return 0.0;
     }
-    const std::size_t i = sweep.points[k].value_index.front();
-    return x_param->values[i].is_numeric ? x_param->values[i].numeric : static_cast<double>(i);
-  };
+    const std::size_t i = point.value_index.front();
+    return param->values[i].is_numeric ? param->values[i].numeric : static_cast<double>(i);
+  }
+};
+
+SweepAxis SweepAxisOf(const SweepResult& sweep) {
+  SweepAxis axis;
+  axis.param = sweep.params.empty() ? nullptr : &sweep.params.front();
   // Text and true/false values are categories: one tick per value, not a numeric scale (whose
   // ticks at fractions would land between the categories).
-  const bool categorical =
-      x_param != nullptr && (x_param->kind == KeyKind::kString || x_param->kind == KeyKind::kBool ||
-                             !x_param->values.front().is_numeric);
-  std::vector<std::pair<double, std::string>> category_ticks;  // (x, label), one per position
-  if (categorical) {
-    for (std::size_t i = 0; i < x_param->values.size(); ++i) {
-      const ParamValue& v = x_param->values[i];
+  axis.categorical = axis.param != nullptr &&
+                     (axis.param->kind == KeyKind::kString || axis.param->kind == KeyKind::kBool ||
+                      !axis.param->values.front().is_numeric);
+  if (axis.categorical) {
+    for (std::size_t i = 0; i < axis.param->values.size(); ++i) {
+      const ParamValue& v = axis.param->values[i];
       const double x = v.is_numeric ? v.numeric : static_cast<double>(i);
-      if (std::none_of(category_ticks.begin(), category_ticks.end(),
+      if (std::none_of(axis.category_ticks.begin(), axis.category_ticks.end(),
                        [&](const auto& tick) { return tick.first == x; })) {
-        category_ticks.emplace_back(x, v.csv);
+        axis.category_ticks.emplace_back(x, v.csv);
       }
     }
   }
-  double x_lo = std::numeric_limits<double>::max();
-  double x_hi = std::numeric_limits<double>::lowest();
-  for (std::size_t k = 0; k < sweep.points.size(); ++k) {
-    x_lo = std::min(x_lo, x_value(k));
-    x_hi = std::max(x_hi, x_value(k));
+  for (const SweepPoint& point : sweep.points) {
+    axis.lo = std::min(axis.lo, axis.XOf(point));
+    axis.hi = std::max(axis.hi, axis.XOf(point));
   }
-  if (!(x_hi > x_lo)) {
-    x_lo -= 1;
-    x_hi += 1;
+  if (!(axis.hi > axis.lo)) {
+    axis.lo -= 1;
+    axis.hi += 1;
   }
-  static constexpr std::array<std::string_view, 8> kPalette = {
-      "#1e88e5", "#e53935", "#43a047", "#fb8c00", "#8e24aa", "#00897b", "#6d4c41", "#3949ab"};
+  return axis;
+}
 
+// Where the n-th chart sits in the grid, and how it maps (x, value) to the page.
+struct ChartArea {
+  double cell_top;
+  double left;
+  double top;
+  double w;
+  double h;
+  double x_lo;
+  double x_hi;
+  double y_step;
+  double y_max;
+
+  double Px(double x) const { return left + (x - x_lo) / (x_hi - x_lo) * w; }
+  double Py(double v) const { return top + h - v / y_max * h; }
+};
+
+ChartArea ChartAreaOf(std::size_t n, const std::vector<std::optional<double>>& values,
+                      const SweepAxis& axis) {
+  const std::size_t column = n % kSweepColumns;
+  const std::size_t row = n / kSweepColumns;
+  const double cx = static_cast<double>(column) * kSweepCellWidth;
+  const double cy = kSweepTop + static_cast<double>(row) * kSweepCellHeight;
+  double y_hi = 0;
+  for (const auto& v : values) {
+    y_hi = std::max(y_hi, v.value_or(0));
+  }
+  const double y_step = NiceStep(y_hi > 0 ? y_hi : 1, 4);
+  const double y_max = std::max(std::ceil(y_hi / y_step), 1.0) * y_step;
+  return ChartArea{.cell_top = cy,
+                   .left = cx + 52,
+                   .top = cy + 24,
+                   .w = kSweepCellWidth - 70,
+                   .h = kSweepCellHeight - 70,
+                   .x_lo = axis.lo,
+                   .x_hi = axis.hi,
+                   .y_step = y_step,
+                   .y_max = y_max};
+}
+
+// A chart's title, background, value grid and x ticks.
+void ChartFrame(Svg& svg, const ChartArea& area, std::string_view counter, const SweepAxis& axis) {
+  const double left = area.left;
+  const double top = area.top;
+  const double w = area.w;
+  const double h = area.h;
+  svg.Text(left, area.cell_top + 16, counter, 12, "start", "font-weight=\"bold\"");
+  svg.Rect(left, top, w, h, "#fafafa");
+  for (double v = 0; v <= area.y_max + 1e-9; v += area.y_step) {
+    svg.Line(left, area.Py(v), left + w, area.Py(v), "#e0e0e0");
+    svg.Text(left - 4, area.Py(v) + 3, Num(v), 9, "end", "fill=\"#555555\"");
+  }
+  if (axis.categorical) {
+    // One tick per value, at the value's own position, labelled with the value.
+    for (const auto& [x, label] : axis.category_ticks) {
+      svg.Line(area.Px(x), top + h, area.Px(x), top + h + 3, "#424242");
+      svg.Text(area.Px(x), top + h + 14, label, 9, "middle");
+    }
+  } else {
+    const double x_step = NiceStep(axis.hi - axis.lo, 5);
+    for (double x = std::ceil(axis.lo / x_step) * x_step; x <= axis.hi + 1e-9; x += x_step) {
+      svg.Line(area.Px(x), top + h, area.Px(x), top + h + 3, "#424242");
+      svg.Text(area.Px(x), top + h + 14, Num(x), 9, "middle");
+    }
+  }
+  if (axis.param != nullptr) {
+    svg.Text(left + w, top + h + 28, axis.param->key, 9, "end", "fill=\"#555555\"");
+  }
+}
+
+// A point's tooltip: every parameter's value, then the counter's.
+std::string PointTip(const SweepResult& sweep, std::size_t k, std::string_view counter,
+                     double value) {
+  std::string tip;
+  for (std::size_t p = 0; p < sweep.params.size(); ++p) {
+    tip += fmt::format("{}={} ", sweep.params[p].key,
+                       sweep.params[p].values[sweep.points[k].value_index[p]].csv);
+  }
+  tip += fmt::format("-> {}={}", counter, Num(value));
+  return tip;
+}
+
+// One line of a chart through the points `ks`, and a dot with a tooltip on each. A point without
+// a value (recovery_delay_s when the breaker never recovered) is a gap, not a zero.
+void ChartLine(Svg& svg, const ChartArea& area, const SweepResult& sweep, const SweepAxis& axis,
+               std::string_view counter, const std::vector<std::optional<double>>& values,
+               const std::vector<std::size_t>& ks, std::string_view color) {
+  std::string points;
+  for (std::size_t k : ks) {
+    const std::optional<double>& v = values[k];
+    if (!v) {
+      continue;
+    }
+    fmt::format_to(std::back_inserter(points), "{:.2f},{:.2f} ", area.Px(axis.XOf(sweep.points[k])),
+                   area.Py(*v));
+  }
+  svg.Raw(
+      fmt::format("<polyline points=\"{}\" fill=\"none\" stroke=\"{}\" "
+                  "stroke-width=\"1.5\"/>\n",
+                  points, color));
+  for (std::size_t k : ks) {
+    const std::optional<double>& v = values[k];
+    if (!v) {
+      continue;
+    }
+    svg.Raw(
+        fmt::format("<circle cx=\"{:.2f}\" cy=\"{:.2f}\" r=\"2.2\" fill=\"{}\">"
+                    "<title>{}</title></circle>\n",
+                    area.Px(axis.XOf(sweep.points[k])), area.Py(*v), color,
+                    Escape(PointTip(sweep, k, counter, *v))));
+  }
+}
+
+// Which colour is which combination of the other parameters; returns the y below the key.
+double LinesLegend(Svg& svg, double y, const SweepLines& lines, const SweepResult& sweep) {
+  double x = 20;
+  std::size_t line_index = 0;
+  for (const auto& [others, ks] : lines) {
+    std::string label;
+    for (std::size_t p = 1; p < sweep.params.size(); ++p) {
+      label += fmt::format("{}{}={}", p == 1 ? "" : " ", sweep.params[p].key,
+                           sweep.params[p].values[others[p - 1]].csv);
+    }
+    if (x + 30 + 6.0 * static_cast<double>(label.size()) > kWidth) {
+      x = 20;
+      y += 18;
+    }
+    svg.Rect(x, y - 9, 12, 12, LineColor(line_index));
+    svg.Text(x + 16, y + 1, label, 10);
+    x += 30 + 6.0 * static_cast<double>(label.size());
+    ++line_index;
+  }
+  return y + 18;
+}
+
+}  // namespace
+
+std::string RunSvg(const std::vector<Scenario>& scenarios, const std::vector<RunResult>& runs) {
+  Svg svg;
+  const double t_max = TimeSpan(scenarios, runs);
+  double y = 8;
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    y = RunPanel(svg, y, scenarios[i], runs[i], t_max);
+  }
+  return svg.Finish(RunLegends(svg, y, runs));
+}
+
+std::string SweepSvg(const std::string& title, const SweepResult& sweep) {
+  Svg svg;
+  const std::vector<std::string_view>& names = CounterNames();
+  const ChartedCounters counters = ChartedCountersOf(sweep);
+  const SweepLines lines = SweepLinesOf(sweep);
+  const SweepAxis axis = SweepAxisOf(sweep);
   svg.Text(20, 24, fmt::format("sweep: {}", title), 15, "start", "font-weight=\"bold\"");
   svg.Text(20, 42,
            fmt::format("{} points; x = {}", sweep.points.size(),
-                       x_param != nullptr ? x_param->key : std::string("(none)")),
+                       axis.param != nullptr ? axis.param->key : std::string("(none)")),
            11, "start", "fill=\"#555555\"");
-  constexpr int kColumns = 3;
-  constexpr double kCellW = kWidth / kColumns;
-  constexpr double kCellH = 210;
-  constexpr double kTop = 56;
-  for (std::size_t n = 0; n < shown.size(); ++n) {
-    const std::size_t c = shown[n];
-    const std::size_t column = n % kColumns;
-    const std::size_t row = n / kColumns;
-    const double cx = static_cast<double>(column) * kCellW;
-    const double cy = kTop + static_cast<double>(row) * kCellH;
-    const double left = cx + 52;
-    const double top = cy + 24;
-    const double w = kCellW - 70;
-    const double h = kCellH - 70;
-    double y_hi = 0;
-    for (const auto& v : values[c]) {
-      y_hi = std::max(y_hi, v.value_or(0));
-    }
-    const double y_step = NiceStep(y_hi > 0 ? y_hi : 1, 4);
-    const double y_max = std::max(std::ceil(y_hi / y_step), 1.0) * y_step;
-    auto px = [&](double x) { return left + (x - x_lo) / (x_hi - x_lo) * w; };
-    auto py = [&](double v) { return top + h - v / y_max * h; };
-
-    svg.Text(left, cy + 16, names[c], 12, "start", "font-weight=\"bold\"");
-    svg.Rect(left, top, w, h, "#fafafa");
-    for (double v = 0; v <= y_max + 1e-9; v += y_step) {
-      svg.Line(left, py(v), left + w, py(v), "#e0e0e0");
-      svg.Text(left - 4, py(v) + 3, Num(v), 9, "end", "fill=\"#555555\"");
-    }
-    if (categorical) {
-      // One tick per value, at the value's own position, labelled with the value.
-      for (const auto& [x, label] : category_ticks) {
-        svg.Line(px(x), top + h, px(x), top + h + 3, "#424242");
-        svg.Text(px(x), top + h + 14, label, 9, "middle");
-      }
-    } else {
-      const double x_step = NiceStep(x_hi - x_lo, 5);
-      for (double x = std::ceil(x_lo / x_step) * x_step; x <= x_hi + 1e-9; x += x_step) {
-        svg.Line(px(x), top + h, px(x), top + h + 3, "#424242");
-        svg.Text(px(x), top + h + 14, Num(x), 9, "middle");
-      }
-    }
-    if (x_param != nullptr) {
-      svg.Text(left + w, top + h + 28, x_param->key, 9, "end", "fill=\"#555555\"");
-    }
+  for (std::size_t n = 0; n < counters.shown.size(); ++n) {
+    const std::size_t c = counters.shown[n];
+    const ChartArea area = ChartAreaOf(n, counters.values[c], axis);
+    ChartFrame(svg, area, names[c], axis);
     std::size_t line_index = 0;
     for (const auto& [others, ks] : lines) {
-      const std::string_view color = kPalette[line_index % kPalette.size()];
-      std::string points;
-      for (std::size_t k : ks) {
-        const std::optional<double>& v = values[c][k];
-        if (!v) {
-          continue;  // recovery_delay_s absent: a gap, not a zero
-        }
-        fmt::format_to(std::back_inserter(points), "{:.2f},{:.2f} ", px(x_value(k)), py(*v));
-      }
-      svg.Raw(
-          fmt::format("<polyline points=\"{}\" fill=\"none\" stroke=\"{}\" "
-                      "stroke-width=\"1.5\"/>\n",
-                      points, color));
-      for (std::size_t k : ks) {
-        const std::optional<double>& v = values[c][k];
-        if (!v) {
-          continue;
-        }
-        std::string tip;
-        for (std::size_t p = 0; p < sweep.params.size(); ++p) {
-          tip += fmt::format("{}={} ", sweep.params[p].key,
-                             sweep.params[p].values[sweep.points[k].value_index[p]].csv);
-        }
-        tip += fmt::format("-> {}={}", names[c], Num(*v));
-        svg.Raw(
-            fmt::format("<circle cx=\"{:.2f}\" cy=\"{:.2f}\" r=\"2.2\" fill=\"{}\">"
-                        "<title>{}</title></circle>\n",
-                        px(x_value(k)), py(*v), color, Escape(tip)));
-      }
+      ChartLine(svg, area, sweep, axis, names[c], counters.values[c], ks, LineColor(line_index));
       ++line_index;
     }
   }
-  double y = kTop + std::ceil(static_cast<double>(shown.size()) / kColumns) * kCellH;
+  double y = kSweepTop + std::ceil(static_cast<double>(counters.shown.size()) / kSweepColumns) *
+                             kSweepCellHeight;
   if (lines.size() > 1) {
-    double x = 20;
-    std::size_t line_index = 0;
-    for (const auto& [others, ks] : lines) {
-      std::string label;
-      for (std::size_t p = 1; p < sweep.params.size(); ++p) {
-        label += fmt::format("{}{}={}", p == 1 ? "" : " ", sweep.params[p].key,
-                             sweep.params[p].values[others[p - 1]].csv);
-      }
-      if (x + 30 + 6.0 * static_cast<double>(label.size()) > kWidth) {
-        x = 20;
-        y += 18;
-      }
-      svg.Rect(x, y - 9, 12, 12, kPalette[line_index % kPalette.size()]);
-      svg.Text(x + 16, y + 1, label, 10);
-      x += 30 + 6.0 * static_cast<double>(label.size());
-      ++line_index;
-    }
-    y += 18;
+    y = LinesLegend(svg, y, lines, sweep);
   }
   return svg.Finish(y + 8);
 }
