@@ -103,6 +103,8 @@ constexpr NotFoundSpec kNotFounds[] = {
 };
 
 // ---- a minimal JSON skipper: enough to find where a value starts and ends ----
+// RawMember needs a value's bytes as written (a capture's `content` is served byte for byte).
+// Boost.JSON parses into values and keeps no source offsets, so the skipping is done here.
 
 bool IsJsonSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
@@ -301,6 +303,48 @@ std::vector<std::pair<std::string, std::optional<int>>> BatchItems(std::string_v
   return items;
 }
 
+// Calls `add(entry, bytes)` for each entry of a fixture table, in table order, with the bytes of
+// the fixture the entry names; stops at the first fixture missing from `files` or at the first
+// error `add` returns.
+template <typename Table, typename AddFixture>
+std::optional<ConfigError> ForEachFixture(std::span<const EmbeddedFile> files, const Table& table,
+                                          AddFixture add) {
+  for (const auto& spec : table) {
+    const std::optional<std::string_view> file = FindFile(files, spec.fixture);
+    if (!file) {
+      return FixtureError(spec.fixture, "missing from the embedded data");
+    }
+    if (std::optional<ConfigError> error = add(spec, *file)) {
+      return error;
+    }
+  }
+  return std::nullopt;
+}
+
+// A flat recording as served (its response bytes as recorded and their Results[0]), and the
+// parsed response.
+struct FlatCapture {
+  Recording recording;
+  boost::json::object body;
+};
+
+Result<FlatCapture, ConfigError> ReadFlat(std::string_view fixture, std::string_view file) {
+  FlatCapture flat;
+  flat.recording.fixture = fixture;
+  flat.recording.body = std::string(ResponseBytes(file));
+  auto body = ParseObject(fixture, flat.recording.body);
+  if (!body) {
+    return body.error();
+  }
+  auto row = FirstRow(fixture, *body);
+  if (!row) {
+    return row.error();
+  }
+  flat.recording.first_row = std::move(*row);
+  flat.body = std::move(*body);
+  return flat;
+}
+
 }  // namespace
 
 std::string_view ToString(Endpoint endpoint) {
@@ -379,68 +423,83 @@ std::string Recordings::NormalizeBatchData(std::string_view data) {
 
 Result<Recordings, ConfigError> Recordings::Load(std::span<const EmbeddedFile> files) {
   Recordings r;
-  std::size_t widest = 0;
-  for (const SingleSpec& spec : kSingles) {
-    auto file = FindFile(files, spec.fixture);
-    if (!file) {
-      return FixtureError(spec.fixture, "missing from the embedded data");
-    }
-    Recording rec;
-    rec.fixture = spec.fixture;
-    rec.endpoint = spec.endpoint;
-    rec.vin = std::string(spec.vin);
-    rec.model_year = spec.model_year;
-    rec.body = std::string(ResponseBytes(*file));
-    auto body = ParseObject(spec.fixture, rec.body);
-    if (!body) {
-      return body.error();
-    }
-    auto row = FirstRow(spec.fixture, *body);
-    if (!row) {
-      return row.error();
-    }
-    rec.first_row = std::move(*row);
-    if (rec.first_row.size() > widest) {
-      widest = rec.first_row.size();
-      r.flat_keys_.clear();
-      for (const auto& kv : rec.first_row) {
-        r.flat_keys_.emplace_back(kv.key());
-      }
-      const boost::json::value* message = body->if_contains("Message");
-      r.message_ = message != nullptr && message->is_string() ? std::string(message->as_string())
-                                                              : std::string();
-    }
-    r.recordings_.push_back(std::move(rec));
+  // In precedence order: a flat recording wins over a batch row, which wins over a nested or
+  // partial one (each step skips a VIN and model year that an earlier step recorded).
+  if (auto error = r.AddSingles(files)) {
+    return *error;
   }
-  for (const BatchSpec& spec : kBatches) {
-    auto file = FindFile(files, spec.fixture);
-    if (!file) {
-      return FixtureError(spec.fixture, "missing from the embedded data");
-    }
-    Recording rec;
-    rec.fixture = spec.fixture;
-    rec.endpoint = Endpoint::kDecodeVinValuesBatch;
-    rec.batch_data = std::string(spec.data);
-    rec.body = std::string(ResponseBytes(*file));
-    auto body = ParseObject(spec.fixture, rec.body);
-    if (!body) {
-      return body.error();
-    }
-    auto row = FirstRow(spec.fixture, *body);
-    if (!row) {
-      return row.error();
-    }
-    rec.first_row = std::move(*row);
-    r.recordings_.push_back(std::move(rec));
+  if (auto error = r.AddBatches(files)) {
+    return *error;
   }
   if (r.flat_keys_.empty() || r.message_.empty()) {
     return ConfigError{"recordings", "no flat DecodeVinValues recording with a Message"};
   }
-  // Batch rows of VINs without a flat single recording; a later capture replaces an earlier one.
+  if (auto error = r.AddBatchRows()) {
+    return *error;
+  }
+  if (auto error = r.AddNested(files)) {
+    return *error;
+  }
+  if (auto error = r.AddExcerpts(files)) {
+    return *error;
+  }
+  if (auto error = r.AddNotFounds(files)) {
+    return *error;
+  }
+  return r;
+}
+
+std::optional<ConfigError> Recordings::AddSingles(std::span<const EmbeddedFile> files) {
+  std::size_t widest = 0;
+  return ForEachFixture(
+      files, kSingles,
+      [this, &widest](const SingleSpec& spec, std::string_view file) -> std::optional<ConfigError> {
+        auto flat = ReadFlat(spec.fixture, file);
+        if (!flat) {
+          return flat.error();
+        }
+        Recording& rec = flat->recording;
+        rec.endpoint = spec.endpoint;
+        rec.vin = std::string(spec.vin);
+        rec.model_year = spec.model_year;
+        // The widest row (the first of the widest) is the newest flat shape: its keys and Message.
+        if (rec.first_row.size() > widest) {
+          widest = rec.first_row.size();
+          flat_keys_.clear();
+          for (const auto& kv : rec.first_row) {
+            flat_keys_.emplace_back(kv.key());
+          }
+          const boost::json::value* message = flat->body.if_contains("Message");
+          message_ = message != nullptr && message->is_string() ? std::string(message->as_string())
+                                                                : std::string();
+        }
+        recordings_.push_back(std::move(rec));
+        return std::nullopt;
+      });
+}
+
+std::optional<ConfigError> Recordings::AddBatches(std::span<const EmbeddedFile> files) {
+  return ForEachFixture(
+      files, kBatches,
+      [this](const BatchSpec& spec, std::string_view file) -> std::optional<ConfigError> {
+        auto flat = ReadFlat(spec.fixture, file);
+        if (!flat) {
+          return flat.error();
+        }
+        Recording& rec = flat->recording;
+        rec.endpoint = Endpoint::kDecodeVinValuesBatch;
+        rec.batch_data = std::string(spec.data);
+        recordings_.push_back(std::move(rec));
+        return std::nullopt;
+      });
+}
+
+// Batch rows of VINs without a flat single recording; a later capture replaces an earlier one.
+std::optional<ConfigError> Recordings::AddBatchRows() {
   std::vector<Recording> rows;
   for (const BatchSpec& spec : kBatches) {
     const Recording* batch = nullptr;
-    for (const Recording& rec : r.recordings_) {
+    for (const Recording& rec : recordings_) {
       if (rec.endpoint == Endpoint::kDecodeVinValuesBatch && rec.fixture == spec.fixture) {
         batch = &rec;
       }
@@ -448,7 +507,7 @@ Result<Recordings, ConfigError> Recordings::Load(std::span<const EmbeddedFile> f
     if (batch == nullptr) {
       continue;
     }
-    const boost::json::value parsed = boost::json::parse(batch->body);  // valid: parsed above
+    const boost::json::value parsed = boost::json::parse(batch->body);  // valid: parsed before
     const boost::json::array& results = parsed.at("Results").as_array();
     const auto items = BatchItems(spec.data);
     if (items.size() != results.size()) {
@@ -456,7 +515,7 @@ Result<Recordings, ConfigError> Recordings::Load(std::span<const EmbeddedFile> f
     }
     for (std::size_t i = 0; i < items.size(); ++i) {
       const auto& [vin, year] = items[i];
-      if (!results[i].is_object() || r.HasExact(vin, year)) {
+      if (!results[i].is_object() || HasExact(vin, year)) {
         continue;
       }
       Recording rec;
@@ -465,72 +524,78 @@ Result<Recordings, ConfigError> Recordings::Load(std::span<const EmbeddedFile> f
       rec.vin = vin;
       rec.model_year = year;
       rec.first_row = results[i].as_object();
-      rec.body = r.SingleBody(rec.first_row, vin);
+      rec.body = SingleBody(rec.first_row, vin);
       std::erase_if(rows,
                     [&](const Recording& old) { return old.vin == vin && old.model_year == year; });
       rows.push_back(std::move(rec));
     }
   }
   for (Recording& rec : rows) {
-    r.recordings_.push_back(std::move(rec));
+    recordings_.push_back(std::move(rec));
   }
-  for (const NestedSpec& spec : kNested) {
-    auto file = FindFile(files, spec.fixture);
-    if (!file) {
-      return FixtureError(spec.fixture, "missing from the embedded data");
-    }
-    if (r.HasExact(spec.vin, spec.model_year)) {
-      continue;
-    }
-    auto body = ParseObject(spec.fixture, ResponseBytes(*file));
-    if (!body) {
-      return body.error();
-    }
-    const boost::json::value* results = body->if_contains("Results");
-    if (results == nullptr || !results->is_array() || results->as_array().empty()) {
-      return FixtureError(spec.fixture, "has no nested Results rows");
-    }
-    Recording rec;
-    rec.fixture = spec.fixture;
-    rec.origin = spec.cut_down ? Origin::kCutDown : Origin::kNested;
-    rec.legacy_format = IsLegacyNested(results->as_array());
-    rec.vin = std::string(spec.vin);
-    rec.model_year = spec.model_year;
-    if (spec.cut_down) {
-      rec.first_row = FlattenNestedRecorded(results->as_array(), r.flat_keys_);
-    } else {
-      rec.first_row = FlattenNested(results->as_array(), r.flat_keys_, spec.vin);
-      rec.body = r.SingleBody(rec.first_row, spec.vin);
-    }
-    r.recordings_.push_back(std::move(rec));
-  }
-  for (const ExcerptSpec& spec : kExcerpts) {
-    auto file = FindFile(files, spec.fixture);
-    if (!file) {
-      return FixtureError(spec.fixture, "missing from the embedded data");
-    }
-    if (r.HasExact(spec.vin, std::nullopt)) {
-      continue;
-    }
-    auto keys = ParseExcerpt(spec.fixture, *file);
-    if (!keys) {
-      return keys.error();
-    }
-    Recording rec;
-    rec.fixture = spec.fixture;
-    rec.origin = Origin::kExcerpt;
-    rec.vin = std::string(spec.vin);
-    rec.first_row = std::move(*keys);
-    r.recordings_.push_back(std::move(rec));
-  }
-  for (const NotFoundSpec& spec : kNotFounds) {
-    auto file = FindFile(files, spec.fixture);
-    if (!file) {
-      return FixtureError(spec.fixture, "missing from the embedded data");
-    }
-    r.not_found_.emplace_back(std::string(spec.target), std::string(*file));
-  }
-  return r;
+  return std::nullopt;
+}
+
+std::optional<ConfigError> Recordings::AddNested(std::span<const EmbeddedFile> files) {
+  return ForEachFixture(
+      files, kNested,
+      [this](const NestedSpec& spec, std::string_view file) -> std::optional<ConfigError> {
+        if (HasExact(spec.vin, spec.model_year)) {
+          return std::nullopt;
+        }
+        auto body = ParseObject(spec.fixture, ResponseBytes(file));
+        if (!body) {
+          return body.error();
+        }
+        const boost::json::value* results = body->if_contains("Results");
+        if (results == nullptr || !results->is_array() || results->as_array().empty()) {
+          return FixtureError(spec.fixture, "has no nested Results rows");
+        }
+        Recording rec;
+        rec.fixture = spec.fixture;
+        rec.origin = spec.cut_down ? Origin::kCutDown : Origin::kNested;
+        rec.legacy_format = IsLegacyNested(results->as_array());
+        rec.vin = std::string(spec.vin);
+        rec.model_year = spec.model_year;
+        if (spec.cut_down) {
+          rec.first_row = FlattenNestedRecorded(results->as_array(), flat_keys_);
+        } else {
+          rec.first_row = FlattenNested(results->as_array(), flat_keys_, spec.vin);
+          rec.body = SingleBody(rec.first_row, spec.vin);
+        }
+        recordings_.push_back(std::move(rec));
+        return std::nullopt;
+      });
+}
+
+std::optional<ConfigError> Recordings::AddExcerpts(std::span<const EmbeddedFile> files) {
+  return ForEachFixture(
+      files, kExcerpts,
+      [this](const ExcerptSpec& spec, std::string_view file) -> std::optional<ConfigError> {
+        if (HasExact(spec.vin, std::nullopt)) {
+          return std::nullopt;
+        }
+        auto keys = ParseExcerpt(spec.fixture, file);
+        if (!keys) {
+          return keys.error();
+        }
+        Recording rec;
+        rec.fixture = spec.fixture;
+        rec.origin = Origin::kExcerpt;
+        rec.vin = std::string(spec.vin);
+        rec.first_row = std::move(*keys);
+        recordings_.push_back(std::move(rec));
+        return std::nullopt;
+      });
+}
+
+std::optional<ConfigError> Recordings::AddNotFounds(std::span<const EmbeddedFile> files) {
+  return ForEachFixture(
+      files, kNotFounds,
+      [this](const NotFoundSpec& spec, std::string_view file) -> std::optional<ConfigError> {
+        not_found_.emplace_back(std::string(spec.target), std::string(file));
+        return std::nullopt;
+      });
 }
 
 bool Recordings::HasExact(std::string_view vin, std::optional<int> model_year) const {

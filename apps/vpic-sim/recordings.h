@@ -121,6 +121,14 @@ class Recordings {
 
   bool HasExact(std::string_view vin, std::optional<int> model_year) const;
   std::string SingleBody(const boost::json::object& row, std::string_view vin) const;
+
+  // Load's steps, one per fixture table of recordings.cc; each fails naming the fixture.
+  std::optional<ConfigError> AddSingles(std::span<const EmbeddedFile> files);
+  std::optional<ConfigError> AddBatches(std::span<const EmbeddedFile> files);
+  std::optional<ConfigError> AddBatchRows();
+  std::optional<ConfigError> AddNested(std::span<const EmbeddedFile> files);
+  std::optional<ConfigError> AddExcerpts(std::span<const EmbeddedFile> files);
+  std::optional<ConfigError> AddNotFounds(std::span<const EmbeddedFile> files);
 };
 
 // The bytes of the top-level member `key` of the JSON object in `text` (the value exactly as
