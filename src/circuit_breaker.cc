@@ -1,6 +1,17 @@
 // The circuit breaker's state machine. The rules are in docs/breaker-rules.md; comments here
 // say why the code is shaped as it is.
 //
+// What stays here is the machine itself: admission (TryAcquire, TryAcquireProbe), outcomes
+// (OnOutcome), transitions, observation and commands, and the layout that keeps the lock-free
+// paths on one cache line. Its rules live in parts with tests of their own
+// (tests/breaker_parts_test.cc, tests/internal_test.cc):
+//   internal/trip_rule.h         when CLOSED trips: the consecutive run, a window's rates
+//   internal/recovery_ramp.h     the share of calls admitted after a close
+//   internal/probe_slots.h       HALF_OPEN's probe slots and their deadlines
+//   internal/event_dispatch.h    who hears of an event, in what order
+//   internal/inflight_tracker.h  the calls running past slow_call_duration
+//   internal/counter_shards.h    the per-thread counters; spin_lock.h, event_batch.h
+//
 // Concurrency design
 // ------------------
 // Two paths take no lock, because they run on every call of every service that uses us:
@@ -53,16 +64,23 @@
 
 #include "internal/counter_shards.h"
 #include "internal/event_batch.h"
+#include "internal/event_dispatch.h"
 #include "internal/inflight_tracker.h"
+#include "internal/probe_slots.h"
+#include "internal/recovery_ramp.h"
 #include "internal/sliding_window.h"
 #include "internal/spin_lock.h"
+#include "internal/trip_rule.h"
 
 namespace fusebox {
 namespace {
 
 using internal::EventBatch;
 using internal::InflightTracker;
+using internal::ProbeSlot;
+using internal::RecoveryRamp;
 using internal::SpinLock;
+using internal::WindowRule;
 
 // The state word: generation << 4 | ramp bit << 3 | state. The ramp bit (CLOSED with a recovery
 // ramp under way) makes the word's low bits match no State, so the lock-free CLOSED admission
@@ -82,10 +100,6 @@ constexpr State AdmissionStateOf(std::uint64_t word) noexcept {
 }
 constexpr bool RampingIn(std::uint64_t word) noexcept { return (word & kRampBit) != 0; }
 
-// The ramp's admission credit is fixed-point with this many fractional bits: a call adds the
-// share admitted now, and is admitted when the integer part advances.
-constexpr unsigned kCreditBits = 24;
-constexpr std::uint64_t kCreditOne = std::uint64_t{1} << kCreditBits;
 constexpr std::uint64_t GenerationOf(std::uint64_t word) noexcept { return word >> kStateBits; }
 
 // The breaker's totals, one internal::ShardedCounters index each.
@@ -102,67 +116,6 @@ enum Counter : std::size_t {
   kLate,
   kCounterCount,
 };
-
-// A probe slot: free, or held by the probe admitted with this deadline (its start plus the
-// call_timeout in force when it was admitted).
-struct ProbeSlot {
-  TimePoint deadline{};
-  bool busy = false;
-};
-
-// The smallest count c in [0, calls] with c / calls >= threshold, decided exactly as the
-// division decides it (3/10 rounds to the same double as the literal 0.3, where 0.3 * 10 does
-// not); calls + 1 when no count reaches it.
-std::uint64_t MinCountReaching(std::uint64_t calls, double threshold) noexcept {
-  const auto n = static_cast<double>(static_cast<std::int64_t>(calls));
-  auto reaches = [&](std::uint64_t c) {
-    return static_cast<double>(static_cast<std::int64_t>(c)) / n >= threshold;
-  };
-  auto c = static_cast<std::uint64_t>(std::max(0.0, std::floor(threshold * n)));
-  c = std::min(c, calls);
-  while (c > 0 && reaches(c - 1)) {
-    --c;
-  }
-  while (c <= calls && !reaches(c)) {
-    ++c;
-  }
-  return c;
-}
-
-// The trip boundaries for one window size: a full count window has the same number of calls on
-// every record, so the comparison is two integer compares instead of two divisions.
-struct RateBoundary {
-  std::uint64_t calls = 0;      // 0: not computed yet
-  std::uint64_t min_count = 0;  // the fewest failures (or slow calls) that reach the threshold
-};
-
-// The window of a window policy; null for the other policies.
-std::unique_ptr<CountWindow> MakeCountWindow(const CircuitBreakerConfig& config) {
-  return config.trip == TripPolicy::kCountWindow ? std::make_unique<CountWindow>(config.window_size)
-                                                 : nullptr;
-}
-std::unique_ptr<TimeWindow> MakeTimeWindow(const CircuitBreakerConfig& config) {
-  return config.trip == TripPolicy::kTimeWindow ? std::make_unique<TimeWindow>(config.window_size)
-                                                : nullptr;
-}
-
-// A window policy's state, in one block that a consecutive breaker does not have: the window its
-// policy uses (the other is null) and the cache of the rate boundaries for its size.
-struct WindowState {
-  std::unique_ptr<CountWindow> count;
-  std::unique_ptr<TimeWindow> time;
-  RateBoundary failure_boundary;
-  RateBoundary slow_boundary;
-};
-std::unique_ptr<WindowState> MakeWindowState(const CircuitBreakerConfig& config) {
-  if (config.trip == TripPolicy::kConsecutive) {
-    return nullptr;
-  }
-  auto state = std::make_unique<WindowState>();
-  state->count = MakeCountWindow(config);
-  state->time = MakeTimeWindow(config);
-  return state;
-}
 
 // One immutable copy of a config for all the breakers configured alike: a registry's breakers,
 // created from one default, then hold a pointer each instead of a 120-byte copy each (the largest
@@ -214,8 +167,8 @@ std::uint64_t HashName(const std::string& name) noexcept {
 
 // In the breaker's own allocation, right after the CircuitBreaker object (operator new).
 struct CircuitBreaker::Impl {
-  using ListenerList = std::vector<std::pair<ListenerId, Listener>>;
-  using ObserverList = std::vector<std::pair<ListenerId, TransitionObserver>>;
+  using ListenerList = internal::Subscribers::ListenerList;
+  using ObserverList = internal::Subscribers::ObserverList;
   struct Extras;
 
   // Made by CircuitBreaker's constructor once its own fields (clock, name) are set.
@@ -223,7 +176,7 @@ struct CircuitBreaker::Impl {
       : config(SharedConfig(cfg)),
         current_cooldown(cfg.open_wait()),
         base_cooldown(cfg.open_wait()),
-        window(MakeWindowState(cfg)),
+        window(WindowRule::For(cfg)),
         successes_to_close(static_cast<std::uint16_t>(cfg.effective_half_open_successes())) {
     if (cfg.recovery_ramp > Duration::zero() || cfg.cooldown_jitter > 0.0 ||
         deps.random != nullptr || cfg.inflight_slow_accounting || cfg.half_open_max_probes > 1) {
@@ -292,8 +245,8 @@ struct CircuitBreaker::Impl {
   std::uint64_t probes = 0;         // Guarded by mu.
   std::uint64_t wasted_probes = 0;  // Guarded by mu.
   std::uint64_t opened = 0;         // Guarded by mu.
-  // Guarded by mu. Only under a window policy (see WindowState).
-  std::unique_ptr<WindowState> window;
+  // Guarded by mu. Only under a window policy (internal/trip_rule.h).
+  std::unique_ptr<WindowRule> window;
 
   mutable SpinLock mu;
   // The small fields together (Guarded by mu, except `watched`). The probe counts are at most
@@ -321,17 +274,15 @@ struct CircuitBreaker::Impl {
 
     std::mutex reconfigure_mu;  // serializes Reconfigure calls (config is also written under mu)
 
-    SpinLock listeners_mu;  // held for a copy of two pointers, or of the list to change it
-    std::shared_ptr<const ListenerList> listeners;  // Guarded by listeners_mu; copy-on-write.
-    ListenerId next_listener_id = 1;                // Guarded by listeners_mu.
-    // The coordinator (SetCoordination). Written under both listeners_mu and mu: Dispatch reads
-    // it under listeners_mu, the probe gate under mu.
-    std::shared_ptr<const Coordination> coordination;
+    SpinLock listeners_mu;  // held for a copy of three pointers, or of a list to change it
+    // Listeners and transition observers (copy-on-write), guarded by listeners_mu; the
+    // coordinator (SetCoordination), written under both listeners_mu and mu: Dispatch reads it
+    // under listeners_mu, the probe gate under mu.
+    internal::Subscribers subscribers;
+    ListenerId next_listener_id = 1;           // Guarded by listeners_mu.
     std::optional<Duration> adopted_cooldown;  // Guarded by mu. Set by Adopt for its transition.
     // Guarded by mu. The dependency's own wait (Permit::Record with MinOpen): no probe before it.
     TimePoint hold_until{};
-    // Transition observers (AddTransitionObserver). Copy-on-write like the listeners.
-    std::shared_ptr<const ObserverList> observers;  // Guarded by listeners_mu.
     // Events are numbered only where somebody receives them (a listener or a coordinator).
     std::atomic<std::uint64_t> sequence{0};
     // The cooldown jitter's generator: the injected one (CircuitBreakerDeps::random, which makes
@@ -339,12 +290,9 @@ struct CircuitBreaker::Impl {
     Random* const injected_random;
     SplitMix64Random own_random;
 
-    // The ramp under way, for its lock-free admission: written under mu before a word with
-    // kRampBit is published (release), read relaxed after reading such a word (acquire).
-    std::atomic<Duration::rep> ramp_start_ns{0};
-    std::atomic<Duration::rep> ramp_end_ns{0};
-    std::atomic<double> ramp_start_share{1.0};
-    std::atomic<std::uint64_t> ramp_credit{0};
+    // The ramp under way, for its lock-free admission: started under mu before a word with
+    // kRampBit is published (release), read after reading such a word (acquire).
+    RecoveryRamp ramp;
 
     // Only with inflight_slow_accounting (a std::deque allocates even when empty). Guarded by mu
     // (the pointer: set at creation or by Reconfigure, then kept until the breaker dies, since
@@ -395,8 +343,12 @@ struct CircuitBreaker::Impl {
   // Whether the fleet coordinator, if any, lets one more probe start (the probe gate).
   bool CoordinatorAllowsProbeLocked() const {
     const Extras* x = extras_if_made();
-    return x == nullptr || !x->coordination || !x->coordination->may_probe ||
-           x->coordination->may_probe(generation(), probes_in_flight);
+    if (x == nullptr) {
+      return true;
+    }
+    const std::shared_ptr<const Coordination>& coordination = x->subscribers.coordination;
+    return !coordination || !coordination->may_probe ||
+           coordination->may_probe(generation(), probes_in_flight);
   }
   // The block where it is known to exist: while ramping, or drawing a jittered cooldown (see
   // extras_block).
@@ -502,67 +454,14 @@ struct CircuitBreaker::Impl {
 
   // ---- recovery ramp ----
 
-  TimePoint ramp_end() const noexcept {
-    return TimePoint(Duration(made_extras().ramp_end_ns.load(std::memory_order_relaxed)));
-  }
-
-  // The share of calls the ramp admits at `now`: linear from its start share to 1.
-  double RampShareAt(TimePoint now) const noexcept {
-    const auto start = made_extras().ramp_start_ns.load(std::memory_order_relaxed);
-    const auto end = made_extras().ramp_end_ns.load(std::memory_order_relaxed);
-    const double s0 = made_extras().ramp_start_share.load(std::memory_order_relaxed);
-    if (end <= start) {
-      return 1.0;
-    }
-    const double elapsed = static_cast<double>(now.time_since_epoch().count() - start) /
-                           static_cast<double>(end - start);
-    return std::clamp(s0 + (1.0 - s0) * elapsed, s0, 1.0);
-  }
-
-  // The share of the ramp's length elapsed at `now`, 0 to 1.
-  double RampProgressAt(TimePoint now) const noexcept {
-    const auto start = made_extras().ramp_start_ns.load(std::memory_order_relaxed);
-    const auto end = made_extras().ramp_end_ns.load(std::memory_order_relaxed);
-    if (end <= start) {
-      return 1.0;
-    }
-    return std::clamp(static_cast<double>(now.time_since_epoch().count() - start) /
-                          static_cast<double>(end - start),
-                      0.0, 1.0);
-  }
-
-  // Whether the ramp admits this call. Lock-free and deterministic: every call adds the share
-  // admitted now to a fixed-point credit, and the call that carries its integer part past the
-  // next whole number is admitted (so over any run of calls the admitted count follows the sum
-  // of the shares within one call, and one thread in virtual time always gets the same answers).
-  bool RampAdmits(TimePoint now) noexcept {
-    const auto step =
-        static_cast<std::uint64_t>(RampShareAt(now) * static_cast<double>(kCreditOne));
-    const std::uint64_t before =
-        made_extras().ramp_credit.fetch_add(step, std::memory_order_relaxed);
-    return ((before + step) >> kCreditBits) != (before >> kCreditBits);
-  }
-
-  // What a call turned away by the ramp should wait: a short hint, never past the ramp's end.
-  Duration RampRetryAfter(TimePoint now) const noexcept {
-    return std::clamp(ramp_end() - now, Duration(1), Duration(std::chrono::seconds(1)));
-  }
+  // The ramp's state, where it is known to exist (see extras_block).
+  RecoveryRamp& ramp() noexcept { return made_extras().ramp; }
+  const RecoveryRamp& ramp() const noexcept { return made_extras().ramp; }
 
   void StartRampLocked(TimePoint at, EventBatch& events) noexcept {
-    // The share HALF_OPEN admitted (its probes among the calls it saw), at most the configured
-    // start: a probe answered before any other call came has a share of 1, which would let the
-    // whole flood in at once.
-    Extras& ramp = made_extras();  // a config with a ramp made the block (see extras_block)
-    const double seen = half_open_calls == 0
-                            ? 1.0
-                            : std::min(1.0, static_cast<double>(half_open_admitted) /
-                                                static_cast<double>(half_open_calls));
-    const double s0 = std::min(seen, config->recovery_ramp_start);
-    constexpr auto kRelaxed = std::memory_order_relaxed;
-    ramp.ramp_start_ns.store(at.time_since_epoch().count(), kRelaxed);
-    ramp.ramp_end_ns.store((at + config->recovery_ramp).time_since_epoch().count(), kRelaxed);
-    ramp.ramp_start_share.store(s0, kRelaxed);
-    ramp.ramp_credit.store(kCreditOne - 1, kRelaxed);  // the first call of the ramp is admitted
+    const double s0 =
+        RecoveryRamp::StartShare(half_open_calls, half_open_admitted, config->recovery_ramp_start);
+    ramp().Start(at, config->recovery_ramp, s0);  // a config with a ramp made the block
     ramping = true;
     if (listening()) {
       events.Push(MakeEvent(RecoveryEvent{RecoveryPhase::kStarted, s0, config->recovery_ramp, at}));
@@ -572,22 +471,21 @@ struct CircuitBreaker::Impl {
   // Ends the ramp when `now` is past its end (lazily, like every time-driven change): the word
   // loses its ramp bit, the generation stays.
   void CompleteRampIfDueLocked(TimePoint now, EventBatch& events) noexcept {
-    if (!ramping || now < ramp_end()) {
+    if (!ramping || now < ramp().end()) {
       return;
     }
     ramping = false;
     state_word.store(Pack(state, generation()), std::memory_order_release);
     if (listening()) {
-      const TimePoint start(Duration(made_extras().ramp_start_ns.load(std::memory_order_relaxed)));
-      events.Push(MakeEvent(RecoveryEvent{
-          RecoveryPhase::kCompleted, made_extras().ramp_start_share.load(std::memory_order_relaxed),
-          ramp_end() - start, ramp_end()}));
+      const RecoveryRamp& r = ramp();
+      events.Push(MakeEvent(
+          RecoveryEvent{RecoveryPhase::kCompleted, r.start_share(), r.end() - r.start(), r.end()}));
     }
   }
 
   // ---- counters ----
 
-  void Bump(Counter c) noexcept { counters.Bump(c); }
+  [[gnu::always_inline]] void Bump(Counter c) noexcept { counters.Bump(c); }
   std::uint64_t Sum(Counter c) const noexcept { return counters.Sum(c); }
 
   // ---- events ----
@@ -610,48 +508,12 @@ struct CircuitBreaker::Impl {
     if (x == nullptr) {
       return;  // nobody listens, nobody coordinates
     }
-    std::shared_ptr<const ListenerList> list;
-    std::shared_ptr<const Coordination> coordinator;
-    std::shared_ptr<const ObserverList> observers;
+    internal::Subscribers to;
     {
       std::lock_guard lock(x->listeners_mu);
-      list = x->listeners;
-      coordinator = x->coordination;
-      observers = x->observers;
+      to = x->subscribers;
     }
-    if (observers) {
-      for (std::size_t i = 0; i < batch.size; ++i) {
-        if (const auto* t = std::get_if<TransitionEvent>(&batch[i].detail)) {
-          for (const auto& [id, observer] : *observers) {
-            try {
-              observer(*t);
-            } catch (...) {  // NOLINT(bugprone-empty-catch): as for listeners
-            }
-          }
-        }
-      }
-    }
-    if (coordinator && coordinator->on_transition) {
-      for (std::size_t i = 0; i < batch.size; ++i) {
-        if (const auto* t = std::get_if<TransitionEvent>(&batch[i].detail)) {
-          try {
-            coordinator->on_transition(*t);
-          } catch (...) {  // NOLINT(bugprone-empty-catch): as for listeners
-          }
-        }
-      }
-    }
-    if (!list) {
-      return;
-    }
-    for (std::size_t i = 0; i < batch.size; ++i) {
-      for (const auto& [id, listener] : *list) {
-        try {
-          listener(batch[i]);
-        } catch (...) {  // NOLINT(bugprone-empty-catch): a listener must not break the call path
-        }
-      }
-    }
+    internal::Deliver(batch, to);
   }
 
   // Delivers one event at once (lock-free paths). Out of line: its batch is a large frame.
@@ -716,11 +578,8 @@ struct CircuitBreaker::Impl {
     switch (to) {
       case State::kClosed:
       case State::kMetricsOnly:
-        if (window && window->count) {
-          window->count->Clear();
-        }
-        if (window && window->time) {
-          window->time->Clear();
+        if (window) {
+          window->Clear();
         }
         closed_since = at;
         ClearHoldLocked();  // the dependency is back: its old wait no longer applies
@@ -764,11 +623,9 @@ struct CircuitBreaker::Impl {
     if (listening() || watched.load(std::memory_order_relaxed)) {
       events.Push(MakeEvent(TransitionEvent{from, to, cause, next_generation, at}));
       if (was_ramping && !keeps_ramp) {
-        const TimePoint start(
-            Duration(made_extras().ramp_start_ns.load(std::memory_order_relaxed)));
-        events.Push(MakeEvent(RecoveryEvent{
-            RecoveryPhase::kAborted, made_extras().ramp_start_share.load(std::memory_order_relaxed),
-            ramp_end() - start, at}));
+        const RecoveryRamp& r = ramp();
+        events.Push(MakeEvent(
+            RecoveryEvent{RecoveryPhase::kAborted, r.start_share(), r.end() - r.start(), at}));
       }
     }
     if (keeps_ramp) {
@@ -789,13 +646,8 @@ struct CircuitBreaker::Impl {
     if (state != State::kHalfOpen || probes_in_flight == 0) {
       return false;
     }
-    std::optional<TimePoint> earliest;  // the earliest deadline
-    const std::span<ProbeSlot> slots = probe_slots();
-    for (std::size_t i = 0; i < slots.size(); ++i) {
-      if (i != except_slot && slots[i].busy && (!earliest || slots[i].deadline < *earliest)) {
-        earliest = slots[i].deadline;
-      }
-    }
+    const std::optional<TimePoint> earliest =
+        internal::EarliestBusyDeadline(probe_slots(), except_slot);
     if (!earliest || *earliest > limit) {
       return false;
     }
@@ -803,58 +655,38 @@ struct CircuitBreaker::Impl {
     return true;
   }
 
-  // Why window totals `t` trip the breaker, if they do. `running_slow` calls still running past
-  // slow_call_duration join the slow-call rate only (in-flight slow accounting): a call that has
-  // not finished has not failed.
-  std::optional<TransitionCause> WindowTripCauseLocked(const WindowTotals& t,
-                                                       std::uint64_t running_slow = 0) noexcept {
-    if (t.calls != 0 && t.calls >= config->minimum_calls) {
-      RateBoundary& failure_boundary = window->failure_boundary;
-      if (failure_boundary.calls != t.calls) {
-        failure_boundary = {t.calls, MinCountReaching(t.calls, config->failure_rate_threshold)};
-      }
-      if (t.failures >= failure_boundary.min_count) {
-        return TransitionCause::kFailureRate;
-      }
+  // The calls still running past slow_call_duration (in-flight slow accounting; 0 without).
+  std::uint64_t RunningSlowLocked(TimePoint now) noexcept {
+    InflightTracker* list = config->inflight_slow_accounting ? inflight() : nullptr;
+    if (list == nullptr) {
+      return 0;
     }
-    const std::uint64_t calls = t.calls + running_slow;
-    if (calls != 0 && calls >= config->minimum_calls) {
-      RateBoundary& slow_boundary = window->slow_boundary;
-      if (slow_boundary.calls != calls) {
-        slow_boundary = {calls, MinCountReaching(calls, config->slow_call_rate_threshold)};
-      }
-      if (t.slow + running_slow >= slow_boundary.min_count) {
-        return TransitionCause::kSlowCallRate;
-      }
-    }
-    return std::nullopt;
+    list->Advance(now, config->effective_slow_call_duration());
+    return list->slow();
   }
 
-  // Whether the trip policy, with the calls still running past slow_call_duration (in-flight slow
-  // accounting), says to trip now; trips if so. Consecutive: the run plus the running slow calls
-  // reach the threshold (each call counted once: it leaves the running count when it reports).
+  // The trip rule's record of an outcome in CLOSED (or METRICS_ONLY): the run of bad calls, or
+  // the window's sample.
+  void RecordForTripRuleLocked(Sample sample, TimePoint now) noexcept {
+    if (window) {
+      window->Add(sample, now);
+    } else if (sample.failure || sample.slow) {
+      consecutive_run.store(consecutive_run.load(std::memory_order_relaxed) + 1,
+                            std::memory_order_relaxed);
+    } else {
+      consecutive_run.store(0, std::memory_order_relaxed);
+    }
+  }
+
+  // Whether the trip rule (internal/trip_rule.h), with the calls still running past
+  // slow_call_duration, says to trip now; trips if so.
   void TripIfRulesSayLocked(TimePoint now, EventBatch& events) noexcept {
-    if (config->trip == TripPolicy::kConsecutive) {
-      std::uint64_t running_slow = 0;
-      if (config->inflight_slow_accounting) {
-        inflight()->Advance(now, config->effective_slow_call_duration());
-        running_slow = inflight()->slow();
-      }
-      if (consecutive_run.load(std::memory_order_relaxed) + running_slow >=
-          config->failure_threshold) {
-        TransitionLocked(State::kOpen, now, TransitionCause::kConsecutiveFailures, events);
-      }
-      return;
-    }
-    const WindowTotals t = config->trip == TripPolicy::kCountWindow
-                               ? window->count->totals()
-                               : window->time->TotalsAt(WholeSecondsSinceEpoch(now));
-    std::uint64_t running_slow = 0;
-    if (config->inflight_slow_accounting) {
-      inflight()->Advance(now, config->effective_slow_call_duration());
-      running_slow = inflight()->slow();
-    }
-    if (const auto cause = WindowTripCauseLocked(t, running_slow)) {
+    const std::uint64_t running_slow = RunningSlowLocked(now);
+    const std::optional<TransitionCause> cause =
+        window ? window->TripCause(*config, window->TotalsAt(now), running_slow)
+               : internal::ConsecutiveTripCause(consecutive_run.load(std::memory_order_relaxed),
+                                                running_slow, config->failure_threshold);
+    if (cause) {
       TransitionLocked(State::kOpen, now, *cause, events);
     }
   }
@@ -870,24 +702,7 @@ struct CircuitBreaker::Impl {
         (ramping && (sample.failure || sample.slow))) {
       return false;  // the full path (a bad outcome during the ramp is judged strictly there)
     }
-    const bool trips = state == State::kClosed;
-    if (config->trip == TripPolicy::kCountWindow) {
-      if (trips && WindowTripCauseLocked(window->count->TotalsWith(sample))) {
-        return false;
-      }
-      window->count->Add(sample);
-    } else {
-      const std::int64_t second = WholeSecondsSinceEpoch(now);
-      WindowTotals t = window->time->TotalsAt(second);
-      t.calls += 1;
-      t.failures += sample.failure ? 1U : 0U;
-      t.slow += sample.slow ? 1U : 0U;
-      if (trips && WindowTripCauseLocked(t)) {
-        return false;
-      }
-      window->time->Add(second, sample);
-    }
-    return true;
+    return window->AddUnlessItTrips(*config, sample, now, /*may_trip=*/state == State::kClosed);
   }
 
   Duration RetryAfterLocked(TimePoint now) const noexcept {
@@ -977,7 +792,9 @@ Duration CircuitBreaker::retry_after() const noexcept {
 
 // ---- admission ----
 
-Result<Permit> CircuitBreaker::TryAcquire(Priority priority) noexcept {
+// Hot (as OnOutcome): gcc places both in .text.hot, together, so their speed does not depend on
+// where the rest of this file's code happens to put them.
+[[gnu::hot]] Result<Permit> CircuitBreaker::TryAcquire(Priority priority) noexcept {
   Impl& s = impl();
   const std::uint32_t priority_flag = priority == Priority::kBatch ? Permit::kBatch : 0U;
   const std::uint64_t word = s.state_word.load(std::memory_order_acquire);
@@ -1031,12 +848,12 @@ Result<Permit> CircuitBreaker::TryAcquireLocked(Priority priority) noexcept {
     const std::uint64_t word = s.state_word.load(std::memory_order_acquire);
     if (RampingIn(word) && s.lock_free_admit.load(std::memory_order_relaxed)) {
       const TimePoint now = Now();
-      if (now < s.ramp_end()) {
-        if (s.RampAdmits(now)) {
+      if (now < s.ramp().end()) {
+        if (s.ramp().Admits(now)) {
           s.Bump(kAllowed);
           return Permit(this, GenerationOf(word), now, now + s.call_timeout(), priority_flag, 0);
         }
-        const Duration retry = s.RampRetryAfter(now);
+        const Duration retry = s.ramp().RetryAfter(now);
         s.Bump(kRejectedRecovering);
         if (s.listening()) {
           s.EmitRejection(ReasonCode::kCircuitRecovering, priority, retry, now);
@@ -1072,9 +889,9 @@ Result<Permit> CircuitBreaker::TryAcquireLocked(Priority priority) noexcept {
             break;
           }
         }
-        if (s.ramping && !s.RampAdmits(now)) {
+        if (s.ramping && !s.ramp().Admits(now)) {
           result = s.RefuseLocked(ReasonCode::kCircuitRecovering, kRejectedRecovering, priority,
-                                  s.RampRetryAfter(now), now, events);
+                                  s.ramp().RetryAfter(now), now, events);
           break;
         }
         if (s.config->inflight_slow_accounting) {
@@ -1092,11 +909,10 @@ Result<Permit> CircuitBreaker::TryAcquireLocked(Priority priority) noexcept {
       case State::kHalfOpen: {
         const bool may_probe = priority == Priority::kInteractive || s.config->batch_may_probe;
         const std::span<ProbeSlot> slots = s.probe_slots();
-        const auto free_slot =
-            std::find_if(slots.begin(), slots.end(), [](const ProbeSlot& p) { return !p.busy; });
+        ProbeSlot* const free_slot = internal::FreeSlot(slots);
         // In active mode only the prober probes (TryAcquireProbe); in either mode no probe runs
         // while the dependency's own wait lasts.
-        if (active || !may_probe || free_slot == slots.end() || now < s.HoldUntilLocked() ||
+        if (active || !may_probe || free_slot == nullptr || now < s.HoldUntilLocked() ||
             !s.CoordinatorAllowsProbeLocked()) {
           s.CountHalfOpenCallLocked(/*admitted=*/false);
           result = s.RefuseLocked(ReasonCode::kCircuitHalfOpen, kRejectedHalfOpen, priority,
@@ -1110,7 +926,7 @@ Result<Permit> CircuitBreaker::TryAcquireLocked(Priority priority) noexcept {
         s.Bump(kAllowed);
         result =
             Permit(this, s.generation(), now, now + deadline_in, priority_flag | Permit::kProbe,
-                   static_cast<std::uint64_t>(free_slot - slots.begin()));
+                   static_cast<std::uint64_t>(free_slot - slots.data()));
         break;
       }
       case State::kOpen:
@@ -1148,18 +964,15 @@ Result<Permit> CircuitBreaker::TryAcquireProbe() noexcept {
         break;
       case State::kHalfOpen: {
         const std::span<ProbeSlot> slots = s.probe_slots();
-        const auto free_slot =
-            std::find_if(slots.begin(), slots.end(), [](const ProbeSlot& p) { return !p.busy; });
+        ProbeSlot* const free_slot = internal::FreeSlot(slots);
         if (const TimePoint hold = s.HoldUntilLocked(); now < hold) {
           result = Error{ReasonCode::kCircuitHalfOpen, hold - now};
           break;
         }
-        if (free_slot == slots.end()) {
+        if (free_slot == nullptr) {
           // Ask again when the earliest probe in flight is due (it reports or times out by then).
-          TimePoint earliest = TimePoint::max();
-          for (const ProbeSlot& slot : slots) {
-            earliest = std::min(earliest, slot.deadline);
-          }
+          const TimePoint earliest =
+              internal::EarliestBusyDeadline(slots, internal::kNoSlot).value_or(TimePoint::max());
           result = Error{ReasonCode::kCircuitHalfOpen, std::max(earliest - now, Duration(1))};
           break;
         }
@@ -1174,7 +987,7 @@ Result<Permit> CircuitBreaker::TryAcquireProbe() noexcept {
         ++s.probes;
         s.Bump(kAllowed);
         result = Permit(this, s.generation(), now, deadline, Permit::kProbe,
-                        static_cast<std::uint64_t>(free_slot - slots.begin()));
+                        static_cast<std::uint64_t>(free_slot - slots.data()));
         break;
       }
       case State::kClosed:
@@ -1248,8 +1061,8 @@ void Permit::Record(Outcome outcome, Duration elapsed) noexcept {
   breaker->OnOutcome(*this, outcome, breaker->Now(), std::max(elapsed, Duration::zero()));
 }
 
-void CircuitBreaker::OnOutcome(const Permit& permit, Outcome outcome, TimePoint now,
-                               Duration elapsed) noexcept {
+[[gnu::hot]] void CircuitBreaker::OnOutcome(const Permit& permit, Outcome outcome, TimePoint now,
+                                            Duration elapsed) noexcept {
   Impl& s = impl();
   // The path of every healthy call: a fast success in CLOSED of the current generation, with no
   // run to reset and nobody listening, changes nothing but this thread's success counter.
@@ -1367,27 +1180,9 @@ void CircuitBreaker::OnOutcomeLocked(const Permit& permit, Outcome outcome, Time
             s.TransitionLocked(State::kOpen, now, TransitionCause::kRecoveryFailed, events);
             break;
           }
-          const bool trips = s.state == State::kClosed;
-          if (s.config->trip == TripPolicy::kConsecutive) {
-            if (failed || slow) {
-              const std::uint32_t run = s.consecutive_run.load(std::memory_order_relaxed) + 1;
-              s.consecutive_run.store(run, std::memory_order_relaxed);
-            } else {
-              s.consecutive_run.store(0, std::memory_order_relaxed);
-            }
-            if (trips) {
-              s.TripIfRulesSayLocked(now, events);  // the run, and calls running slow
-            }
-          } else {
-            const Sample sample{failed, slow};
-            if (s.config->trip == TripPolicy::kCountWindow) {
-              s.window->count->Add(sample);
-            } else {
-              s.window->time->Add(WholeSecondsSinceEpoch(now), sample);
-            }
-            if (trips) {
-              s.TripIfRulesSayLocked(now, events);
-            }
+          s.RecordForTripRuleLocked(Sample{failed, slow}, now);
+          if (s.state == State::kClosed) {  // METRICS_ONLY records but never trips
+            s.TripIfRulesSayLocked(now, events);
           }
           break;
         }
@@ -1448,14 +1243,7 @@ MetricsSnapshot CircuitBreaker::Snapshot() const {
   m.transitions = s.generation();  // every transition starts one
   m.opened = s.opened;
   m.consecutive_failures = s.consecutive_run.load(std::memory_order_relaxed);
-  WindowTotals t;
-  if (s.config->trip == TripPolicy::kCountWindow) {
-    t = s.window->count->totals();
-  } else if (s.config->trip == TripPolicy::kTimeWindow) {
-    // Read without advancing (Snapshot is const): drop what fell out by hand.
-    TimeWindow copy = *s.window->time;
-    t = copy.TotalsAt(WholeSecondsSinceEpoch(now));
-  }
+  const WindowTotals t = s.window ? s.window->TotalsSeenAt(now) : WindowTotals{};
   m.window_calls = t.calls;
   m.window_failures = t.failures;
   m.window_slow = t.slow;
@@ -1468,10 +1256,10 @@ MetricsSnapshot CircuitBreaker::Snapshot() const {
   m.good_probes = s.good_probes;
   m.retry_after = s.RetryAfterLocked(now);
   m.current_cooldown = s.current_cooldown;
-  if (s.ramping && now < s.ramp_end()) {
+  if (s.ramping && now < s.ramp().end()) {
     m.recovering = true;
-    m.recovery_progress = s.RampProgressAt(now);
-    m.recovery_share = s.RampShareAt(now);
+    m.recovery_progress = s.ramp().ProgressAt(now);
+    m.recovery_share = s.ramp().ShareAt(now);
   }
   return m;
 }
@@ -1480,10 +1268,10 @@ std::optional<double> CircuitBreaker::recovery_progress() const noexcept {
   Impl& s = impl();
   const TimePoint now = s.clock().Now();
   std::lock_guard lock(s.mu);
-  if (!s.ramping || now >= s.ramp_end()) {
+  if (!s.ramping || now >= s.ramp().end()) {
     return std::nullopt;
   }
-  return s.RampProgressAt(now);
+  return s.ramp().ProgressAt(now);
 }
 
 // ---- operator commands ----
@@ -1514,8 +1302,9 @@ void CircuitBreaker::SetCoordination(Coordination coordination) {
   Impl::Extras& x = s.extras();
   std::lock_guard listeners_lock(x.listeners_mu);
   std::lock_guard lock(s.mu);
-  x.coordination = installed;
-  s.watched.store(installed != nullptr || x.observers != nullptr, std::memory_order_relaxed);
+  x.subscribers.coordination = installed;
+  s.watched.store(installed != nullptr || x.subscribers.observers != nullptr,
+                  std::memory_order_relaxed);
 }
 
 bool CircuitBreaker::Adopt(State to, Duration remaining_cooldown) {
@@ -1573,7 +1362,7 @@ std::optional<ConfigError> CircuitBreaker::Reconfigure(const Config& config) {
       (config.trip != TripPolicy::kConsecutive && old.window_size != config.window_size) ||
       old.inflight_slow_accounting != config.inflight_slow_accounting;
   // What allocates is built before taking the spin lock.
-  std::unique_ptr<WindowState> window;
+  std::unique_ptr<WindowRule> window;
   // Only this function sets the block's in-flight list after creation, under reconfigure_mu:
   // reading the pointer is safe.
   std::unique_ptr<InflightTracker> inflight;
@@ -1581,7 +1370,7 @@ std::optional<ConfigError> CircuitBreaker::Reconfigure(const Config& config) {
     inflight = std::make_unique<InflightTracker>();
   }
   if (new_window) {
-    window = MakeWindowState(config);
+    window = WindowRule::For(config);
   }
   Impl::ProbeRoom probe_room = s.MakeProbeRoom(config.half_open_max_probes);
   std::shared_ptr<const Config> shared = SharedConfig(config);
@@ -1601,9 +1390,7 @@ std::optional<ConfigError> CircuitBreaker::Reconfigure(const Config& config) {
     }
     s.config = std::move(shared);
     if (s.window) {
-      // Thresholds may change: the cached boundaries start afresh.
-      s.window->failure_boundary = {};
-      s.window->slow_boundary = {};
+      s.window->ForgetBoundaries();  // thresholds may change
     }
     if (s.state != State::kHalfOpen) {
       // No probe is in flight outside HALF_OPEN (every transition frees the slots).
@@ -1634,11 +1421,12 @@ ListenerId CircuitBreaker::AddListener(Listener listener) {
   Impl& s = impl();
   Impl::Extras& x = s.extras();
   std::lock_guard lock(x.listeners_mu);
-  auto list = x.listeners ? std::make_shared<Impl::ListenerList>(*x.listeners)
-                          : std::make_shared<Impl::ListenerList>();
+  auto list = x.subscribers.listeners
+                  ? std::make_shared<Impl::ListenerList>(*x.subscribers.listeners)
+                  : std::make_shared<Impl::ListenerList>();
   const ListenerId id = x.next_listener_id++;
   list->emplace_back(id, std::move(listener));
-  x.listeners = std::move(list);
+  x.subscribers.listeners = std::move(list);
   s.has_listeners.store(true, std::memory_order_relaxed);
   return id;
 }
@@ -1647,12 +1435,13 @@ ListenerId CircuitBreaker::AddTransitionObserver(TransitionObserver observer) {
   Impl& s = impl();
   Impl::Extras& x = s.extras();
   std::lock_guard listeners_lock(x.listeners_mu);
-  auto list = x.observers ? std::make_shared<Impl::ObserverList>(*x.observers)
-                          : std::make_shared<Impl::ObserverList>();
+  auto list = x.subscribers.observers
+                  ? std::make_shared<Impl::ObserverList>(*x.subscribers.observers)
+                  : std::make_shared<Impl::ObserverList>();
   const ListenerId id = x.next_listener_id++;
   list->emplace_back(id, std::move(observer));
   std::lock_guard lock(s.mu);  // `watched` is read under mu by transitions
-  x.observers = std::move(list);
+  x.subscribers.observers = std::move(list);
   s.watched.store(true, std::memory_order_relaxed);
   return id;
 }
@@ -1665,17 +1454,18 @@ void CircuitBreaker::RemoveTransitionObserver(ListenerId id) {
   }
   std::shared_ptr<const Impl::ObserverList> dropped;  // destroyed after the locks
   std::lock_guard listeners_lock(x->listeners_mu);
-  if (!x->observers) {
+  if (!x->subscribers.observers) {
     return;
   }
-  auto list = std::make_shared<Impl::ObserverList>(*x->observers);
+  auto list = std::make_shared<Impl::ObserverList>(*x->subscribers.observers);
   std::erase_if(*list, [id](const auto& entry) { return entry.first == id; });
   std::lock_guard lock(s.mu);
-  dropped = std::move(x->observers);
+  dropped = std::move(x->subscribers.observers);
   if (!list->empty()) {
-    x->observers = std::move(list);
+    x->subscribers.observers = std::move(list);
   }
-  s.watched.store(x->observers != nullptr || x->coordination != nullptr, std::memory_order_relaxed);
+  s.watched.store(x->subscribers.observers != nullptr || x->subscribers.coordination != nullptr,
+                  std::memory_order_relaxed);
 }
 
 void CircuitBreaker::RemoveListener(ListenerId id) {
@@ -1685,13 +1475,13 @@ void CircuitBreaker::RemoveListener(ListenerId id) {
     return;  // no listener was ever added
   }
   std::lock_guard lock(x->listeners_mu);
-  if (!x->listeners) {
+  if (!x->subscribers.listeners) {
     return;
   }
-  auto list = std::make_shared<Impl::ListenerList>(*x->listeners);
+  auto list = std::make_shared<Impl::ListenerList>(*x->subscribers.listeners);
   std::erase_if(*list, [id](const auto& entry) { return entry.first == id; });
   s.has_listeners.store(!list->empty(), std::memory_order_relaxed);
-  x->listeners = list->empty() ? nullptr : std::move(list);
+  x->subscribers.listeners = list->empty() ? nullptr : std::move(list);
 }
 
 }  // namespace fusebox

@@ -53,7 +53,9 @@ class ShardedCounters {
   ShardedCounters& operator=(const ShardedCounters&) = delete;
 
   // Adds one to counter `c` on the calling thread's copy.
-  void Bump(std::size_t c) noexcept {
+  // Always inline: the breaker's lock-free paths bump a counter each, and a call out costs them
+  // a tenth of their time.
+  [[gnu::always_inline]] void Bump(std::size_t c) noexcept {
     if (Overflowed()) [[unlikely]] {
       OverflowBlock()->values[c].fetch_add(1, std::memory_order_relaxed);
       return;
