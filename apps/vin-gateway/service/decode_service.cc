@@ -170,6 +170,13 @@ void DecodeService::NoteProblem(UpstreamResult result, bool timed_out) noexcept 
   }
 }
 
+void DecodeService::AnswerRateLimited(DecodeAnswer& answer, Duration wait) {
+  answer.status = DecodeStatus::kRateLimited;
+  answer.retry_after = wait;
+  answer.message = std::string(DefaultMessage(answer.status));
+  deps_.metrics.CountAnswer(answer.status, answer.source, false);
+}
+
 void DecodeService::AnswerLate(DecodeAnswer& answer, DecodePtr stale, int model_year) {
   answer.status = DecodeStatus::kUpstreamLate;
   if (stale != nullptr) {
@@ -546,18 +553,13 @@ net::awaitable<DecodeAnswer> DecodeService::Decode(Step step, std::string client
   const net::any_io_executor executor = co_await net::this_coro::executor;
   const fusebox::TimePoint deadline =
       deps_.clock.Now() + deps_.breaker.config().call_timeout + options_.follower_margin;
-  using Channel = net::experimental::concurrent_channel<void(
-      boost::system::error_code, std::shared_ptr<const Flights::FlightResult>)>;
   for (;;) {
     Flights::Joined joined = flights_.Join(key);
     std::optional<Flights::Follower> follower;
     if (auto* leader = std::get_if<Flights::Leader>(&joined)) {
       if (std::optional<Duration> wait = deps_.limiter.TryTake(client)) {
         leader->Abandon();  // this client's refusal; followers re-join and one of them leads
-        answer.status = DecodeStatus::kRateLimited;
-        answer.retry_after = *wait;
-        answer.message = std::string(DefaultMessage(answer.status));
-        deps_.metrics.CountAnswer(answer.status, answer.source, false);
+        AnswerRateLimited(answer, *wait);
         co_return answer;
       }
       deps_.metrics.CountLeader();
@@ -586,56 +588,25 @@ net::awaitable<DecodeAnswer> DecodeService::Decode(Step step, std::string client
       deps_.metrics.CountJoin();
     }
 
-    // Wait for the flight's outcome (posted to this coroutine's executor) or this request's
-    // own deadline, whichever comes first. Leaving early never cancels the flight.
-    auto channel = std::make_shared<Channel>(executor, 1);
-    follower->OnReady([channel](const Flights::FlightResult& result) {
-      channel->try_send(boost::system::error_code{},
-                        std::make_shared<const Flights::FlightResult>(result));
-    });
-    // With a copy to fall back on, the answer deadline cuts the wait short (UPSTREAM_LATE),
-    // counted from here: a slow cache read before it does not eat the live call's time.
+    // With a copy to fall back on, the answer deadline cuts the wait short (UPSTREAM_LATE).
     const bool fallback = lookup.any_age != nullptr || deps_.offline != nullptr;
-    fusebox::TimePoint wait_until = deadline;
-    if (options_.answer_deadline > Duration::zero() && fallback) {
-      wait_until = std::min(deadline, deps_.clock.Now() + options_.answer_deadline);
-    }
-    net::steady_timer timer(executor);
-    timer.expires_after(std::max(Duration::zero(), wait_until - deps_.clock.Now()));
-    auto [order, receive_ec, result, timer_ec] =
-        co_await net::experimental::make_parallel_group(channel->async_receive(net::deferred),
-                                                        timer.async_wait(net::deferred))
-            .async_wait(net::experimental::wait_for_one(), net::use_awaitable);
-    (void)timer_ec;
-    if (order[0] != 0 && wait_until < deadline) {
-      // A result that arrived as the timer fired wins over the copy.
-      std::shared_ptr<const Flights::FlightResult> arrived;
-      channel->try_receive([&arrived](boost::system::error_code ec,
-                                      std::shared_ptr<const Flights::FlightResult> value) {
-        if (!ec) {
-          arrived = std::move(value);
-        }
-      });
-      if (arrived) {
-        result = std::move(arrived);
-        order[0] = 0;
-      }
-    }
-    if (order[0] != 0 && wait_until < deadline) {
+    const FlightWait wait = co_await AwaitFlight(*follower, deadline, fallback);
+    if (wait.cut_short) {
       // The live call goes on (a detached leader, or another request's flight) and fills the
       // cache; this user gets the copy now. The stale copy is the younger of the lookup's and
       // what the front holds now.
       AnswerLate(answer, Younger(std::move(lookup.any_age), hot_.Get(key)), model_year);
       co_return answer;
     }
-    if (order[0] != 0 || receive_ec || !result) {
+    if (!wait.result) {
       Live late;
       late.error = Error{ReasonCode::kUpstreamSlow};
       co_await Finish(answer, late, key, model_year);
       co_return answer;
     }
-    if (!*result) {
-      const fusebox::FlightError error = result->error();
+    const Flights::FlightResult& result = *wait.result;
+    if (!result) {
+      const fusebox::FlightError error = result.error();
       if (error == fusebox::FlightError::kLeaderAbandoned && deps_.clock.Now() < deadline) {
         // Look again before joining again: a decode may have been stored while this waited.
         lookup = co_await LookUp(key);
@@ -650,9 +621,54 @@ net::awaitable<DecodeAnswer> DecodeService::Decode(Step step, std::string client
       co_await Finish(answer, failed, key, model_year);
       co_return answer;
     }
-    co_await Finish(answer, result->value(), key, model_year);
+    co_await Finish(answer, result.value(), key, model_year);
     co_return answer;
   }
+}
+
+net::awaitable<DecodeService::FlightWait> DecodeService::AwaitFlight(Flights::Follower follower,
+                                                                     fusebox::TimePoint deadline,
+                                                                     bool fallback) {
+  using Channel = net::experimental::concurrent_channel<void(
+      boost::system::error_code, std::shared_ptr<const Flights::FlightResult>)>;
+  const net::any_io_executor executor = co_await net::this_coro::executor;
+  // The flight's outcome is posted to this coroutine's executor. Leaving early never cancels it.
+  auto channel = std::make_shared<Channel>(executor, 1);
+  follower.OnReady([channel](const Flights::FlightResult& result) {
+    channel->try_send(boost::system::error_code{},
+                      std::make_shared<const Flights::FlightResult>(result));
+  });
+  // The answer deadline counts from here: a slow cache read before it does not eat the live
+  // call's time.
+  fusebox::TimePoint wait_until = deadline;
+  if (options_.answer_deadline > Duration::zero() && fallback) {
+    wait_until = std::min(deadline, deps_.clock.Now() + options_.answer_deadline);
+  }
+  net::steady_timer timer(executor);
+  timer.expires_after(std::max(Duration::zero(), wait_until - deps_.clock.Now()));
+  auto [order, receive_ec, result, timer_ec] =
+      co_await net::experimental::make_parallel_group(channel->async_receive(net::deferred),
+                                                      timer.async_wait(net::deferred))
+          .async_wait(net::experimental::wait_for_one(), net::use_awaitable);
+  (void)timer_ec;
+  FlightWait wait;
+  if (order[0] == 0) {
+    if (!receive_ec) {
+      wait.result = std::move(result);
+    }
+    co_return wait;
+  }
+  if (wait_until < deadline) {
+    // A result that arrived as the timer fired wins over the copy.
+    channel->try_receive(
+        [&wait](boost::system::error_code ec, std::shared_ptr<const Flights::FlightResult> value) {
+          if (!ec) {
+            wait.result = std::move(value);
+          }
+        });
+    wait.cut_short = wait.result == nullptr;
+  }
+  co_return wait;
 }
 
 net::awaitable<void> DecodeService::RunBatchCall(Admission admission, std::vector<BatchItem> items,
@@ -671,13 +687,10 @@ net::awaitable<void> DecodeService::RunBatchCall(Admission admission, std::vecto
   leaders_running_.fetch_sub(1, std::memory_order_relaxed);
 }
 
-net::awaitable<std::vector<DecodeAnswer>> DecodeService::DecodeBatch(
-    std::vector<std::string> raw_vins, int model_year, std::string client) {
-  std::vector<DecodeAnswer> answers(raw_vins.size());
-  std::vector<std::size_t> pending;
-  std::vector<DecodePtr> stored(raw_vins.size());
-  std::vector<BatchItem> items;
-  std::map<std::string, std::size_t, std::less<>> item_index;
+net::awaitable<DecodeService::BatchPlan> DecodeService::PlanBatch(
+    const std::vector<std::string>& raw_vins, int model_year, std::vector<DecodeAnswer>& answers) {
+  BatchPlan plan;
+  plan.stored.resize(raw_vins.size());
   for (std::size_t i = 0; i < raw_vins.size(); ++i) {
     DecodeAnswer& answer = answers[i];
     const VinCheck check = ValidateVin(raw_vins[i]);
@@ -698,36 +711,49 @@ net::awaitable<std::vector<DecodeAnswer>> DecodeService::DecodeBatch(
       continue;
     }
     deps_.metrics.CountMiss();
-    pending.push_back(i);
-    stored[i] = std::move(found.any_age);  // the copy the answer deadline may serve
-    if (item_index.emplace(answer.vin, items.size()).second) {
-      items.push_back(BatchItem{answer.vin, model_year});
+    plan.pending.push_back(i);
+    plan.stored[i] = std::move(found.any_age);  // the copy the answer deadline may serve
+    if (plan.item_index.emplace(answer.vin, plan.items.size()).second) {
+      plan.items.push_back(BatchItem{answer.vin, model_year});
     }
   }
-  if (pending.empty()) {
-    co_return answers;
-  }
+  co_return plan;
+}
+
+void DecodeService::RationBatch(BatchPlan& plan, std::vector<DecodeAnswer>& answers,
+                                const std::string& client) {
   // One token per distinct VIN that goes upstream, with no cap: as many as the bucket holds go,
   // in the batch's order; the rest are RATE_LIMITED (never a whole batch for a part's tokens).
-  const RateLimiter::Grant grant = deps_.limiter.TakeUpTo(client, items.size());
-  if (grant.taken < items.size()) {
-    std::vector<std::size_t> admitted;
-    for (std::size_t i : pending) {
-      if (item_index.find(answers[i].vin)->second < grant.taken) {
-        admitted.push_back(i);
-        continue;
-      }
-      answers[i].status = DecodeStatus::kRateLimited;
-      answers[i].retry_after = grant.retry_after;
-      answers[i].message = std::string(DefaultMessage(DecodeStatus::kRateLimited));
-      deps_.metrics.CountAnswer(answers[i].status, answers[i].source, false);
-    }
-    pending = std::move(admitted);
-    items.resize(grant.taken);
-    if (items.empty()) {
-      co_return answers;
+  const RateLimiter::Grant grant = deps_.limiter.TakeUpTo(client, plan.items.size());
+  if (grant.taken == plan.items.size()) {
+    return;
+  }
+  std::vector<std::size_t> admitted;
+  for (std::size_t i : plan.pending) {
+    if (plan.item_index.find(answers[i].vin)->second < grant.taken) {
+      admitted.push_back(i);
+    } else {
+      AnswerRateLimited(answers[i], grant.retry_after);
     }
   }
+  plan.pending = std::move(admitted);
+  plan.items.resize(grant.taken);
+}
+
+net::awaitable<std::vector<DecodeAnswer>> DecodeService::DecodeBatch(
+    std::vector<std::string> raw_vins, int model_year, std::string client) {
+  std::vector<DecodeAnswer> answers(raw_vins.size());
+  BatchPlan plan = co_await PlanBatch(raw_vins, model_year, answers);
+  if (!plan.pending.empty()) {
+    RationBatch(plan, answers, client);
+  }
+  if (plan.items.empty()) {
+    co_return answers;
+  }
+  const std::vector<std::size_t>& pending = plan.pending;
+  const std::vector<DecodePtr>& stored = plan.stored;
+  const std::vector<BatchItem>& items = plan.items;
+  const std::map<std::string, std::size_t, std::less<>>& item_index = plan.item_index;
   auto flight = std::make_shared<BatchFlight>();
   std::vector<bool> late(answers.size(), false);
   fusebox::Result<Admission> admission = Admit(fusebox::Priority::kBatch);

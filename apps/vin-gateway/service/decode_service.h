@@ -72,6 +72,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -259,6 +260,34 @@ class DecodeService {
   // Answers `answer` with its stale copy or offline decode as UPSTREAM_LATE (the answer
   // deadline passed). Precondition: `stale` is not null or the gateway has an offline decoder.
   void AnswerLate(DecodeAnswer& answer, DecodePtr stale, int model_year);
+  // A batch's VINs that need the upstream: their answers' indexes, the copies stored for them
+  // and the distinct items to ask vPIC for.
+  struct BatchPlan {
+    std::vector<std::size_t> pending;
+    std::vector<DecodePtr> stored;  // per answer: the copy the answer deadline may serve
+    std::vector<BatchItem> items;
+    std::map<std::string, std::size_t, std::less<>> item_index;  // VIN -> its item
+  };
+  // Validates and looks up every VIN: the invalid and the fresh are answered in `answers`, the
+  // rest planned.
+  boost::asio::awaitable<BatchPlan> PlanBatch(const std::vector<std::string>& raw_vins,
+                                              int model_year, std::vector<DecodeAnswer>& answers);
+  // Takes the client's tokens for the plan's items: the VINs past them are answered
+  // RATE_LIMITED and leave the plan.
+  void RationBatch(BatchPlan& plan, std::vector<DecodeAnswer>& answers, const std::string& client);
+  // Answers `answer` RATE_LIMITED: the client's bucket refills enough in `wait`.
+  void AnswerRateLimited(DecodeAnswer& answer, fusebox::Duration wait);
+
+  // What waiting on a flight gave: its result, or none when the wait ended first; `cut_short`
+  // when the answer deadline ended it before the request's own deadline (a copy is served).
+  struct FlightWait {
+    std::shared_ptr<const Flights::FlightResult> result;
+    bool cut_short = false;
+  };
+  // Waits for `follower`'s flight until `deadline`, or until the answer deadline when the
+  // request has a copy to fall back on (`fallback`).
+  boost::asio::awaitable<FlightWait> AwaitFlight(Flights::Follower follower,
+                                                 fusebox::TimePoint deadline, bool fallback);
 
   DecodeServiceDeps deps_;
   DecodeServiceOptions options_;
