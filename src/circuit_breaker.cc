@@ -70,6 +70,7 @@
 #include "internal/recovery_ramp.h"
 #include "internal/sliding_window.h"
 #include "internal/spin_lock.h"
+#include "internal/thread_annotations.h"
 #include "internal/trip_rule.h"
 
 namespace fusebox {
@@ -77,6 +78,7 @@ namespace {
 
 using internal::EventBatch;
 using internal::InflightTracker;
+using internal::Locked;
 using internal::ProbeSlot;
 using internal::RecoveryRamp;
 using internal::SpinLock;
@@ -125,12 +127,13 @@ enum Counter : std::size_t {
 std::shared_ptr<const CircuitBreakerConfig> SharedConfig(const CircuitBreakerConfig& config) {
   constexpr std::size_t kTableSize = 16;
   struct Table {
-    std::mutex mu;
-    std::array<std::weak_ptr<const CircuitBreakerConfig>, kTableSize> entries;  // Guarded by mu.
-    std::size_t next = 0;                                                       // Guarded by mu.
+    internal::Mutex mu;
+    std::array<std::weak_ptr<const CircuitBreakerConfig>, kTableSize> entries
+        FUSEBOX_GUARDED_BY(mu);
+    std::size_t next FUSEBOX_GUARDED_BY(mu) = 0;
   };
   static auto* table = new Table();  // never destroyed: breakers may outlive static destruction
-  std::lock_guard lock(table->mu);
+  Locked lock(table->mu);
   for (const auto& entry : table->entries) {
     if (auto shared = entry.lock(); shared && *shared == config) {
       return shared;
@@ -234,36 +237,38 @@ struct CircuitBreaker::Impl {
   // The settings in force: replaced only by Reconfigure.
   // Guarded by mu (the pointer; the config itself is immutable and shared by the breakers
   // configured alike, see SharedConfig).
-  std::shared_ptr<const Config> config;
+  std::shared_ptr<const Config> config FUSEBOX_GUARDED_BY(mu);
 
   // Fields written only at transitions and probes, between the lock-free group and the lock: the
   // lock and the small fields written with it on every locked call (below) then lie a cache line
   // past the lock-free group (static_asserted in CircuitBreaker's constructor).
-  TimePoint closed_since{};         // Guarded by mu.
-  Duration current_cooldown;        // Guarded by mu. This OPEN period's wait before a probe.
-  Duration base_cooldown;           // Guarded by mu. Before jitter; grows per bad probe.
-  std::uint64_t probes = 0;         // Guarded by mu.
-  std::uint64_t wasted_probes = 0;  // Guarded by mu.
-  std::uint64_t opened = 0;         // Guarded by mu.
-  // Guarded by mu. Only under a window policy (internal/trip_rule.h).
-  std::unique_ptr<WindowRule> window;
+  TimePoint closed_since FUSEBOX_GUARDED_BY(mu){};
+  Duration current_cooldown FUSEBOX_GUARDED_BY(mu);  // This OPEN period's wait before a probe.
+  Duration base_cooldown FUSEBOX_GUARDED_BY(mu);     // Before jitter; grows per bad probe.
+  std::uint64_t probes FUSEBOX_GUARDED_BY(mu) = 0;
+  std::uint64_t wasted_probes FUSEBOX_GUARDED_BY(mu) = 0;
+  std::uint64_t opened FUSEBOX_GUARDED_BY(mu) = 0;
+  // Only under a window policy (internal/trip_rule.h).
+  std::unique_ptr<WindowRule> window FUSEBOX_GUARDED_BY(mu);
 
   mutable SpinLock mu;
-  // The small fields together (Guarded by mu, except `watched`). The probe counts are at most
-  // half_open_max_probes and half_open_successes, which Validate bounds by 10,000: 16 bits.
-  State state = State::kClosed;
-  bool ramping = false;  // CLOSED with a recovery ramp (kRampBit in the word).
+  // The small fields together. The probe counts are at most half_open_max_probes and
+  // half_open_successes, which Validate bounds by 10,000: 16 bits.
+  State state FUSEBOX_GUARDED_BY(mu) = State::kClosed;
+  bool ramping FUSEBOX_GUARDED_BY(mu) = false;  // CLOSED with a recovery ramp (kRampBit).
   // Whether a coordinator (SetCoordination) or a transition observer is set.
   std::atomic<bool> watched{false};
-  std::uint16_t successes_to_close;  // Set on entering HALF_OPEN.
-  std::uint16_t probes_in_flight = 0;
-  std::uint16_t good_probes = 0;
-  std::uint16_t probe_count = 0;  // The slots of this HALF_OPEN (see probe_slots()).
+  std::uint16_t successes_to_close FUSEBOX_GUARDED_BY(mu);  // Set on entering HALF_OPEN.
+  std::uint16_t probes_in_flight FUSEBOX_GUARDED_BY(mu) = 0;
+  std::uint16_t good_probes FUSEBOX_GUARDED_BY(mu) = 0;
+  // The slots of this HALF_OPEN (see probe_slots()).
+  std::uint16_t probe_count FUSEBOX_GUARDED_BY(mu) = 0;
   // Calls seen and probes admitted in this HALF_OPEN, for the ramp's start share (over its
   // first 65,535 calls, see CountHalfOpenCallLocked).
-  std::uint16_t half_open_calls = 0;
-  std::uint16_t half_open_admitted = 0;
-  ProbeSlot inline_probe;  // Guarded by mu. The slot of the default cap (see probe_slots()).
+  std::uint16_t half_open_calls FUSEBOX_GUARDED_BY(mu) = 0;
+  std::uint16_t half_open_admitted FUSEBOX_GUARDED_BY(mu) = 0;
+  // The slot of the default cap (see probe_slots()).
+  ProbeSlot inline_probe FUSEBOX_GUARDED_BY(mu);
 
   // What most breakers never use, in a block allocated on first use and kept until the breaker
   // dies, so that a plain breaker does not carry it: listeners, a fleet coordinator, the lock of
@@ -279,7 +284,7 @@ struct CircuitBreaker::Impl {
     // coordinator (SetCoordination), written under both listeners_mu and mu: Dispatch reads it
     // under listeners_mu, the probe gate under mu.
     internal::Subscribers subscribers;
-    ListenerId next_listener_id = 1;           // Guarded by listeners_mu.
+    ListenerId next_listener_id FUSEBOX_GUARDED_BY(listeners_mu) = 1;
     std::optional<Duration> adopted_cooldown;  // Guarded by mu. Set by Adopt for its transition.
     // Guarded by mu. The dependency's own wait (Permit::Record with MinOpen): no probe before it.
     TimePoint hold_until{};
@@ -331,17 +336,17 @@ struct CircuitBreaker::Impl {
     return extras_block.load(std::memory_order_acquire);
   }
   // The dependency's own wait (MinOpen): the epoch when none was given.
-  TimePoint HoldUntilLocked() const noexcept {
+  TimePoint HoldUntilLocked() const noexcept FUSEBOX_REQUIRES(mu) {
     const Extras* x = extras_if_made();
     return x != nullptr ? x->hold_until : TimePoint{};
   }
-  void ClearHoldLocked() noexcept {
+  void ClearHoldLocked() noexcept FUSEBOX_REQUIRES(mu) {
     if (Extras* x = extras_if_made()) {
       x->hold_until = TimePoint{};
     }
   }
   // Whether the fleet coordinator, if any, lets one more probe start (the probe gate).
-  bool CoordinatorAllowsProbeLocked() const {
+  bool CoordinatorAllowsProbeLocked() const FUSEBOX_REQUIRES(mu) {
     const Extras* x = extras_if_made();
     if (x == nullptr) {
       return true;
@@ -378,7 +383,7 @@ struct CircuitBreaker::Impl {
 
   // The slots of this HALF_OPEN (free in other states): the default cap's one inline, a larger
   // cap's in the cold block.
-  std::span<ProbeSlot> probe_slots() noexcept {
+  std::span<ProbeSlot> probe_slots() noexcept FUSEBOX_REQUIRES(mu) {
     Extras* x = extras_if_made();
     return {x != nullptr && x->probe_heap ? x->probe_heap.get() : &inline_probe, probe_count};
   }
@@ -397,7 +402,7 @@ struct CircuitBreaker::Impl {
     }
     return {std::make_unique<ProbeSlot[]>(n), n};  // NOLINT(modernize-avoid-c-arrays)
   }
-  void InstallProbeRoomLocked(ProbeRoom room) noexcept {
+  void InstallProbeRoomLocked(ProbeRoom room) noexcept FUSEBOX_REQUIRES(mu) {
     if (!room.slots) {
       return;
     }
@@ -408,14 +413,14 @@ struct CircuitBreaker::Impl {
     x.probe_capacity = room.capacity;
   }
   // n free slots (n within the reserved room).
-  void AssignProbeSlotsLocked(std::uint32_t n) noexcept {
+  void AssignProbeSlotsLocked(std::uint32_t n) noexcept FUSEBOX_REQUIRES(mu) {
     probe_count = static_cast<std::uint16_t>(n);
     std::ranges::fill(probe_slots(), ProbeSlot{});
   }
   // A call seen in HALF_OPEN, and whether it became a probe. The share is taken over the
   // HALF_OPEN's first 65,535 calls: past them the counts stay (by then the share is at most the
   // probe cap in 65,535, which starts a ramp from nearly nothing either way).
-  void CountHalfOpenCallLocked(bool admitted) noexcept {
+  void CountHalfOpenCallLocked(bool admitted) noexcept FUSEBOX_REQUIRES(mu) {
     if (half_open_calls == std::numeric_limits<std::uint16_t>::max()) {
       return;
     }
@@ -436,8 +441,14 @@ struct CircuitBreaker::Impl {
     return Duration(slow_after_ns.load(std::memory_order_relaxed));
   }
 
+  // The config, read by its only writer (Reconfigure, which holds reconfigure_mu) without mu:
+  // the analysis cannot see that the other lock excludes every other writer.
+  std::shared_ptr<const Config> ConfigAsItsWriter() const FUSEBOX_NO_THREAD_SAFETY_ANALYSIS {
+    return config;
+  }
+
   // Copies what the lock-free paths read from `config` into their atomics.
-  void PublishHotSettingsLocked() noexcept {
+  void PublishHotSettingsLocked() noexcept FUSEBOX_REQUIRES(mu) {
     constexpr auto kRelaxed = std::memory_order_relaxed;
     call_timeout_ns.store(config->call_timeout.count(), kRelaxed);
     slow_after_ns.store(config->effective_slow_call_duration().count(), kRelaxed);
@@ -458,7 +469,7 @@ struct CircuitBreaker::Impl {
   RecoveryRamp& ramp() noexcept { return made_extras().ramp; }
   const RecoveryRamp& ramp() const noexcept { return made_extras().ramp; }
 
-  void StartRampLocked(TimePoint at, EventBatch& events) noexcept {
+  void StartRampLocked(TimePoint at, EventBatch& events) noexcept FUSEBOX_REQUIRES(mu) {
     const double s0 =
         RecoveryRamp::StartShare(half_open_calls, half_open_admitted, config->recovery_ramp_start);
     ramp().Start(at, config->recovery_ramp, s0);  // a config with a ramp made the block
@@ -470,7 +481,7 @@ struct CircuitBreaker::Impl {
 
   // Ends the ramp when `now` is past its end (lazily, like every time-driven change): the word
   // loses its ramp bit, the generation stays.
-  void CompleteRampIfDueLocked(TimePoint now, EventBatch& events) noexcept {
+  void CompleteRampIfDueLocked(TimePoint now, EventBatch& events) noexcept FUSEBOX_REQUIRES(mu) {
     if (!ramping || now < ramp().end()) {
       return;
     }
@@ -510,7 +521,7 @@ struct CircuitBreaker::Impl {
     }
     internal::Subscribers to;
     {
-      std::lock_guard lock(x->listeners_mu);
+      Locked lock(x->listeners_mu);
       to = x->subscribers;
     }
     internal::Deliver(batch, to);
@@ -533,7 +544,7 @@ struct CircuitBreaker::Impl {
   // A refusal on the locked path: counted under `counter`, its event queued for after the lock,
   // and the error the caller gets.
   Error RefuseLocked(ReasonCode code, Counter counter, Priority priority, Duration retry,
-                     TimePoint now, EventBatch& events) noexcept {
+                     TimePoint now, EventBatch& events) noexcept FUSEBOX_REQUIRES(mu) {
     Bump(counter);
     if (listening()) {
       events.Push(MakeEvent(RejectionEvent{code, priority, retry, now}));
@@ -545,7 +556,7 @@ struct CircuitBreaker::Impl {
 
   // Not const: it draws from the (shared, stateful) random generator.
   // NOLINTNEXTLINE(readability-make-member-function-const)
-  Duration DrawCooldownLocked(Duration base) noexcept {
+  Duration DrawCooldownLocked(Duration base) noexcept FUSEBOX_REQUIRES(mu) {
     if (config->cooldown_jitter <= 0.0) {
       return base;
     }
@@ -557,8 +568,8 @@ struct CircuitBreaker::Impl {
                                      std::llround(static_cast<double>(base.count()) * factor))));
   }
 
-  void TransitionLocked(State to, TimePoint at, TransitionCause cause,
-                        EventBatch& events) noexcept {
+  void TransitionLocked(State to, TimePoint at, TransitionCause cause, EventBatch& events) noexcept
+      FUSEBOX_REQUIRES(mu) {
     const State from = state;
     const bool was_ramping = ramping;
     ramping = false;
@@ -642,7 +653,7 @@ struct CircuitBreaker::Impl {
   // earliest such timeout among the probes other than `except_slot` that is due at or before
   // `limit`. Returns whether it reopened the breaker.
   bool ApplyOverdueProbeLocked(TimePoint limit, std::size_t except_slot,
-                               EventBatch& events) noexcept {
+                               EventBatch& events) noexcept FUSEBOX_REQUIRES(mu) {
     if (state != State::kHalfOpen || probes_in_flight == 0) {
       return false;
     }
@@ -656,7 +667,7 @@ struct CircuitBreaker::Impl {
   }
 
   // The calls still running past slow_call_duration (in-flight slow accounting; 0 without).
-  std::uint64_t RunningSlowLocked(TimePoint now) noexcept {
+  std::uint64_t RunningSlowLocked(TimePoint now) noexcept FUSEBOX_REQUIRES(mu) {
     InflightTracker* list = config->inflight_slow_accounting ? inflight() : nullptr;
     if (list == nullptr) {
       return 0;
@@ -667,7 +678,7 @@ struct CircuitBreaker::Impl {
 
   // The trip rule's record of an outcome in CLOSED (or METRICS_ONLY): the run of bad calls, or
   // the window's sample.
-  void RecordForTripRuleLocked(Sample sample, TimePoint now) noexcept {
+  void RecordForTripRuleLocked(Sample sample, TimePoint now) noexcept FUSEBOX_REQUIRES(mu) {
     if (window) {
       window->Add(sample, now);
     } else if (sample.failure || sample.slow) {
@@ -680,7 +691,7 @@ struct CircuitBreaker::Impl {
 
   // Whether the trip rule (internal/trip_rule.h), with the calls still running past
   // slow_call_duration, says to trip now; trips if so.
-  void TripIfRulesSayLocked(TimePoint now, EventBatch& events) noexcept {
+  void TripIfRulesSayLocked(TimePoint now, EventBatch& events) noexcept FUSEBOX_REQUIRES(mu) {
     const std::uint64_t running_slow = RunningSlowLocked(now);
     const std::optional<TransitionCause> cause =
         window ? window->TripCause(*config, window->TotalsAt(now), running_slow)
@@ -697,7 +708,7 @@ struct CircuitBreaker::Impl {
   // in-flight list, no transition), so it needs no event batch. Returns false, having changed
   // nothing, when the full locked path must handle the outcome.
   bool RecordWindowSampleUnlessItTrips(std::uint64_t gen, Sample sample, TimePoint now) noexcept {
-    std::lock_guard lock(mu);
+    Locked lock(mu);
     if (gen != generation() || (state != State::kClosed && state != State::kMetricsOnly) ||
         (ramping && (sample.failure || sample.slow))) {
       return false;  // the full path (a bad outcome during the ramp is judged strictly there)
@@ -705,7 +716,7 @@ struct CircuitBreaker::Impl {
     return window->AddUnlessItTrips(*config, sample, now, /*may_trip=*/state == State::kClosed);
   }
 
-  Duration RetryAfterLocked(TimePoint now) const noexcept {
+  Duration RetryAfterLocked(TimePoint now) const noexcept FUSEBOX_REQUIRES(mu) {
     if (state == State::kForcedOpen) {
       return config->cooldown;
     }
@@ -775,7 +786,7 @@ Result<std::unique_ptr<CircuitBreaker>, ConfigError> CircuitBreaker::Create(
 const std::string& CircuitBreaker::name() const noexcept { return name_; }
 CircuitBreakerConfig CircuitBreaker::config() const {
   Impl& s = impl();
-  std::lock_guard lock(s.mu);
+  Locked lock(s.mu);
   return *s.config;
 }
 
@@ -786,7 +797,7 @@ State CircuitBreaker::state() const noexcept {
 Duration CircuitBreaker::retry_after() const noexcept {
   Impl& s = impl();
   const TimePoint now = s.clock().Now();
-  std::lock_guard lock(s.mu);
+  Locked lock(s.mu);
   return s.RetryAfterLocked(now);
 }
 
@@ -865,7 +876,7 @@ Result<Permit> CircuitBreaker::TryAcquireLocked(Priority priority) noexcept {
   EventBatch events;
   Result<Permit> result = Error{ReasonCode::kCircuitOpen};
   {
-    std::lock_guard lock(s.mu);
+    Locked lock(s.mu);
     const TimePoint now = s.clock().Now();
     s.ApplyOverdueProbeLocked(now, s.probe_count, events);
     s.CompleteRampIfDueLocked(now, events);
@@ -950,7 +961,7 @@ Result<Permit> CircuitBreaker::TryAcquireProbe() noexcept {
   EventBatch events;
   Result<Permit> result = Error{ReasonCode::kCancelled};
   {
-    std::lock_guard lock(s.mu);
+    Locked lock(s.mu);
     const TimePoint now = s.clock().Now();
     s.ApplyOverdueProbeLocked(now, s.probe_count, events);
     s.CompleteRampIfDueLocked(now, events);
@@ -1011,7 +1022,7 @@ void CircuitBreaker::HoldOpen(Duration duration) noexcept {
     x = &s.extras();  // made on first use: a breaker never held open does not carry the field
   } catch (...) {  // NOLINT(bugprone-empty-catch): out of memory: only an OPEN period is extended
   }
-  std::lock_guard lock(s.mu);
+  Locked lock(s.mu);
   if (x != nullptr) {
     x->hold_until = std::max(x->hold_until, until);
   }
@@ -1136,7 +1147,7 @@ void CircuitBreaker::OnOutcomeLocked(const Permit& permit, Outcome outcome, Time
   const bool probe = permit.is_probe();
   EventBatch events;
   {
-    std::lock_guard lock(s.mu);
+    Locked lock(s.mu);
     // A probe is judged against the budget it was admitted with (its deadline), whatever a
     // Reconfigure did since.
     const bool overdue_self = probe && elapsed >= permit.deadline() - permit.start();
@@ -1223,7 +1234,7 @@ MetricsSnapshot CircuitBreaker::Snapshot() const {
   MetricsSnapshot m;
   m.name = name_;
   const TimePoint now = s.clock().Now();
-  std::lock_guard lock(s.mu);
+  Locked lock(s.mu);
   m.taken_at = now;
   m.state = s.state;
   m.generation = s.generation();
@@ -1267,7 +1278,7 @@ MetricsSnapshot CircuitBreaker::Snapshot() const {
 std::optional<double> CircuitBreaker::recovery_progress() const noexcept {
   Impl& s = impl();
   const TimePoint now = s.clock().Now();
-  std::lock_guard lock(s.mu);
+  Locked lock(s.mu);
   if (!s.ramping || now >= s.ramp().end()) {
     return std::nullopt;
   }
@@ -1280,7 +1291,7 @@ void CircuitBreaker::Command(State to, bool reset_growth) {
   Impl& s = impl();
   EventBatch events;
   {
-    std::lock_guard lock(s.mu);
+    Locked lock(s.mu);
     if (reset_growth) {
       s.base_cooldown = s.config->open_wait();
       s.current_cooldown = s.config->open_wait();
@@ -1300,8 +1311,8 @@ void CircuitBreaker::SetCoordination(Coordination coordination) {
     installed = std::make_shared<const Coordination>(std::move(coordination));
   }
   Impl::Extras& x = s.extras();
-  std::lock_guard listeners_lock(x.listeners_mu);
-  std::lock_guard lock(s.mu);
+  Locked listeners_lock(x.listeners_mu);
+  Locked lock(s.mu);
   x.subscribers.coordination = installed;
   s.watched.store(installed != nullptr || x.subscribers.observers != nullptr,
                   std::memory_order_relaxed);
@@ -1315,7 +1326,7 @@ bool CircuitBreaker::Adopt(State to, Duration remaining_cooldown) {
   Impl::Extras& x = s.extras();
   EventBatch events;
   {
-    std::lock_guard lock(s.mu);
+    Locked lock(s.mu);
     if (to == State::kOpen) {
       x.adopted_cooldown = std::max(remaining_cooldown, Duration(1));
     }
@@ -1354,8 +1365,7 @@ std::optional<ConfigError> CircuitBreaker::Reconfigure(const Config& config) {
   Impl& s = impl();
   // The block also holds the ramp's state, which the new config may need.
   std::lock_guard serialize(s.extras().reconfigure_mu);
-  // Only Reconfigure writes s.config, and it holds reconfigure_mu: reading it here is safe.
-  const std::shared_ptr<const Config> old_config = s.config;  // kept alive while read
+  const std::shared_ptr<const Config> old_config = s.ConfigAsItsWriter();  // kept alive
   const Config& old = *old_config;
   const bool new_window =
       old.trip != config.trip ||
@@ -1376,7 +1386,7 @@ std::optional<ConfigError> CircuitBreaker::Reconfigure(const Config& config) {
   std::shared_ptr<const Config> shared = SharedConfig(config);
   EventBatch events;
   {
-    std::lock_guard lock(s.mu);
+    Locked lock(s.mu);
     const TimePoint now = s.clock().Now();
     // The wait before a probe: the cooldown, or the probe interval in active mode.
     if (s.base_cooldown == old.open_wait()) {
@@ -1420,7 +1430,7 @@ std::optional<ConfigError> CircuitBreaker::Reconfigure(const Config& config) {
 ListenerId CircuitBreaker::AddListener(Listener listener) {
   Impl& s = impl();
   Impl::Extras& x = s.extras();
-  std::lock_guard lock(x.listeners_mu);
+  Locked lock(x.listeners_mu);
   auto list = x.subscribers.listeners
                   ? std::make_shared<Impl::ListenerList>(*x.subscribers.listeners)
                   : std::make_shared<Impl::ListenerList>();
@@ -1434,13 +1444,13 @@ ListenerId CircuitBreaker::AddListener(Listener listener) {
 ListenerId CircuitBreaker::AddTransitionObserver(TransitionObserver observer) {
   Impl& s = impl();
   Impl::Extras& x = s.extras();
-  std::lock_guard listeners_lock(x.listeners_mu);
+  Locked listeners_lock(x.listeners_mu);
   auto list = x.subscribers.observers
                   ? std::make_shared<Impl::ObserverList>(*x.subscribers.observers)
                   : std::make_shared<Impl::ObserverList>();
   const ListenerId id = x.next_listener_id++;
   list->emplace_back(id, std::move(observer));
-  std::lock_guard lock(s.mu);  // `watched` is read under mu by transitions
+  Locked lock(s.mu);  // `watched` is read under mu by transitions
   x.subscribers.observers = std::move(list);
   s.watched.store(true, std::memory_order_relaxed);
   return id;
@@ -1453,13 +1463,13 @@ void CircuitBreaker::RemoveTransitionObserver(ListenerId id) {
     return;
   }
   std::shared_ptr<const Impl::ObserverList> dropped;  // destroyed after the locks
-  std::lock_guard listeners_lock(x->listeners_mu);
+  Locked listeners_lock(x->listeners_mu);
   if (!x->subscribers.observers) {
     return;
   }
   auto list = std::make_shared<Impl::ObserverList>(*x->subscribers.observers);
   std::erase_if(*list, [id](const auto& entry) { return entry.first == id; });
-  std::lock_guard lock(s.mu);
+  Locked lock(s.mu);
   dropped = std::move(x->subscribers.observers);
   if (!list->empty()) {
     x->subscribers.observers = std::move(list);
@@ -1474,7 +1484,7 @@ void CircuitBreaker::RemoveListener(ListenerId id) {
   if (x == nullptr) {
     return;  // no listener was ever added
   }
-  std::lock_guard lock(x->listeners_mu);
+  Locked lock(x->listeners_mu);
   if (!x->subscribers.listeners) {
     return;
   }

@@ -28,6 +28,7 @@
 #include <mutex>
 #include <vector>
 
+#include "internal/thread_annotations.h"
 #include "internal/thread_slot.h"
 
 namespace fusebox::internal {
@@ -111,7 +112,7 @@ class ShardedCounters {
   class IdPool {
    public:
     std::uint32_t Take() {
-      std::lock_guard lock(mu_);
+      Locked lock(mu_);
       if (!free_.empty()) {
         const std::uint32_t id = free_.back();
         free_.pop_back();
@@ -121,14 +122,14 @@ class ShardedCounters {
       return next_ < kCapacity ? next_++ : static_cast<std::uint32_t>(kCapacity);
     }
     void Give(std::uint32_t id) {
-      std::lock_guard lock(mu_);
+      Locked lock(mu_);
       free_.push_back(id);
     }
 
    private:
-    std::mutex mu_;
-    std::uint32_t next_ = 0;           // Guarded by mu_.
-    std::vector<std::uint32_t> free_;  // Guarded by mu_.
+    Mutex mu_;
+    std::uint32_t next_ FUSEBOX_GUARDED_BY(mu_) = 0;
+    std::vector<std::uint32_t> free_ FUSEBOX_GUARDED_BY(mu_);
   };
 
   static IdPool& Ids() {

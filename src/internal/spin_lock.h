@@ -13,11 +13,13 @@
 #include <atomic>
 #include <thread>
 
+#include "internal/thread_annotations.h"
+
 namespace fusebox::internal {
 
-class SpinLock {
+class FUSEBOX_CAPABILITY("mutex") SpinLock {
  public:
-  void lock() noexcept {
+  void lock() noexcept FUSEBOX_ACQUIRE() {
     for (int spins = 0;; ++spins) {
       if (!locked_.exchange(true, std::memory_order_acquire)) {
         return;
@@ -29,7 +31,7 @@ class SpinLock {
       }
     }
   }
-  void unlock() noexcept { locked_.store(false, std::memory_order_release); }
+  void unlock() noexcept FUSEBOX_RELEASE() { locked_.store(false, std::memory_order_release); }
 
  private:
   std::atomic<bool> locked_{false};

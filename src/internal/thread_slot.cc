@@ -3,12 +3,14 @@
 #include <bitset>
 #include <mutex>
 
+#include "internal/thread_annotations.h"
+
 namespace fusebox::internal {
 namespace {
 
 struct SlotPool {
-  std::mutex mu;
-  std::bitset<kExclusiveSlots> taken;  // Guarded by mu.
+  Mutex mu;
+  std::bitset<kExclusiveSlots> taken FUSEBOX_GUARDED_BY(mu);
 };
 
 SlotPool& Pool() noexcept {
@@ -18,7 +20,7 @@ SlotPool& Pool() noexcept {
 
 std::size_t Take() noexcept {
   SlotPool& pool = Pool();
-  std::lock_guard lock(pool.mu);
+  Locked lock(pool.mu);
   for (std::size_t i = 0; i < kExclusiveSlots; ++i) {
     if (!pool.taken.test(i)) {
       pool.taken.set(i);
@@ -33,7 +35,7 @@ void Give(std::size_t slot) noexcept {
     return;
   }
   SlotPool& pool = Pool();
-  std::lock_guard lock(pool.mu);
+  Locked lock(pool.mu);
   pool.taken.reset(slot);
 }
 
