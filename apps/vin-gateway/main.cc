@@ -62,7 +62,7 @@
 namespace {
 
 namespace net = boost::asio;
-using vin_gateway::LogFormat;
+using fusebox::gateway::LogFormat;
 
 // The soft open-file limit up to the hard one: each hung upstream costs a socket.
 std::string RaiseFileLimit() {
@@ -93,8 +93,10 @@ std::string Join(const std::vector<std::string>& items) {
 // state where the change allows); any other setting that differs from the one in force is only
 // reported, since the listener, the cache, the pool and the threads were built from it. A file
 // that does not read or validate changes nothing.
-void ApplyReload(const vin_gateway::ReloadReader::Reread& reread, const std::string& config_path,
-                 const vin_gateway::GatewayConfig& started_with, fusebox::CircuitBreaker& breaker,
+void ApplyReload(const fusebox::gateway::ReloadReader::Reread& reread,
+                 const std::string& config_path,
+                 const fusebox::gateway::GatewayConfig& started_with,
+                 fusebox::CircuitBreaker& breaker,
                  const std::function<void(std::string_view, std::string_view)>& log) {
   if (!reread) {
     log("error", fmt::format("SIGHUP: {} refused, the settings in force stay: {}", config_path,
@@ -106,7 +108,7 @@ void ApplyReload(const vin_gateway::ReloadReader::Reread& reread, const std::str
   if (auto error = breaker.Reconfigure(after)) {
     // Validate() above has already checked what Reconfigure checks: a safety net.
     log("error", fmt::format("SIGHUP: {} refused, the settings in force stay: {}: {}", config_path,
-                             vin_gateway::FlagOfBreakerField(error->field), error->message));
+                             fusebox::gateway::FlagOfBreakerField(error->field), error->message));
     return;
   }
   // The library's names are the config file's keys: its lines are what the operator edits.
@@ -116,7 +118,8 @@ void ApplyReload(const vin_gateway::ReloadReader::Reread& reread, const std::str
                               : fmt::format("SIGHUP: re-read {}: breaker {} now {}", config_path,
                                             breaker.name(), Join(changes)));
   std::vector<std::string> restart;
-  for (std::string_view flag : vin_gateway::SettingsNeedingRestart(started_with, reread->config)) {
+  for (std::string_view flag :
+       fusebox::gateway::SettingsNeedingRestart(started_with, reread->config)) {
     restart.emplace_back(flag);
   }
   if (!restart.empty()) {
@@ -133,9 +136,9 @@ using LogFn = std::function<void(std::string_view, std::string_view)>;
 // error. nullopt (logged) when the `redis` breaker cannot be made.
 struct CacheParts {
   std::unique_ptr<fusebox::RedisClient> redis;  // only for a Redis cache
-  std::unique_ptr<vin_gateway::Cache> cache;
+  std::unique_ptr<fusebox::gateway::Cache> cache;
 };
-std::optional<CacheParts> MakeCache(const vin_gateway::GatewayConfig& config,
+std::optional<CacheParts> MakeCache(const fusebox::gateway::GatewayConfig& config,
                                     fusebox::Registry& registry, net::io_context& io,
                                     const LogFn& log) {
   CacheParts parts;
@@ -153,13 +156,13 @@ std::optional<CacheParts> MakeCache(const vin_gateway::GatewayConfig& config,
         io.get_executor(),
         fusebox::RedisClientOptions{.endpoint = fusebox::ParseRedisUrl(config.cache_uri).value()});
     parts.redis->Start();
-    parts.cache = vin_gateway::MakeRedisCache(
+    parts.cache = fusebox::gateway::MakeRedisCache(
         *parts.redis, **redis_breaker,
         {.location = config.cache_uri, .timeout = config.cache_timeout});
   } else {
-    parts.cache = vin_gateway::OpenCache(config.cache_uri, config.cache_max_entries);
+    parts.cache = fusebox::gateway::OpenCache(config.cache_uri, config.cache_max_entries);
   }
-  if (const vin_gateway::CacheStats stats = parts.cache->Stats(); !stats.healthy) {
+  if (const fusebox::gateway::CacheStats stats = parts.cache->Stats(); !stats.healthy) {
     // The error leaves the location out (it is shown on the public routes); the operator's log
     // names it.
     log("error", fmt::format("cache broken, serving live decodes without it: {}: {}",
@@ -171,14 +174,14 @@ std::optional<CacheParts> MakeCache(const vin_gateway::GatewayConfig& config,
 // The offline decoder (docs/offline-decode.md): an explicit --offline-db must open (false,
 // logged, when it does not); the default path only if scripts/install-deps.sh has put the
 // database there.
-bool OpenOfflineDecoder(const vin_gateway::GatewayConfig& config, const LogFn& log,
-                        std::optional<vin_gateway::OfflineDecoder>& offline) {
+bool OpenOfflineDecoder(const fusebox::gateway::GatewayConfig& config, const LogFn& log,
+                        std::optional<fusebox::gateway::OfflineDecoder>& offline) {
   if (config.offline_db == "none") {
     return true;
   }
   const bool explicit_path = !config.offline_db.empty();
   const std::string path = explicit_path ? config.offline_db : "var/vpic/vpic.lite.db";
-  auto opened = vin_gateway::OfflineDecoder::Open(path);
+  auto opened = fusebox::gateway::OfflineDecoder::Open(path);
   if (opened) {
     offline.emplace(std::move(opened).value());
     log("info",
@@ -199,7 +202,7 @@ struct FleetParts {
   std::unique_ptr<fusebox::RedisFleetLink> link;
   std::unique_ptr<fusebox::Fleet> fleet;
 };
-FleetParts StartFleet(const vin_gateway::GatewayConfig& config, net::io_context& io,
+FleetParts StartFleet(const fusebox::gateway::GatewayConfig& config, net::io_context& io,
                       fusebox::CircuitBreaker& breaker) {
   FleetParts parts;
   if (config.fleet_url.empty()) {
@@ -266,9 +269,9 @@ void StopRedisClients(FleetParts& fleet, CacheParts& cache) {
 }
 
 // The listener's options from the config.
-vin_gateway::HttpServerOptions ServerOptions(const vin_gateway::GatewayConfig& config,
-                                             const vin_gateway::TrustedProxies& trusted_proxies,
-                                             const LogFn& log) {
+fusebox::gateway::HttpServerOptions ServerOptions(
+    const fusebox::gateway::GatewayConfig& config,
+    const fusebox::gateway::TrustedProxies& trusted_proxies, const LogFn& log) {
   return {.host = config.listen_host,
           .port = config.listen_port,
           .client_timeout = config.client_timeout,
@@ -287,7 +290,7 @@ vin_gateway::HttpServerOptions ServerOptions(const vin_gateway::GatewayConfig& c
 // read and parsed by the reload reader's thread (a FIFO, a huge file or a slow disk must not
 // stall requests); the result comes back to the first event loop, which applies it. Without
 // --config the signal is logged and ignored. Re-arms itself after each signal.
-void ArmReload(net::signal_set& reload_signals, vin_gateway::ReloadReader& reader,
+void ArmReload(net::signal_set& reload_signals, fusebox::gateway::ReloadReader& reader,
                const std::string& config_path, const LogFn& log) {
   reload_signals.async_wait([&](const boost::system::error_code& ec, int) {
     if (ec) {
@@ -305,10 +308,10 @@ void ArmReload(net::signal_set& reload_signals, vin_gateway::ReloadReader& reade
 // SIGTERM or SIGINT: stop accepting, let in-flight requests (and leaders' upstream calls) finish
 // for up to `grace`, then stop_all. A second signal during the drain stops at once, as operators
 // pressing Ctrl-C twice expect. `drained` is cleared when work was cut off.
-void ArmShutdown(net::signal_set& signals, net::io_context& io, vin_gateway::HttpServer& server,
-                 vin_gateway::DecodeService& service, fusebox::asio::Prober& prober,
-                 fusebox::Duration grace, const LogFn& log, std::atomic<bool>& drained,
-                 const std::function<void()>& stop_all) {
+void ArmShutdown(net::signal_set& signals, net::io_context& io,
+                 fusebox::gateway::HttpServer& server, fusebox::gateway::DecodeService& service,
+                 fusebox::asio::Prober& prober, fusebox::Duration grace, const LogFn& log,
+                 std::atomic<bool>& drained, const std::function<void()>& stop_all) {
   signals.async_wait([&, grace](const boost::system::error_code& ec, int signal) {
     if (ec) {
       return;
@@ -322,7 +325,7 @@ void ArmShutdown(net::signal_set& signals, net::io_context& io, vin_gateway::Htt
       stop_all();
     });
     log("info", fmt::format("signal {}: draining for up to {}", signal,
-                            vin_gateway::FormatDuration(grace)));
+                            fusebox::gateway::FormatDuration(grace)));
     server.BeginShutdown();
     prober.Stop();  // a probe in flight is cancelled now, within the drain
     net::co_spawn(
@@ -357,9 +360,10 @@ void ArmShutdown(net::signal_set& signals, net::io_context& io, vin_gateway::Htt
 // each probe decodes --probe-vin and gets a log line, an access-log line (method PROBE, no client:
 // the gateway's own request) and a metric.
 std::shared_ptr<fusebox::asio::Prober> StartProber(
-    const vin_gateway::GatewayConfig& config, net::io_context& io, fusebox::CircuitBreaker& breaker,
-    vin_gateway::DecodeService& service, vin_gateway::GatewayMetrics& metrics, const LogFn& log,
-    const std::function<void(const vin_gateway::AccessRecord&)>& access) {
+    const fusebox::gateway::GatewayConfig& config, net::io_context& io,
+    fusebox::CircuitBreaker& breaker, fusebox::gateway::DecodeService& service,
+    fusebox::gateway::GatewayMetrics& metrics, const LogFn& log,
+    const std::function<void(const fusebox::gateway::AccessRecord&)>& access) {
   breaker.AddTransitionObserver([&breaker, log](const fusebox::TransitionEvent& t) {
     std::string message =
         fmt::format("breaker {}: {} -> {} ({})", breaker.name(), fusebox::ToString(t.from),
@@ -367,7 +371,7 @@ std::shared_ptr<fusebox::asio::Prober> StartProber(
     if (t.to == fusebox::State::kOpen) {
       const bool active = breaker.config().probe_mode == fusebox::ProbeMode::kActive;
       message.append(fmt::format("; next probe in {}{}",
-                                 vin_gateway::FormatDuration(breaker.retry_after()),
+                                 fusebox::gateway::FormatDuration(breaker.retry_after()),
                                  active ? " (the gateway's own)" : " (the next request)"));
     }
     log(t.to == fusebox::State::kClosed ? "info" : "warn", message);
@@ -380,7 +384,7 @@ std::shared_ptr<fusebox::asio::Prober> StartProber(
       [&breaker, &metrics, log, access, vin = config.probe_vin, n = std::uint64_t{0}](
           fusebox::Outcome outcome, fusebox::Duration latency) mutable {
         metrics.ObserveProbe(outcome, latency);
-        vin_gateway::AccessRecord record;
+        fusebox::gateway::AccessRecord record;
         record.request_id = fmt::format("probe-{}", ++n);
         record.method = "PROBE";
         record.target = "/api/v1/vin/" + vin;
@@ -396,14 +400,14 @@ std::shared_ptr<fusebox::asio::Prober> StartProber(
         access(record);
         log(outcome == fusebox::Outcome::kSuccess ? "info" : "warn",
             fmt::format("breaker {}: probe {} in {}", breaker.name(), fusebox::ToString(outcome),
-                        vin_gateway::FormatDuration(latency)));
+                        fusebox::gateway::FormatDuration(latency)));
       });
 }
 
 // Runs every event loop, the first on this thread and each other on its own, until stop_all();
 // then joins them.
 void RunEventLoops(const std::vector<std::unique_ptr<net::io_context>>& contexts,
-                   vin_gateway::LogWriter& log_writer, const std::function<void()>& stop_all) {
+                   fusebox::gateway::LogWriter& log_writer, const std::function<void()>& stop_all) {
   std::vector<std::thread> threads;
   for (std::size_t i = 1; i < contexts.size(); ++i) {
     threads.emplace_back([context = contexts[i].get(), &log_writer] {
@@ -430,7 +434,7 @@ struct UpstreamGuards {
   std::shared_ptr<fusebox::CircuitBreaker> breaker;
   std::unique_ptr<fusebox::Bulkhead> bulkhead;
 };
-std::optional<UpstreamGuards> MakeUpstreamGuards(const vin_gateway::GatewayConfig& config,
+std::optional<UpstreamGuards> MakeUpstreamGuards(const fusebox::gateway::GatewayConfig& config,
                                                  const LogFn& log) {
   UpstreamGuards guards;
   guards.registry = std::make_unique<fusebox::Registry>(config.BreakerConfig());
@@ -453,7 +457,8 @@ std::optional<UpstreamGuards> MakeUpstreamGuards(const vin_gateway::GatewayConfi
   return guards;
 }
 
-vin_gateway::DecodeServiceOptions ServiceOptions(const vin_gateway::GatewayConfig& config) {
+fusebox::gateway::DecodeServiceOptions ServiceOptions(
+    const fusebox::gateway::GatewayConfig& config) {
   return {.cache_ttl = config.cache_ttl,
           // The in-process front never holds more than the cache itself may.
           .hot_entries =
@@ -466,7 +471,7 @@ std::function<void(fusebox::Duration)> UpstreamHoldLog(const LogFn& log) {
   return [log](fusebox::Duration hold) {
     log("warn", fmt::format("breaker vpic: vPIC asked to wait {} (Retry-After); no request or "
                             "probe goes to it before then",
-                            vin_gateway::FormatDuration(hold)));
+                            fusebox::gateway::FormatDuration(hold)));
   };
 }
 
@@ -480,33 +485,33 @@ std::optional<std::string> AdminTokenFromEnvironment() {
 }
 
 // The event the log writer writes when stderr did not take some lines.
-std::function<std::string(std::uint64_t)> DroppedLinesEvent(LogFormat format,
-                                                            const vin_gateway::WallClock& clock) {
+std::function<std::string(std::uint64_t)> DroppedLinesEvent(
+    LogFormat format, const fusebox::gateway::WallClock& clock) {
   return [format, &clock](std::uint64_t count) {
-    return vin_gateway::FormatEvent(
+    return fusebox::gateway::FormatEvent(
         "warn", fmt::format("log: {} lines dropped; the output (stderr) did not take them", count),
         format, clock.Now());
   };
 }
 
 // What /status and /metrics show of the fleet: nothing without --fleet.
-std::function<std::optional<vin_gateway::FleetReport>()> FleetReporter(
-    const vin_gateway::GatewayConfig& config, const FleetParts& parts) {
-  return [&config, &parts]() -> std::optional<vin_gateway::FleetReport> {
+std::function<std::optional<fusebox::gateway::FleetReport>()> FleetReporter(
+    const fusebox::gateway::GatewayConfig& config, const FleetParts& parts) {
+  return [&config, &parts]() -> std::optional<fusebox::gateway::FleetReport> {
     if (!parts.fleet) {
       return std::nullopt;
     }
-    return vin_gateway::FleetReport{config.fleet_url, parts.fleet->instance(), parts.fleet->Stats(),
-                                    parts.fleet->LeaseHolder("vpic"),
-                                    parts.link->Stats().malformed};
+    return fusebox::gateway::FleetReport{config.fleet_url, parts.fleet->instance(),
+                                         parts.fleet->Stats(), parts.fleet->LeaseHolder("vpic"),
+                                         parts.link->Stats().malformed};
   };
 }
 
 // Work that outlived the shutdown grace period is still suspended in the io_context, and its
 // frames refer to the objects of Run: destroying them would touch freed memory. The cache is
 // closed cleanly, the log flushed, and the process leaves without running destructors.
-[[noreturn]] void ExitUndrained(std::unique_ptr<vin_gateway::Cache>& cache,
-                                vin_gateway::LogWriter& log_writer) {
+[[noreturn]] void ExitUndrained(std::unique_ptr<fusebox::gateway::Cache>& cache,
+                                fusebox::gateway::LogWriter& log_writer) {
   cache.reset();
   log_writer.Flush();
   std::fflush(stdout);
@@ -514,38 +519,39 @@ std::function<std::optional<vin_gateway::FleetReport>()> FleetReporter(
 }
 
 // The start-up lines: what listens where, and in front of what.
-void LogListening(const vin_gateway::GatewayConfig& config, const vin_gateway::HttpServer& server,
-                  const fusebox::Fleet* fleet, const LogFn& log) {
+void LogListening(const fusebox::gateway::GatewayConfig& config,
+                  const fusebox::gateway::HttpServer& server, const fusebox::Fleet* fleet,
+                  const LogFn& log) {
   log("info", fmt::format("listening on http://{} upstream={} cache={} breaker=vpic "
                           "(trip {}, threshold {}, cooldown {}, call timeout {})",
                           server.local_address(), config.upstream_url, config.cache_uri,
                           fusebox::ToString(config.breaker.trip), config.breaker.failure_threshold,
-                          vin_gateway::FormatDuration(config.breaker.cooldown),
-                          vin_gateway::FormatDuration(config.breaker.call_timeout)));
+                          fusebox::gateway::FormatDuration(config.breaker.cooldown),
+                          fusebox::gateway::FormatDuration(config.breaker.call_timeout)));
   if (fleet != nullptr) {
     log("info", fmt::format("fleet: {} as instance {}", config.fleet_url, fleet->instance()));
   }
 }
 
-int Run(const vin_gateway::GatewayConfig& config, const std::vector<std::string>& args,
+int Run(const fusebox::gateway::GatewayConfig& config, const std::vector<std::string>& args,
         const std::string& config_path) {
   const LogFormat format = config.log_format;
-  vin_gateway::SystemWallClock wall_clock;
+  fusebox::gateway::SystemWallClock wall_clock;
   // Every log line (events and the access log) goes through one writer, in order: on the event
   // loops one write(2) per loop turn, and a request never waits for a slow stderr
   // (log_writer.h). Declared first: destroyed (flushed) last.
-  vin_gateway::LogWriter log_writer(STDERR_FILENO,
-                                    {.dropped_line = DroppedLinesEvent(format, wall_clock)});
+  fusebox::gateway::LogWriter log_writer(STDERR_FILENO,
+                                         {.dropped_line = DroppedLinesEvent(format, wall_clock)});
   const LogFn log = [&](std::string_view level, std::string_view message) {
-    log_writer.Write(vin_gateway::FormatEvent(level, message, format, wall_clock.Now()));
+    log_writer.Write(fusebox::gateway::FormatEvent(level, message, format, wall_clock.Now()));
   };
-  const vin_gateway::AccessLog access_log = [&](const vin_gateway::AccessRecord& record) {
-    log_writer.Write(vin_gateway::FormatAccessRecord(record, format, wall_clock.Now()));
+  const fusebox::gateway::AccessLog access_log = [&](const fusebox::gateway::AccessRecord& record) {
+    log_writer.Write(fusebox::gateway::FormatAccessRecord(record, format, wall_clock.Now()));
   };
   log("info", RaiseFileLimit());
   // --trusted-proxy: parsed here, by the HTTP layer (config has no Asio to parse networks with),
   // before anything is started.
-  auto trusted_proxies = vin_gateway::TrustedProxies::Parse(config.trusted_proxies);
+  auto trusted_proxies = fusebox::gateway::TrustedProxies::Parse(config.trusted_proxies);
   if (!trusted_proxies) {
     log("error", trusted_proxies.error());
     return 2;
@@ -567,39 +573,41 @@ int Run(const vin_gateway::GatewayConfig& config, const std::vector<std::string>
   if (!cache_parts) {
     return 2;
   }
-  std::unique_ptr<vin_gateway::Cache>& cache = cache_parts->cache;
-  vin_gateway::RateLimiter limiter(config.client_rate, config.effective_client_burst(), clock);
+  std::unique_ptr<fusebox::gateway::Cache>& cache = cache_parts->cache;
+  fusebox::gateway::RateLimiter limiter(config.client_rate, config.effective_client_burst(), clock);
   auto client =
-      vin_gateway::MakeHttpVpicClient(io.get_executor(), {.base_url = config.upstream_url,
-                                                          .ca_file = config.upstream_ca,
-                                                          .max_idle = config.max_in_flight});
+      fusebox::gateway::MakeHttpVpicClient(io.get_executor(), {.base_url = config.upstream_url,
+                                                               .ca_file = config.upstream_ca,
+                                                               .max_idle = config.max_in_flight});
   if (!client) {
     log("error", client.error());
     return 2;
   }
-  std::optional<vin_gateway::OfflineDecoder> offline;
+  std::optional<fusebox::gateway::OfflineDecoder> offline;
   if (!OpenOfflineDecoder(config, log, offline)) {
     return 2;
   }
-  vin_gateway::GatewayMetrics metrics;
-  vin_gateway::DecodeService service(
+  fusebox::gateway::GatewayMetrics metrics;
+  fusebox::gateway::DecodeService service(
       {*cache, **client, breaker, bulkhead, limiter, clock, wall_clock, metrics,
        offline ? &*offline : nullptr, UpstreamHoldLog(log)},
       ServiceOptions(config));
 
   const std::optional<std::string> admin_token = AdminTokenFromEnvironment();
-  vin_gateway::AdminThrottle admin_throttle(
+  fusebox::gateway::AdminThrottle admin_throttle(
       clock, {}, [&](std::string_view message) { log("warn", message); });
   FleetParts fleet_parts = StartFleet(config, io, breaker);
 
-  std::unique_ptr<vin_gateway::HttpServer> server;
-  vin_gateway::Router router({service, registry, *cache, bulkhead, metrics, limiter, **client,
-                              admin_token, admin_throttle,
-                              [&server] { return server && server->shutting_down(); },
-                              FleetReporter(config, fleet_parts)});
-  auto created = vin_gateway::HttpServer::Create(
+  std::unique_ptr<fusebox::gateway::HttpServer> server;
+  fusebox::gateway::Router router({service, registry, *cache, bulkhead, metrics, limiter, **client,
+                                   admin_token, admin_throttle,
+                                   [&server] { return server && server->shutting_down(); },
+                                   FleetReporter(config, fleet_parts)});
+  auto created = fusebox::gateway::HttpServer::Create(
       io, ServerOptions(config, *trusted_proxies, log),
-      [&router](vin_gateway::HttpRequest request) { return router.Handle(std::move(request)); },
+      [&router](fusebox::gateway::HttpRequest request) {
+        return router.Handle(std::move(request));
+      },
       access_log, loops.session_contexts);
   if (!created) {
     log("error", created.error());
@@ -610,13 +618,13 @@ int Run(const vin_gateway::GatewayConfig& config, const std::vector<std::string>
   // SIGHUP (ArmReload): armed before the "listening" line, so that a supervisor that reloads as
   // soon as the gateway is up never hits the default action (which would end the process). The
   // reader's read holds its own copy of the arguments: a read stuck at shutdown outlives Run.
-  vin_gateway::ReloadReader reload_reader([args] { return vin_gateway::ParseCommandLine(args); },
-                                          [&](vin_gateway::ReloadReader::Reread reread) {
-                                            net::post(io, [&, reread = std::move(reread)] {
-                                              ApplyReload(reread, config_path, config, breaker,
-                                                          log);
-                                            });
-                                          });
+  fusebox::gateway::ReloadReader reload_reader(
+      [args] { return fusebox::gateway::ParseCommandLine(args); },
+      [&](fusebox::gateway::ReloadReader::Reread reread) {
+        net::post(io, [&, reread = std::move(reread)] {
+          ApplyReload(reread, config_path, config, breaker, log);
+        });
+      });
   net::signal_set reload_signals(io, SIGHUP);
   ArmReload(reload_signals, reload_reader, config_path, log);
 
@@ -654,7 +662,7 @@ int main(int argc, char** argv) {
   try {
     // Kept for SIGHUP, which reads the config file and these flags again.
     const std::vector<std::string> args(argv, argv + argc);
-    auto parsed = vin_gateway::ParseCommandLine(args);
+    auto parsed = fusebox::gateway::ParseCommandLine(args);
     if (!parsed) {
       std::fprintf(stderr, "vin-gateway: %s\n", parsed.error().message.c_str());
       return 2;

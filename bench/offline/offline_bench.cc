@@ -49,19 +49,19 @@ int Run(const std::string& db, const std::string& vins_path, const std::string& 
     std::string line;
     while (std::getline(in, line)) {
       if (!line.empty()) {
-        vins.push_back(vin_gateway::NormalizeVin(line));  // as the gateway does first
+        vins.push_back(fusebox::gateway::NormalizeVin(line));  // as the gateway does first
       }
     }
   }
   const double rss_before = RssMiB();
   const auto start = Clock::now();
-  auto opened = vin_gateway::OfflineDecoder::Open(db);
+  auto opened = fusebox::gateway::OfflineDecoder::Open(db);
   const auto loaded = Clock::now();
   if (!opened) {
     std::cerr << opened.error().message << "\n";
     return 1;
   }
-  const vin_gateway::OfflineDecoder& decoder = *opened;
+  const fusebox::gateway::OfflineDecoder& decoder = *opened;
   const double rss_after = RssMiB();
 
   // The answers, once, for the comparison: the first pass, timed on its own.
@@ -70,7 +70,7 @@ int Run(const std::string& db, const std::string& vins_path, const std::string& 
   const auto first_start = Clock::now();
   for (const std::string& vin : vins) {
     const auto t0 = Clock::now();
-    const vin_gateway::Decode d = decoder.Decode(vin, std::nullopt);
+    const fusebox::gateway::Decode d = decoder.Decode(vin, std::nullopt);
     first_pass.push_back(Micros(Clock::now() - t0));
     boost::json::object row;
     row["vin"] = vin;
@@ -214,7 +214,7 @@ int Generate(const std::string& db_path, int count, unsigned seed) {
             set += key[m];
           }
         }
-        std::erase_if(set, [](char c) { return !vin_gateway::IsVinChar(c); });
+        std::erase_if(set, [](char c) { return !fusebox::gateway::IsVinChar(c); });
         if (set.empty()) {
           ok = false;
         } else {
@@ -222,7 +222,7 @@ int Generate(const std::string& db_path, int count, unsigned seed) {
         }
         i = close + 1;
       } else {
-        if (key[i] != target[j] && !(target[j] == '\0' && vin_gateway::IsVinChar(key[i]))) {
+        if (key[i] != target[j] && !(target[j] == '\0' && fusebox::gateway::IsVinChar(key[i]))) {
           ok = false;
         }
         target[j] = key[i];
@@ -259,7 +259,7 @@ int Generate(const std::string& db_path, int count, unsigned seed) {
         vin += target[k] != '\0' ? target[k] : (k >= 11 ? pick("0123456789") : pick(kVinChars));
       }
     }
-    std::optional<char> check = vin_gateway::ComputeCheckDigit(vin);
+    std::optional<char> check = fusebox::gateway::ComputeCheckDigit(vin);
     if (!check) {
       continue;
     }

@@ -53,7 +53,7 @@ fusebox::CircuitBreakerConfig FromGatewayConfig(const std::string& text) {
   const std::filesystem::path path =
       std::filesystem::path(::testing::TempDir()) / "breaker_paste_test.toml";
   std::ofstream(path) << text;
-  auto parsed = vin_gateway::ParseCommandLine({"vin-gateway", "--config", path.string()});
+  auto parsed = fusebox::gateway::ParseCommandLine({"vin-gateway", "--config", path.string()});
   std::filesystem::remove(path);
   EXPECT_TRUE(parsed) << parsed.error().message;
   return parsed ? parsed->config.BreakerConfig() : fusebox::CircuitBreakerConfig{};

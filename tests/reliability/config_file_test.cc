@@ -116,8 +116,8 @@ class ConfigFileTest : public GatewayProcessTest {
     while (SteadyClock::now() < end) {
       for (const std::string& target :
            {std::string("/healthz"), fmt::format("/api/v1/vin/{}", kKnownVin)}) {
-        const HttpResult r =
-            vin_gateway::testing::Http(gateway_->port(), "GET", target, "", "", 2 * TimeScale());
+        const HttpResult r = fusebox::gateway::testing::Http(gateway_->port(), "GET", target, "",
+                                                             "", 2 * TimeScale());
         if (r.status != 200) {
           return -1;
         }

@@ -26,10 +26,10 @@ namespace {
 
 namespace json = boost::json;
 using namespace std::chrono_literals;
-using vin_gateway::testing::Answers;
-using vin_gateway::testing::Count;
-using vin_gateway::testing::RawClient;
-using vin_gateway::testing::StartsWith;
+using fusebox::gateway::testing::Answers;
+using fusebox::gateway::testing::Count;
+using fusebox::gateway::testing::RawClient;
+using fusebox::gateway::testing::StartsWith;
 
 using SteadyClock = std::chrono::steady_clock;
 

@@ -24,9 +24,9 @@
 
 namespace reliability {
 
-using vin_gateway::testing::ChildProcess;
-using vin_gateway::testing::Http;
-using vin_gateway::testing::HttpResult;
+using fusebox::gateway::testing::ChildProcess;
+using fusebox::gateway::testing::Http;
+using fusebox::gateway::testing::HttpResult;
 
 // Open descriptors of `pid` (entries of /proc/PID/fd); -1 when unreadable.
 int OpenDescriptors(pid_t pid);
@@ -34,7 +34,7 @@ int OpenDescriptors(pid_t pid);
 long ResidentKib(pid_t pid);
 
 // The harness's poll with a deadline (process_harness.h).
-using vin_gateway::testing::WaitUntil;
+using fusebox::gateway::testing::WaitUntil;
 
 // The body as JSON (null when it is not JSON).
 boost::json::value Json(const HttpResult& r);

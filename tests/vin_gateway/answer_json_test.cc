@@ -17,13 +17,13 @@
 
 namespace {
 
-using vin_gateway::AnswerBody;
-using vin_gateway::AnswerJson;
-using vin_gateway::CheckDigit;
-using vin_gateway::DecodeAnswer;
-using vin_gateway::DecodeStatus;
-using vin_gateway::Source;
-using vin_gateway::UpstreamProblem;
+using fusebox::gateway::AnswerBody;
+using fusebox::gateway::AnswerJson;
+using fusebox::gateway::CheckDigit;
+using fusebox::gateway::DecodeAnswer;
+using fusebox::gateway::DecodeStatus;
+using fusebox::gateway::Source;
+using fusebox::gateway::UpstreamProblem;
 
 std::string Serialized(const DecodeAnswer& answer) {
   return boost::json::serialize(AnswerJson(answer));
@@ -45,12 +45,12 @@ TEST(AnswerBodyTest, EveryBodyIsTheSerializedObject) {
   const std::vector<std::chrono::milliseconds> retries = {std::chrono::milliseconds(0),
                                                           std::chrono::milliseconds(1500),
                                                           std::chrono::milliseconds(20'000)};
-  auto decode = std::make_shared<vin_gateway::Decode>();
+  auto decode = std::make_shared<fusebox::gateway::Decode>();
   decode->vin = "1FTMW1T88MFA00001";
   decode->vehicle = {{"Make", "FORD"}, {"Model", "Transit"}};
   decode->upstream_codes = {0};
   int compared = 0;
-  for (const DecodeStatus status : vin_gateway::kAllDecodeStatuses) {
+  for (const DecodeStatus status : fusebox::gateway::kAllDecodeStatuses) {
     for (const std::string& vin : vins) {
       for (const bool readable : {true, false}) {
         for (const std::string& message : messages) {
@@ -76,7 +76,7 @@ TEST(AnswerBodyTest, EveryBodyIsTheSerializedObject) {
                         a.decode = decode;
                       }
                       ASSERT_EQ(AnswerBody(a), Serialized(a))
-                          << vin_gateway::ToString(status) << " vin=" << vin
+                          << fusebox::gateway::ToString(status) << " vin=" << vin
                           << " readable=" << readable << " message=" << message;
                       ++compared;
                     }

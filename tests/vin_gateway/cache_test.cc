@@ -25,8 +25,8 @@
 
 namespace {
 
-using vin_gateway::CacheEntry;
-using vin_gateway::WallTime;
+using fusebox::gateway::CacheEntry;
+using fusebox::gateway::WallTime;
 
 // ctest runs each case as its own process, several at once: the process id keeps two cases of
 // the same fixture from sharing (and deleting) one directory.
@@ -98,12 +98,12 @@ constexpr const char* kSchemaBeforeTheApplicationId =
 
 class CacheBackendTest : public ::testing::TestWithParam<std::string> {
  protected:
-  std::unique_ptr<vin_gateway::ImmediateCache> Make(std::uint64_t max_entries) {
+  std::unique_ptr<fusebox::gateway::ImmediateCache> Make(std::uint64_t max_entries) {
     if (GetParam() == "memory") {
-      return vin_gateway::MakeMemoryCache(max_entries);
+      return fusebox::gateway::MakeMemoryCache(max_entries);
     }
     dir_ = TempDir("cache_backend");
-    return vin_gateway::MakeSqliteCache((dir_ / "c.sqlite").string(), max_entries);
+    return fusebox::gateway::MakeSqliteCache((dir_ / "c.sqlite").string(), max_entries);
   }
   void TearDown() override {
     if (!dir_.empty()) {
@@ -176,7 +176,7 @@ TEST_P(CacheBackendTest, UnderChurnKeepsExactlyTheNewestEntries) {
 
 // The Cache interface (what the decode service awaits) gives what the synchronous calls give.
 TEST_P(CacheBackendTest, AwaitableInterfaceAnswersLikeTheSynchronousOne) {
-  std::unique_ptr<vin_gateway::Cache> cache = Make(10);
+  std::unique_ptr<fusebox::gateway::Cache> cache = Make(10);
   boost::asio::io_context io;
   std::optional<CacheEntry> got;
   std::optional<CacheEntry> missing = Entry("unset");
@@ -203,7 +203,7 @@ TEST(SqliteCacheTest, CreatesItsDirectoryAndFileInWalMode) {
   const auto dir = TempDir("sqlite_create");
   const auto file = dir / "var" / "vin-cache.sqlite";
   {
-    auto cache = vin_gateway::MakeSqliteCache(file.string(), 100);
+    auto cache = fusebox::gateway::MakeSqliteCache(file.string(), 100);
     EXPECT_TRUE(cache->Stats().healthy) << cache->Stats().error;
     cache->PutNow("A", Entry("a"));
   }
@@ -222,8 +222,8 @@ TEST(SqliteCacheTest, CreatesItsDirectoryAndFileInWalMode) {
 TEST(SqliteCacheTest, EntriesSurviveAReopen) {
   const auto dir = TempDir("sqlite_reopen");
   const auto file = (dir / "c.sqlite").string();
-  vin_gateway::MakeSqliteCache(file, 100)->PutNow("A", Entry("a", 3));
-  auto reopened = vin_gateway::MakeSqliteCache(file, 100);
+  fusebox::gateway::MakeSqliteCache(file, 100)->PutNow("A", Entry("a", 3));
+  auto reopened = fusebox::gateway::MakeSqliteCache(file, 100);
   EXPECT_EQ(reopened->Stats().entries, 1U);
   ASSERT_TRUE(reopened->GetNow("A").has_value());
   EXPECT_EQ(reopened->GetNow("A")->payload, "a");
@@ -233,13 +233,13 @@ TEST(SqliteCacheTest, EntriesSurviveAReopen) {
 TEST(SqliteCacheTest, ASecondOpenerIsRefusedUntilTheFirstLetsGo) {
   const auto dir = TempDir("sqlite_locked");
   const auto file = (dir / "c.sqlite").string();
-  auto first = vin_gateway::MakeSqliteCache(file, 100);
+  auto first = fusebox::gateway::MakeSqliteCache(file, 100);
   ASSERT_TRUE(first->Stats().healthy) << first->Stats().error;
   first->PutNow("A", Entry("a", 3));
 
   // Tries the lock again on every Get or Put (the gateway's default is every 5 s).
-  auto second = vin_gateway::MakeSqliteCache(file, 100, {.relock_interval = {}});
-  const vin_gateway::CacheStats refused = second->Stats();
+  auto second = fusebox::gateway::MakeSqliteCache(file, 100, {.relock_interval = {}});
+  const fusebox::gateway::CacheStats refused = second->Stats();
   EXPECT_FALSE(refused.healthy);
   EXPECT_NE(refused.error.find("in use by another process"), std::string::npos) << refused.error;
   EXPECT_FALSE(second->GetNow("A").has_value());
@@ -255,7 +255,7 @@ TEST(SqliteCacheTest, ASecondOpenerIsRefusedUntilTheFirstLetsGo) {
   ASSERT_TRUE(second->GetNow("A").has_value());
   EXPECT_EQ(second->GetNow("B")->payload, "b");
   EXPECT_FALSE(second->GetNow("C").has_value());
-  const vin_gateway::CacheStats taken = second->Stats();
+  const fusebox::gateway::CacheStats taken = second->Stats();
   EXPECT_TRUE(taken.healthy) << taken.error;
   EXPECT_TRUE(taken.error.empty());
   EXPECT_EQ(taken.entries, 2U);
@@ -269,8 +269,8 @@ TEST(SqliteCacheTest, BrokenFileIsReportedAndBehavesAsAnEmptyCache) {
   std::filesystem::create_directories(dir);
   const auto file = dir / "c.sqlite";
   std::ofstream(file, std::ios::binary) << std::string(4096, '\x7f');
-  auto cache = vin_gateway::MakeSqliteCache(file.string(), 100);
-  const vin_gateway::CacheStats stats = cache->Stats();
+  auto cache = fusebox::gateway::MakeSqliteCache(file.string(), 100);
+  const fusebox::gateway::CacheStats stats = cache->Stats();
   EXPECT_FALSE(stats.healthy);
   EXPECT_FALSE(stats.error.empty());
   cache->PutNow("A", Entry("a"));
@@ -282,14 +282,14 @@ TEST(SqliteCacheTest, NewCacheIsStampedWithTheApplicationIdAndKeepsItsWalIndexIn
   const auto dir = TempDir("sqlite_stamp");
   const auto file = dir / "c.sqlite";
   {
-    auto cache = vin_gateway::MakeSqliteCache(file.string(), 100);
+    auto cache = fusebox::gateway::MakeSqliteCache(file.string(), 100);
     ASSERT_TRUE(cache->Stats().healthy) << cache->Stats().error;
     cache->PutNow("A", Entry("a"));
     // EXCLUSIVE locking mode before WAL mode: the WAL index lives in the process, no -shm file.
     EXPECT_FALSE(std::filesystem::exists(file.string() + "-shm"));
   }
   EXPECT_EQ(QueryText(file, "PRAGMA application_id"),
-            std::to_string(vin_gateway::kSqliteCacheApplicationId));
+            std::to_string(fusebox::gateway::kSqliteCacheApplicationId));
   std::filesystem::remove_all(dir);
 }
 
@@ -301,7 +301,7 @@ TEST(SqliteCacheTest, CacheFromBeforeTheApplicationIdIsKeptWithItsEntriesAndStam
                  "INSERT INTO decodes VALUES ('A', 'a', 1700000003000, 1);");
   ASSERT_EQ(QueryText(file, "PRAGMA application_id"), "0");
   {
-    auto cache = vin_gateway::MakeSqliteCache(file.string(), 100);
+    auto cache = fusebox::gateway::MakeSqliteCache(file.string(), 100);
     ASSERT_TRUE(cache->Stats().healthy) << cache->Stats().error;
     EXPECT_EQ(cache->Stats().entries, 1U);
     const auto got = cache->GetNow("A");
@@ -310,9 +310,9 @@ TEST(SqliteCacheTest, CacheFromBeforeTheApplicationIdIsKeptWithItsEntriesAndStam
     EXPECT_EQ(got->fetched_at, Entry("", 3).fetched_at);
   }
   EXPECT_EQ(QueryText(file, "PRAGMA application_id"),
-            std::to_string(vin_gateway::kSqliteCacheApplicationId));
+            std::to_string(fusebox::gateway::kSqliteCacheApplicationId));
   // Stamped, it opens again as a cache of its own.
-  auto reopened = vin_gateway::MakeSqliteCache(file.string(), 100);
+  auto reopened = fusebox::gateway::MakeSqliteCache(file.string(), 100);
   EXPECT_TRUE(reopened->Stats().healthy) << reopened->Stats().error;
   EXPECT_TRUE(reopened->GetNow("A").has_value());
   reopened.reset();
@@ -332,8 +332,8 @@ TEST(SqliteCacheTest, AnotherApplicationsDatabaseIsRefusedAndLeftUntouched) {
   const auto before = Snapshot(dir);
   ASSERT_EQ(before.size(), 1U);
   {
-    auto cache = vin_gateway::MakeSqliteCache(file.string(), 100);
-    const vin_gateway::CacheStats stats = cache->Stats();
+    auto cache = fusebox::gateway::MakeSqliteCache(file.string(), 100);
+    const fusebox::gateway::CacheStats stats = cache->Stats();
     EXPECT_FALSE(stats.healthy);
     EXPECT_EQ(stats.error, "not a vin-gateway cache: it holds other tables (users)");
     cache->PutNow("A", Entry("a"));
@@ -402,7 +402,7 @@ TEST(SqliteCacheTest, FilesThatAreNotCachesAreRefusedAndLeftByteForByte) {
     c.make(file);
     const auto before = Snapshot(dir);
     {
-      auto cache = vin_gateway::MakeSqliteCache(file.string(), 100);
+      auto cache = fusebox::gateway::MakeSqliteCache(file.string(), 100);
       EXPECT_FALSE(cache->Stats().healthy);
       EXPECT_EQ(cache->Stats().error, "not a vin-gateway cache: " + c.error);
       cache->PutNow("A", Entry("a"));
@@ -419,36 +419,37 @@ TEST(SqliteCacheTest, ErrorsNeverNameTheFileOrItsDirectory) {
   const auto dir = TempDir("sqlite_secret_place");
   std::filesystem::create_directories(dir);
   const std::string secret = dir.filename().string();
-  std::vector<std::pair<std::string, vin_gateway::CacheStats>> broken;
-  auto add = [&broken](const std::string& what, const vin_gateway::ImmediateCache& cache) {
+  std::vector<std::pair<std::string, fusebox::gateway::CacheStats>> broken;
+  auto add = [&broken](const std::string& what, const fusebox::gateway::ImmediateCache& cache) {
     broken.emplace_back(what, cache.Stats());
   };
 
   std::ofstream(dir / "a-file") << "x";
   add("directory cannot be made",
-      *vin_gateway::MakeSqliteCache((dir / "a-file" / "sub" / "c.sqlite").string(), 100));
+      *fusebox::gateway::MakeSqliteCache((dir / "a-file" / "sub" / "c.sqlite").string(), 100));
   std::filesystem::create_directories(dir / "a-directory");
   add("a directory as the file",
-      *vin_gateway::MakeSqliteCache((dir / "a-directory").string(), 100));
+      *fusebox::gateway::MakeSqliteCache((dir / "a-directory").string(), 100));
   std::ofstream(dir / "garbage", std::ios::binary) << std::string(4096, '\x7f');
-  add("not a database", *vin_gateway::MakeSqliteCache((dir / "garbage").string(), 100));
+  add("not a database", *fusebox::gateway::MakeSqliteCache((dir / "garbage").string(), 100));
   Exec(dir / "users.db", "CREATE TABLE users (id INTEGER PRIMARY KEY);");
-  add("another application's", *vin_gateway::MakeSqliteCache((dir / "users.db").string(), 100));
+  add("another application's",
+      *fusebox::gateway::MakeSqliteCache((dir / "users.db").string(), 100));
 
   const std::string held = (dir / "held.sqlite").string();
-  auto holder = vin_gateway::MakeSqliteCache(held, 100);
+  auto holder = fusebox::gateway::MakeSqliteCache(held, 100);
   ASSERT_TRUE(holder->Stats().healthy) << holder->Stats().error;
-  add("in use by another process", *vin_gateway::MakeSqliteCache(held, 100));
+  add("in use by another process", *fusebox::gateway::MakeSqliteCache(held, 100));
 
   // A file overwritten under a running cache: the lookup of an entry written before fails.
   const auto overwritten = dir / "overwritten.sqlite";
   {
-    auto filler = vin_gateway::MakeSqliteCache(overwritten.string(), 1000);
+    auto filler = fusebox::gateway::MakeSqliteCache(overwritten.string(), 1000);
     for (int n = 0; n < 200; ++n) {
       filler->PutNow(ChurnKey(n), Entry(std::string(500, 'p'), n));
     }
   }  // closed: its log is checkpointed into the file
-  auto running = vin_gateway::MakeSqliteCache(overwritten.string(), 1000);
+  auto running = fusebox::gateway::MakeSqliteCache(overwritten.string(), 1000);
   ASSERT_TRUE(running->Stats().healthy) << running->Stats().error;
   std::ofstream(overwritten, std::ios::binary | std::ios::trunc) << std::string(256 * 1024, 'Z');
   for (int n = 0; n < 200 && running->Stats().healthy; ++n) {
@@ -468,34 +469,34 @@ TEST(SqliteCacheTest, ErrorsNeverNameTheFileOrItsDirectory) {
 }
 
 TEST(DecodeSerializationTest, RoundTrips) {
-  vin_gateway::Decode d;
+  fusebox::gateway::Decode d;
   d.vin = "1FTMW1T88MFA00001";
   d.model_year = 2021;
   d.vehicle = {{"make", "FORD"}, {"plant_city", "DEARBORN"}};
   d.upstream_codes = {1, 400};
   d.fetched_at = WallTime(std::chrono::milliseconds(1'700'000'000'123));
-  auto back = vin_gateway::DeserializeDecode(vin_gateway::SerializeDecode(d));
+  auto back = fusebox::gateway::DeserializeDecode(fusebox::gateway::SerializeDecode(d));
   ASSERT_TRUE(back.has_value());
   EXPECT_EQ(back->vin, d.vin);
   EXPECT_EQ(back->model_year, 2021);
   EXPECT_EQ(back->vehicle, d.vehicle);
   EXPECT_EQ(back->upstream_codes, d.upstream_codes);
   EXPECT_EQ(back->fetched_at, d.fetched_at);
-  EXPECT_FALSE(vin_gateway::DeserializeDecode("{\"v\":2}").has_value());
+  EXPECT_FALSE(fusebox::gateway::DeserializeDecode("{\"v\":2}").has_value());
 }
 
 TEST(DecodeSerializationTest, FormatsRfc3339InUtc) {
-  EXPECT_EQ(vin_gateway::FormatRfc3339(WallTime(std::chrono::seconds(1'714'521'600))),
+  EXPECT_EQ(fusebox::gateway::FormatRfc3339(WallTime(std::chrono::seconds(1'714'521'600))),
             "2024-05-01T00:00:00Z");
 }
 
 TEST(SanitizeUtf8Test, ReplacesInvalidSequences) {
-  EXPECT_EQ(vin_gateway::SanitizeUtf8("a\xC3\xA9"), "a\xC3\xA9");
-  EXPECT_EQ(vin_gateway::SanitizeUtf8("a\xFF"
-                                      "b"),
+  EXPECT_EQ(fusebox::gateway::SanitizeUtf8("a\xC3\xA9"), "a\xC3\xA9");
+  EXPECT_EQ(fusebox::gateway::SanitizeUtf8("a\xFF"
+                                           "b"),
             "a\xEF\xBF\xBD"
             "b");
-  EXPECT_EQ(vin_gateway::SanitizeUtf8("\xC3"), "\xEF\xBF\xBD");
+  EXPECT_EQ(fusebox::gateway::SanitizeUtf8("\xC3"), "\xEF\xBF\xBD");
 }
 
 }  // namespace

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-namespace vin_gateway {
+namespace fusebox::gateway {
 namespace {
 
 boost::asio::ip::address Ip(const char* text) { return boost::asio::ip::make_address(text); }
@@ -178,4 +178,4 @@ TEST(ClientKeyTest, Ipv4IsPerAddressAndTheIpv6PrefixIsConfigurable) {
 }
 
 }  // namespace
-}  // namespace vin_gateway
+}  // namespace fusebox::gateway

@@ -18,10 +18,10 @@
 namespace {
 
 using namespace std::chrono_literals;
-using vin_gateway::GatewayConfig;
-using vin_gateway::ParseCommandLine;
+using fusebox::gateway::GatewayConfig;
+using fusebox::gateway::ParseCommandLine;
 
-fusebox::Result<vin_gateway::CommandLine, fusebox::ConfigError> Parse(
+fusebox::Result<fusebox::gateway::CommandLine, fusebox::ConfigError> Parse(
     std::vector<std::string> args) {
   args.insert(args.begin(), "vin-gateway");
   return ParseCommandLine(args);
@@ -61,7 +61,7 @@ TEST(ConfigTest, DefaultsMatchTheDocs) {
   EXPECT_EQ(c.effective_client_burst(), 50);  // one whole batch, more than 2 x the rate
   EXPECT_EQ(c.client_ipv6_prefix, 64U);
   EXPECT_EQ(c.cache_max_entries, 1'000'000U);
-  EXPECT_EQ(c.log_format, vin_gateway::LogFormat::kText);
+  EXPECT_EQ(c.log_format, fusebox::gateway::LogFormat::kText);
 }
 
 TEST(ConfigTest, BreakerConfigFollowsTheGatewaySeeds) {
@@ -115,7 +115,7 @@ TEST(ConfigTest, FlagsAreRead) {
   EXPECT_EQ(c.max_in_flight, 64U);
   EXPECT_EQ(c.client_rate, 0);
   EXPECT_EQ(c.cache_max_entries, 10U);
-  EXPECT_EQ(c.log_format, vin_gateway::LogFormat::kJson);
+  EXPECT_EQ(c.log_format, fusebox::gateway::LogFormat::kJson);
 }
 
 TEST(ConfigTest, FlagsOverrideTheFileWhichOverridesDefaults) {
@@ -176,7 +176,7 @@ TEST(ConfigTest, TrustedProxyIsAListFromFlagsOrTheFile) {
 
   GatewayConfig reread = flags->config;
   reread.trusted_proxies.pop_back();
-  EXPECT_EQ(vin_gateway::SettingsNeedingRestart(flags->config, reread),
+  EXPECT_EQ(fusebox::gateway::SettingsNeedingRestart(flags->config, reread),
             (std::vector<std::string_view>{"--trusted-proxy"}));
   EXPECT_NE(Parse({"--help"})->help_text.find("--trusted-proxy"), std::string::npos);
 }
@@ -289,7 +289,7 @@ TEST(ConfigTest, ConfigPathThatIsAFifoIsRefusedWithoutBlocking) {
 TEST(ConfigTest, ConfigFileOverOneMibIsRefused) {
   // Valid TOML throughout (comments): refused for its size alone.
   std::string text;
-  while (text.size() <= vin_gateway::kMaxConfigFileBytes) {
+  while (text.size() <= fusebox::gateway::kMaxConfigFileBytes) {
     text += "# a comment line that fills the file up past the cap of a config file\n";
   }
   const TomlFile big("vin_gateway_config_big.toml", text);
@@ -300,8 +300,8 @@ TEST(ConfigTest, ConfigFileOverOneMibIsRefused) {
   const std::string setting = "cooldown = \"9s\"\n";
   const TomlFile at_cap(
       "vin_gateway_config_at_cap.toml",
-      setting + text.substr(0, vin_gateway::kMaxConfigFileBytes - setting.size()));
-  EXPECT_EQ(std::filesystem::file_size(at_cap.path()), vin_gateway::kMaxConfigFileBytes);
+      setting + text.substr(0, fusebox::gateway::kMaxConfigFileBytes - setting.size()));
+  EXPECT_EQ(std::filesystem::file_size(at_cap.path()), fusebox::gateway::kMaxConfigFileBytes);
   auto parsed = Parse({"--config", at_cap.path()});
   ASSERT_TRUE(parsed) << parsed.error().message;
   EXPECT_EQ(parsed->config.breaker.cooldown, 9s);
@@ -505,7 +505,7 @@ TEST(ConfigTest, EveryBreakerSettingIsAFlagWithTheLibrarysRange) {
   for (const fusebox::BreakerSetting& s : fusebox::BreakerSettings()) {
     std::string flag = "--" + std::string(s.name);
     std::replace(flag.begin(), flag.end(), '_', '-');
-    EXPECT_EQ(vin_gateway::FlagOfBreakerField(s.name), flag);
+    EXPECT_EQ(fusebox::gateway::FlagOfBreakerField(s.name), flag);
     if (s.check != nullptr || s.type == fusebox::SettingType::kBool ||
         s.type == fusebox::SettingType::kTripPolicy || s.type == fusebox::SettingType::kProbeMode) {
       // A range that depends on other settings (the cases above and below): a valid value reads.
@@ -518,7 +518,7 @@ TEST(ConfigTest, EveryBreakerSettingIsAFlagWithTheLibrarysRange) {
                           : s.type == fusebox::SettingType::kDuration   ? "6m"
                                                                         : "12";
       GatewayConfig config;
-      EXPECT_FALSE(vin_gateway::ApplySetting(config, flag, valid)) << flag;
+      EXPECT_FALSE(fusebox::gateway::ApplySetting(config, flag, valid)) << flag;
       EXPECT_NE(fusebox::GetSetting(config.breaker, s),
                 fusebox::GetSetting(GatewayConfig::DefaultBreaker(), s))
           << flag;
@@ -682,10 +682,10 @@ TEST(ConfigTest, BreakerKeysOfTheWrongTypeAreRefused) {
 }
 
 TEST(ConfigTest, BreakerErrorsMapToFlags) {
-  EXPECT_EQ(vin_gateway::FlagOfBreakerField("cooldown_multiplier"), "--cooldown-multiplier");
-  EXPECT_EQ(vin_gateway::FlagOfBreakerField("half_open_successes"), "--half-open-successes");
-  EXPECT_EQ(vin_gateway::FlagOfBreakerField("window_size"), "--window-size");
-  EXPECT_EQ(vin_gateway::FlagOfBreakerField("no_such_field"), "no_such_field");
+  EXPECT_EQ(fusebox::gateway::FlagOfBreakerField("cooldown_multiplier"), "--cooldown-multiplier");
+  EXPECT_EQ(fusebox::gateway::FlagOfBreakerField("half_open_successes"), "--half-open-successes");
+  EXPECT_EQ(fusebox::gateway::FlagOfBreakerField("window_size"), "--window-size");
+  EXPECT_EQ(fusebox::gateway::FlagOfBreakerField("no_such_field"), "no_such_field");
 }
 
 TEST(ConfigTest, OnlyNonBreakerChangesNeedARestart) {
@@ -694,28 +694,28 @@ TEST(ConfigTest, OnlyNonBreakerChangesNeedARestart) {
   reread.breaker.cooldown = 5s;
   reread.breaker.trip = fusebox::TripPolicy::kTimeWindow;
   reread.breaker.window_size = 30;
-  EXPECT_TRUE(vin_gateway::SettingsNeedingRestart(running, reread).empty());
+  EXPECT_TRUE(fusebox::gateway::SettingsNeedingRestart(running, reread).empty());
   reread.listen_port = 9999;
   reread.max_in_flight = 4;
   const std::vector<std::string_view> restart =
-      vin_gateway::SettingsNeedingRestart(running, reread);
+      fusebox::gateway::SettingsNeedingRestart(running, reread);
   ASSERT_EQ(restart.size(), 2U);
   EXPECT_EQ(restart[0], "--listen");
   EXPECT_EQ(restart[1], "--max-in-flight");
 }
 
 TEST(DurationTest, ParsesAndFormatsUnits) {
-  EXPECT_EQ(vin_gateway::ParseDuration("500ms"), 500ms);
-  EXPECT_EQ(vin_gateway::ParseDuration("7"), 7s);
-  EXPECT_EQ(vin_gateway::ParseDuration("1.5s"), 1500ms);
-  EXPECT_EQ(vin_gateway::ParseDuration("30d"), std::chrono::hours(720));
-  EXPECT_EQ(vin_gateway::ParseDuration("2m30s"), 150s);
-  EXPECT_EQ(vin_gateway::ParseDuration("1h30m"), std::chrono::minutes(90));
-  EXPECT_EQ(vin_gateway::ParseDuration("30s2m"), std::nullopt);
-  EXPECT_EQ(vin_gateway::ParseDuration("7 s"), std::nullopt);
-  EXPECT_EQ(vin_gateway::ParseDuration("-1s"), std::nullopt);
-  EXPECT_EQ(vin_gateway::FormatDuration(std::chrono::hours(720)), "30d");
-  EXPECT_EQ(vin_gateway::FormatDuration(1500ms), "1500ms");
+  EXPECT_EQ(fusebox::gateway::ParseDuration("500ms"), 500ms);
+  EXPECT_EQ(fusebox::gateway::ParseDuration("7"), 7s);
+  EXPECT_EQ(fusebox::gateway::ParseDuration("1.5s"), 1500ms);
+  EXPECT_EQ(fusebox::gateway::ParseDuration("30d"), std::chrono::hours(720));
+  EXPECT_EQ(fusebox::gateway::ParseDuration("2m30s"), 150s);
+  EXPECT_EQ(fusebox::gateway::ParseDuration("1h30m"), std::chrono::minutes(90));
+  EXPECT_EQ(fusebox::gateway::ParseDuration("30s2m"), std::nullopt);
+  EXPECT_EQ(fusebox::gateway::ParseDuration("7 s"), std::nullopt);
+  EXPECT_EQ(fusebox::gateway::ParseDuration("-1s"), std::nullopt);
+  EXPECT_EQ(fusebox::gateway::FormatDuration(std::chrono::hours(720)), "30d");
+  EXPECT_EQ(fusebox::gateway::FormatDuration(1500ms), "1500ms");
 }
 
 // Every duration the grammar returns is written so that it reads back the same: a value with
@@ -724,14 +724,14 @@ TEST(DurationTest, ParsesAndFormatsUnits) {
 TEST(DurationTest, FormatReadsBackForEveryParsedDuration) {
   for (const char* text : {"1.184467440737095516165s", "1.5ms", "0.000001s", "7us", "90s", "1.25m",
                            "36h", "2.000001s", "1000000000"}) {
-    const auto parsed = vin_gateway::ParseDuration(text);
+    const auto parsed = fusebox::gateway::ParseDuration(text);
     ASSERT_TRUE(parsed.has_value()) << text;
-    const std::string formatted = vin_gateway::FormatDuration(*parsed);
-    EXPECT_EQ(vin_gateway::ParseDuration(formatted), parsed) << text << " -> " << formatted;
+    const std::string formatted = fusebox::gateway::FormatDuration(*parsed);
+    EXPECT_EQ(fusebox::gateway::ParseDuration(formatted), parsed) << text << " -> " << formatted;
   }
-  EXPECT_EQ(vin_gateway::FormatDuration(1184467us), "1184467us");
-  EXPECT_EQ(vin_gateway::FormatDuration(std::chrono::nanoseconds(1'500)), "0.000001500s");
-  EXPECT_EQ(vin_gateway::ParseDuration("0.000001500s"), 2us);
+  EXPECT_EQ(fusebox::gateway::FormatDuration(1184467us), "1184467us");
+  EXPECT_EQ(fusebox::gateway::FormatDuration(std::chrono::nanoseconds(1'500)), "0.000001500s");
+  EXPECT_EQ(fusebox::gateway::ParseDuration("0.000001500s"), 2us);
 }
 
 }  // namespace

@@ -37,10 +37,10 @@ namespace {
 
 namespace net = boost::asio;
 using namespace std::chrono_literals;
-using vin_gateway::DecodeAnswer;
-using vin_gateway::DecodeStatus;
-using vin_gateway::Source;
-using vin_gateway::testing::FakeVpicClient;
+using fusebox::gateway::DecodeAnswer;
+using fusebox::gateway::DecodeStatus;
+using fusebox::gateway::Source;
+using fusebox::gateway::testing::FakeVpicClient;
 using Mode = FakeVpicClient::Mode;
 
 constexpr char kVin[] = "1FTMW1T88MFA00001";
@@ -59,7 +59,7 @@ struct Options {
   std::uint32_t max_in_flight = 16;
   double rate = 0;
   double burst = 40;
-  std::unique_ptr<vin_gateway::Cache> cache = nullptr;
+  std::unique_ptr<fusebox::gateway::Cache> cache = nullptr;
   std::size_t hot_entries = 4096;
   fusebox::Duration answer_deadline = fusebox::Duration::zero();
 };
@@ -75,14 +75,14 @@ class Harness {
     breaker = std::move(fusebox::CircuitBreaker::Create("vpic", config, {.clock = &clock}).value());
     bulkhead = std::move(
         fusebox::Bulkhead::Create("vpic", {.max_concurrent = options.max_in_flight}).value());
-    cache = options.cache ? std::move(options.cache) : vin_gateway::MakeMemoryCache(1000);
-    limiter = std::make_unique<vin_gateway::RateLimiter>(options.rate, options.burst, clock);
-    service = std::make_unique<vin_gateway::DecodeService>(
-        vin_gateway::DecodeServiceDeps{*cache, client, *breaker, *bulkhead, *limiter, clock, wall,
-                                       metrics},
-        vin_gateway::DecodeServiceOptions{.cache_ttl = 24h,
-                                          .hot_entries = options.hot_entries,
-                                          .answer_deadline = options.answer_deadline});
+    cache = options.cache ? std::move(options.cache) : fusebox::gateway::MakeMemoryCache(1000);
+    limiter = std::make_unique<fusebox::gateway::RateLimiter>(options.rate, options.burst, clock);
+    service = std::make_unique<fusebox::gateway::DecodeService>(
+        fusebox::gateway::DecodeServiceDeps{*cache, client, *breaker, *bulkhead, *limiter, clock,
+                                            wall, metrics},
+        fusebox::gateway::DecodeServiceOptions{.cache_ttl = 24h,
+                                               .hot_entries = options.hot_entries,
+                                               .answer_deadline = options.answer_deadline});
   }
 
   // Starts a decode; its answer lands in the returned slot once the io_context runs it.
@@ -136,15 +136,15 @@ class Harness {
   }
 
   fusebox::testing::ManualClock clock;
-  vin_gateway::testing::ManualWallClock wall;
+  fusebox::gateway::testing::ManualWallClock wall;
   FakeVpicClient client;
   std::unique_ptr<fusebox::CircuitBreaker> breaker;
   std::unique_ptr<fusebox::Bulkhead> bulkhead;
-  std::unique_ptr<vin_gateway::Cache> cache;
-  std::unique_ptr<vin_gateway::RateLimiter> limiter;
-  vin_gateway::GatewayMetrics metrics;
+  std::unique_ptr<fusebox::gateway::Cache> cache;
+  std::unique_ptr<fusebox::gateway::RateLimiter> limiter;
+  fusebox::gateway::GatewayMetrics metrics;
   net::io_context io;
-  std::unique_ptr<vin_gateway::DecodeService> service;  // last: uses everything above
+  std::unique_ptr<fusebox::gateway::DecodeService> service;  // last: uses everything above
 };
 
 TEST(DecodeServiceTest, InvalidVinNeverReachesUpstreamOrBreaker) {
@@ -168,7 +168,7 @@ TEST(DecodeServiceTest, LiveDecodeIsServedAndCached) {
   EXPECT_EQ(answer.decode->vehicle.at("make"), "FORD");
   EXPECT_EQ(answer.decode->vehicle.at("vehicle_type"), "TRUCK");
   EXPECT_EQ(answer.decode->upstream_codes, std::vector<int>{0});
-  EXPECT_EQ(answer.check_digit, vin_gateway::CheckDigit::kValid);
+  EXPECT_EQ(answer.check_digit, fusebox::gateway::CheckDigit::kValid);
   EXPECT_EQ(h.cache->Stats().entries, 1U);
 }
 
@@ -195,7 +195,7 @@ TEST(DecodeServiceTest, EntryOlderThanTtlIsDecodedLiveAgain) {
 // where it stopped, with the front's stale copy carried along (no second look at the front).
 TEST(DecodeServiceTest, BeginAnswersWhatNeedsNoWaitingAndDecodeGoesOnFromTheStep) {
   Harness h;
-  const auto go_on = [&h](vin_gateway::DecodeService::Step step) {
+  const auto go_on = [&h](fusebox::gateway::DecodeService::Step step) {
     std::optional<DecodeAnswer> out;
     net::co_spawn(h.io, h.service->Decode(std::move(step), "10.0.0.1"),
                   [&out](std::exception_ptr error, DecodeAnswer answer) {
@@ -208,25 +208,25 @@ TEST(DecodeServiceTest, BeginAnswersWhatNeedsNoWaitingAndDecodeGoesOnFromTheStep
     EXPECT_TRUE(out.has_value());
     return out.value_or(DecodeAnswer{});
   };
-  vin_gateway::DecodeService::Step first = h.service->Begin(kVin, 0);
+  fusebox::gateway::DecodeService::Step first = h.service->Begin(kVin, 0);
   EXPECT_FALSE(first.done);  // nothing stored yet
   EXPECT_EQ(first.front_copy, nullptr);
   EXPECT_EQ(h.metrics.fresh_hits(), 0U);
   EXPECT_EQ(go_on(std::move(first)).source, Source::kLive);
 
-  const vin_gateway::DecodeService::Step hit = h.service->Begin(kVin, 0);
+  const fusebox::gateway::DecodeService::Step hit = h.service->Begin(kVin, 0);
   ASSERT_TRUE(hit.done);
   EXPECT_EQ(hit.answer.source, Source::kCache);
   ASSERT_NE(hit.answer.rendered_body, nullptr);
-  EXPECT_EQ(*hit.answer.rendered_body, vin_gateway::AnswerBody(hit.answer));
+  EXPECT_EQ(*hit.answer.rendered_body, fusebox::gateway::AnswerBody(hit.answer));
   EXPECT_EQ(h.metrics.fresh_hits(), 1U);
 
-  const vin_gateway::DecodeService::Step invalid = h.service->Begin("1FTMW1T88MFA0000O", 0);
+  const fusebox::gateway::DecodeService::Step invalid = h.service->Begin("1FTMW1T88MFA0000O", 0);
   ASSERT_TRUE(invalid.done);
   EXPECT_EQ(invalid.answer.status, DecodeStatus::kVinInvalid);
 
   h.wall.Advance(25h);  // the front's copy is past the TTL: kept, not fresh
-  vin_gateway::DecodeService::Step old = h.service->Begin(kVin, 0);
+  fusebox::gateway::DecodeService::Step old = h.service->Begin(kVin, 0);
   EXPECT_FALSE(old.done);
   ASSERT_NE(old.front_copy, nullptr);
   h.client.mode = Mode::kStatus;
@@ -250,7 +250,7 @@ TEST(DecodeServiceTest, CheckDigitMismatchStillDecodes) {
   Harness h;
   const DecodeAnswer answer = h.Decode("WBA3A5C51CF256987");
   EXPECT_EQ(answer.status, DecodeStatus::kOk);
-  EXPECT_EQ(answer.check_digit, vin_gateway::CheckDigit::kMismatch);
+  EXPECT_EQ(answer.check_digit, fusebox::gateway::CheckDigit::kMismatch);
   EXPECT_EQ(h.client.calls, 1);
 }
 
@@ -279,14 +279,14 @@ TEST(DecodeServiceTest, BodyThatIsNotVpicJsonIsAFailure) {
   h.client.mode = Mode::kGarbage;
   EXPECT_EQ(h.Decode(kVin).status, DecodeStatus::kUpstreamError);
   EXPECT_EQ(h.breaker->Snapshot().failed, 1U);
-  EXPECT_EQ(h.metrics.upstream_calls(vin_gateway::UpstreamResult::kBadBody), 1U);
+  EXPECT_EQ(h.metrics.upstream_calls(fusebox::gateway::UpstreamResult::kBadBody), 1U);
 }
 
 TEST(DecodeServiceTest, ResetIsAFailure) {
   Harness h;
   h.client.mode = Mode::kReset;
   EXPECT_EQ(h.Decode(kVin).status, DecodeStatus::kUpstreamError);
-  EXPECT_EQ(h.metrics.upstream_calls(vin_gateway::UpstreamResult::kTransport), 1U);
+  EXPECT_EQ(h.metrics.upstream_calls(fusebox::gateway::UpstreamResult::kTransport), 1U);
 }
 
 TEST(DecodeServiceTest, AnswerForAnotherVinIsAFailureAndIsNotCached) {
@@ -312,7 +312,7 @@ TEST(DecodeServiceTest, ThreeFailuresOpenTheBreakerAndTheNextCallFailsFast) {
   const DecodeAnswer answer = h.Decode(kVin);
   EXPECT_EQ(answer.status, DecodeStatus::kCircuitOpen);
   EXPECT_EQ(answer.http_status(), 503U);
-  EXPECT_EQ(vin_gateway::RetryAfterSeconds(answer.retry_after), 20);
+  EXPECT_EQ(fusebox::gateway::RetryAfterSeconds(answer.retry_after), 20);
   EXPECT_EQ(h.client.calls, 3);
 }
 
@@ -326,7 +326,7 @@ TEST(DecodeServiceTest, LastGoodDecodeIsServedStaleWhenTheBreakerIsOpen) {
   EXPECT_TRUE(answer.stale);
   EXPECT_EQ(answer.source, Source::kCache);
   EXPECT_EQ(answer.http_status(), 200U);
-  EXPECT_EQ(answer.message, vin_gateway::kStaleMessage);
+  EXPECT_EQ(answer.message, fusebox::gateway::kStaleMessage);
   ASSERT_TRUE(answer.decode);
   EXPECT_EQ(answer.decode->vehicle.at("model"), "F-150");
 }
@@ -428,9 +428,9 @@ TEST(DecodeServiceTest, AnOpenBreakerSaysTheDatabaseReturnsErrorsWhenItDid) {
   h.Trip();  // three 503s
   const DecodeAnswer open = h.Decode(kVin);
   EXPECT_EQ(open.status, DecodeStatus::kCircuitOpen);
-  EXPECT_EQ(open.upstream_problem, vin_gateway::UpstreamProblem::kErrors);
+  EXPECT_EQ(open.upstream_problem, fusebox::gateway::UpstreamProblem::kErrors);
   EXPECT_NE(open.message.find("returning errors"), std::string::npos) << open.message;
-  EXPECT_NE(vin_gateway::AnswerBody(open).find("\"upstream_problem\":\"errors\""),
+  EXPECT_NE(fusebox::gateway::AnswerBody(open).find("\"upstream_problem\":\"errors\""),
             std::string::npos);
 }
 
@@ -441,7 +441,7 @@ TEST(DecodeServiceTest, AnOpenBreakerSaysTheDatabaseIsNotRespondingAfterTimeouts
   ASSERT_EQ(h.breaker->state(), fusebox::State::kOpen);
   const DecodeAnswer open = h.Decode(kVin);
   EXPECT_EQ(open.status, DecodeStatus::kCircuitOpen);
-  EXPECT_EQ(open.upstream_problem, vin_gateway::UpstreamProblem::kSlow);
+  EXPECT_EQ(open.upstream_problem, fusebox::gateway::UpstreamProblem::kSlow);
   EXPECT_NE(open.message.find("not responding"), std::string::npos) << open.message;
 }
 
@@ -488,7 +488,7 @@ TEST(DecodeServiceTest, HalfOpenRejectionCarriesRetryAfterOfAtLeastOneSecond) {
     return slot->value_or(DecodeAnswer{});
   }();
   EXPECT_EQ(extra.status, DecodeStatus::kCircuitHalfOpen);
-  EXPECT_GE(vin_gateway::RetryAfterSeconds(extra.retry_after), 1);
+  EXPECT_GE(fusebox::gateway::RetryAfterSeconds(extra.retry_after), 1);
   h.client.Release();
   h.io.restart();
   h.io.run();
@@ -554,7 +554,7 @@ TEST(DecodeServiceTest, FullBulkheadIsOverloadedBeforeTheBreakerIsAsked) {
   ASSERT_TRUE(second->has_value());
   EXPECT_EQ((*second)->status, DecodeStatus::kOverloaded);
   EXPECT_EQ((*second)->http_status(), 503U);
-  EXPECT_GE(vin_gateway::RetryAfterSeconds((*second)->retry_after), 1);
+  EXPECT_GE(fusebox::gateway::RetryAfterSeconds((*second)->retry_after), 1);
   EXPECT_EQ(h.breaker->Snapshot().calls, 1U);  // only the first asked the breaker
   h.client.Release();
   h.io.restart();
@@ -568,7 +568,7 @@ TEST(DecodeServiceTest, EmptyBucketIsRateLimitedWithoutAnUpstreamCall) {
   const DecodeAnswer limited = h.Decode(kOthers.at(1));
   EXPECT_EQ(limited.status, DecodeStatus::kRateLimited);
   EXPECT_EQ(limited.http_status(), 429U);
-  EXPECT_EQ(vin_gateway::RetryAfterSeconds(limited.retry_after), 1);
+  EXPECT_EQ(fusebox::gateway::RetryAfterSeconds(limited.retry_after), 1);
   EXPECT_EQ(h.client.calls, 1);
   // Another client has its own bucket.
   EXPECT_EQ(h.Decode(kOthers.at(1), 0, "10.0.0.2").status, DecodeStatus::kOk);
@@ -592,7 +592,7 @@ TEST(DecodeServiceTest, TooManyRequestsMeansRetryAfterFromThe429AsMinimumCooldow
   h.client.mode = Mode::kOk;
   const DecodeAnswer answer = h.Decode(kOthers.at(1));
   EXPECT_EQ(answer.status, DecodeStatus::kCircuitOpen);
-  EXPECT_EQ(vin_gateway::RetryAfterSeconds(answer.retry_after), 28);
+  EXPECT_EQ(fusebox::gateway::RetryAfterSeconds(answer.retry_after), 28);
   EXPECT_EQ(h.client.calls, 1);
   h.clock.Advance(28s);
   EXPECT_EQ(h.Decode(kOthers.at(1)).status, DecodeStatus::kOk);
@@ -630,7 +630,7 @@ TEST(DecodeServiceTest, BrokenCacheFileStillServesLiveDecodes) {
     out << std::string(8192, 'x');
   }
   // Without the in-process front, every decode must then be live.
-  Harness h({.cache = vin_gateway::MakeSqliteCache(file.string(), 100), .hot_entries = 0});
+  Harness h({.cache = fusebox::gateway::MakeSqliteCache(file.string(), 100), .hot_entries = 0});
   EXPECT_FALSE(h.cache->Stats().healthy);
   EXPECT_EQ(h.Decode(kVin).status, DecodeStatus::kOk);
   EXPECT_EQ(h.Decode(kVin).source, Source::kLive);
@@ -665,7 +665,8 @@ TEST(DecodeServiceTest, FreshHitBodyIsRenderedOnceAndIsTheAnswersJson) {
   EXPECT_EQ(second.rendered_body, first.rendered_body);  // the same bytes, not rendered again
   DecodeAnswer unrendered = second;
   unrendered.rendered_body = nullptr;
-  EXPECT_EQ(*second.rendered_body, boost::json::serialize(vin_gateway::AnswerJson(unrendered)));
+  EXPECT_EQ(*second.rendered_body,
+            boost::json::serialize(fusebox::gateway::AnswerJson(unrendered)));
 
   h.wall.Advance(25h);  // a new live decode replaces the stored one, and with it the body
   ASSERT_EQ(h.Decode(kVin).source, Source::kLive);
@@ -674,7 +675,7 @@ TEST(DecodeServiceTest, FreshHitBodyIsRenderedOnceAndIsTheAnswersJson) {
   EXPECT_NE(*third.rendered_body, *first.rendered_body);  // fetched_at moved on
   unrendered = third;
   unrendered.rendered_body = nullptr;
-  EXPECT_EQ(*third.rendered_body, boost::json::serialize(vin_gateway::AnswerJson(unrendered)));
+  EXPECT_EQ(*third.rendered_body, boost::json::serialize(fusebox::gateway::AnswerJson(unrendered)));
 }
 
 TEST(DecodeServiceTest, LiveAndStaleAnswersAreRenderedPerRequest) {
@@ -721,11 +722,11 @@ TEST(DecodeServiceTest, RejectedLeaderHasTakenItsRateTokenFirst) {
 }
 
 TEST(HotDecodesTest, EvictsTheLeastRecentlyUsed) {
-  vin_gateway::HotDecodes hot(2);
+  fusebox::gateway::HotDecodes hot(2);
   const auto decode = [](const char* vin) {
-    auto d = std::make_shared<vin_gateway::Decode>();
+    auto d = std::make_shared<fusebox::gateway::Decode>();
     d->vin = vin;
-    return vin_gateway::DecodePtr(d);
+    return fusebox::gateway::DecodePtr(d);
   };
   hot.Put("a", decode("A"));
   hot.Put("b", decode("B"));
@@ -741,9 +742,9 @@ TEST(HotDecodesTest, EvictsTheLeastRecentlyUsed) {
 }
 
 TEST(HotDecodesTest, FreshBodyBelongsToTheDecodeItWasRenderedFor) {
-  vin_gateway::HotDecodes hot(4);
-  auto first = std::make_shared<const vin_gateway::Decode>();
-  auto second = std::make_shared<const vin_gateway::Decode>();
+  fusebox::gateway::HotDecodes hot(4);
+  auto first = std::make_shared<const fusebox::gateway::Decode>();
+  auto second = std::make_shared<const fusebox::gateway::Decode>();
   auto body = std::make_shared<const std::string>("{}");
   hot.Put("a", first);
   hot.AttachFreshBody("a", second, body);  // not the stored decode: dropped
@@ -760,8 +761,8 @@ TEST(HotDecodesTest, FreshBodyBelongsToTheDecodeItWasRenderedFor) {
 }
 
 TEST(HotDecodesTest, CapacityZeroKeepsNothing) {
-  vin_gateway::HotDecodes hot(0);
-  auto d = std::make_shared<vin_gateway::Decode>();
+  fusebox::gateway::HotDecodes hot(0);
+  auto d = std::make_shared<fusebox::gateway::Decode>();
   hot.Put("a", d);
   EXPECT_EQ(hot.Get("a"), nullptr);
   EXPECT_EQ(hot.size(), 0U);
@@ -803,7 +804,7 @@ TEST(DecodeServiceTest, BatchLargerThanTheBucketIsAnsweredInPart) {
     EXPECT_EQ(batch[i].status, DecodeStatus::kRateLimited) << i;
     EXPECT_EQ(batch[i].vin, kOthers.at(i - 2));
     // Until the bucket holds both again: 2 s at 1 token/s.
-    EXPECT_EQ(vin_gateway::RetryAfterSeconds(batch[i].retry_after), 2) << i;
+    EXPECT_EQ(fusebox::gateway::RetryAfterSeconds(batch[i].retry_after), 2) << i;
   }
   EXPECT_EQ(h.client.batch_calls, 1);
   EXPECT_EQ(h.client.asked, (std::vector<std::string>{kOthers.at(0), kOthers.at(1)}));
@@ -851,15 +852,15 @@ TEST(DecodeServiceTest, BatchWithinTheBucketTakesOneTokenPerCacheMiss) {
 }
 
 TEST(DecodeServiceTest, TransitionLogKeepsTheLastTransitionsOldestFirst) {
-  vin_gateway::TransitionLog log(3);
-  const vin_gateway::WallTime start{};
+  fusebox::gateway::TransitionLog log(3);
+  const fusebox::gateway::WallTime start{};
   for (int i = 0; i < 5; ++i) {
     fusebox::TransitionEvent event;
     event.from = i % 2 == 0 ? fusebox::State::kClosed : fusebox::State::kOpen;
     event.to = i % 2 == 0 ? fusebox::State::kOpen : fusebox::State::kClosed;
     log.Record(event, start + std::chrono::seconds(i));
   }
-  const std::vector<vin_gateway::TransitionRecord> recent = log.Recent();
+  const std::vector<fusebox::gateway::TransitionRecord> recent = log.Recent();
   ASSERT_EQ(recent.size(), 3U);
   EXPECT_EQ(recent.front().at, start + 2s);
   EXPECT_EQ(recent.front().to, fusebox::State::kOpen);
@@ -868,11 +869,11 @@ TEST(DecodeServiceTest, TransitionLogKeepsTheLastTransitionsOldestFirst) {
 }
 
 TEST(DecodeServiceTest, TransitionLogOfZeroCapacityStillKeepsTheLatest) {
-  vin_gateway::TransitionLog log(0);
-  log.Record(fusebox::TransitionEvent{}, vin_gateway::WallTime{});
-  log.Record(fusebox::TransitionEvent{}, vin_gateway::WallTime{} + 1s);
+  fusebox::gateway::TransitionLog log(0);
+  log.Record(fusebox::TransitionEvent{}, fusebox::gateway::WallTime{});
+  log.Record(fusebox::TransitionEvent{}, fusebox::gateway::WallTime{} + 1s);
   ASSERT_EQ(log.Recent().size(), 1U);
-  EXPECT_EQ(log.Recent().front().at, vin_gateway::WallTime{} + 1s);
+  EXPECT_EQ(log.Recent().front().at, fusebox::gateway::WallTime{} + 1s);
 }
 
 TEST(DecodeServiceTest, RecordsTheBreakersTransitionsWithWallClockTimes) {
@@ -883,15 +884,15 @@ TEST(DecodeServiceTest, RecordsTheBreakersTransitionsWithWallClockTimes) {
   h.wall.Advance(5s);
   h.client.mode = Mode::kOk;
   EXPECT_EQ(h.Decode(kVin).status, DecodeStatus::kOk);  // the probe closes the breaker
-  const std::vector<vin_gateway::TransitionRecord> recent = h.service->recent_transitions();
+  const std::vector<fusebox::gateway::TransitionRecord> recent = h.service->recent_transitions();
   ASSERT_EQ(recent.size(), 3U);
   EXPECT_EQ(recent[0].from, fusebox::State::kClosed);
   EXPECT_EQ(recent[0].to, fusebox::State::kOpen);
   EXPECT_EQ(recent[0].cause, fusebox::TransitionCause::kConsecutiveFailures);
-  EXPECT_EQ(vin_gateway::FormatRfc3339(recent[0].at), "2024-05-01T01:00:00Z");
+  EXPECT_EQ(fusebox::gateway::FormatRfc3339(recent[0].at), "2024-05-01T01:00:00Z");
   EXPECT_EQ(recent[1].to, fusebox::State::kHalfOpen);
   EXPECT_EQ(recent[2].to, fusebox::State::kClosed);
-  EXPECT_EQ(vin_gateway::FormatRfc3339(recent[2].at), "2024-05-01T01:00:05Z");
+  EXPECT_EQ(fusebox::gateway::FormatRfc3339(recent[2].at), "2024-05-01T01:00:05Z");
 }
 
 TEST(DecodeServiceTest, KeepsAtMostTenTransitions) {
@@ -902,17 +903,17 @@ TEST(DecodeServiceTest, KeepsAtMostTenTransitions) {
     h.Decode(kOthers.at(static_cast<std::size_t>(i)));
     h.clock.Advance(1s);
   }
-  const std::vector<vin_gateway::TransitionRecord> recent = h.service->recent_transitions();
-  EXPECT_EQ(recent.size(), vin_gateway::TransitionLog::kDefaultCapacity);
+  const std::vector<fusebox::gateway::TransitionRecord> recent = h.service->recent_transitions();
+  EXPECT_EQ(recent.size(), fusebox::gateway::TransitionLog::kDefaultCapacity);
   EXPECT_EQ(recent.back().to, fusebox::State::kOpen);
 }
 
 // --- Local resource failures are never upstream failures -----------------------------------
 
 // What the HTTP client answers when the gateway has no descriptor left for the upstream socket.
-vin_gateway::UpstreamReply NoDescriptorLeft() {
-  vin_gateway::UpstreamReply reply;
-  reply.transport = vin_gateway::UpstreamReply::Transport::kLocal;
+fusebox::gateway::UpstreamReply NoDescriptorLeft() {
+  fusebox::gateway::UpstreamReply reply;
+  reply.transport = fusebox::gateway::UpstreamReply::Transport::kLocal;
   reply.detail = "connect 127.0.0.1:9000: Too many open files";
   return reply;
 }
@@ -932,8 +933,8 @@ TEST(DecodeServiceTest, DescriptorExhaustionNeverOpensTheBreaker) {
   const fusebox::MetricsSnapshot snapshot = h.breaker->Snapshot();
   EXPECT_EQ(snapshot.failed, 0U);
   EXPECT_EQ(snapshot.timeouts, 0U);
-  EXPECT_EQ(h.metrics.upstream_calls(vin_gateway::UpstreamResult::kLocal), 6U);
-  EXPECT_EQ(h.metrics.upstream_calls(vin_gateway::UpstreamResult::kTransport), 0U);
+  EXPECT_EQ(h.metrics.upstream_calls(fusebox::gateway::UpstreamResult::kLocal), 6U);
+  EXPECT_EQ(h.metrics.upstream_calls(fusebox::gateway::UpstreamResult::kTransport), 0U);
   EXPECT_EQ(h.metrics.answers(DecodeStatus::kLocalOverloaded), 6U);
   // Descriptors free up: the next decode goes through at once (nothing to wait out).
   h.client.scripted.reset();
@@ -967,14 +968,16 @@ TEST(DecodeServiceTest, DescriptorExhaustionInABatchNeverOpensTheBreaker) {
 
 // A backend that throws (out of memory in a write, a broken driver) breaks its own contract;
 // still, the decode that the upstream answered is served live, and nothing is blamed on vPIC.
-class ThrowingCache final : public vin_gateway::ImmediateCache {
+class ThrowingCache final : public fusebox::gateway::ImmediateCache {
  public:
-  std::optional<vin_gateway::CacheEntry> GetNow(std::string_view) override {
+  std::optional<fusebox::gateway::CacheEntry> GetNow(std::string_view) override {
     throw std::bad_alloc();
   }
-  void PutNow(std::string_view, const vin_gateway::CacheEntry&) override { throw std::bad_alloc(); }
-  vin_gateway::CacheStats Stats() const override {
-    vin_gateway::CacheStats stats;
+  void PutNow(std::string_view, const fusebox::gateway::CacheEntry&) override {
+    throw std::bad_alloc();
+  }
+  fusebox::gateway::CacheStats Stats() const override {
+    fusebox::gateway::CacheStats stats;
     stats.backend = "throwing";
     stats.healthy = false;
     return stats;
@@ -985,7 +988,7 @@ TEST(DecodeServiceTest, ThrowingCacheIsNeverBlamedOnTheUpstream) {
   Harness h({.cache = std::make_unique<ThrowingCache>(), .hot_entries = 0});
   for (int round = 0; round < 4; ++round) {
     const DecodeAnswer answer = h.Decode(kVin);
-    EXPECT_EQ(answer.status, DecodeStatus::kOk) << vin_gateway::ToString(answer.status);
+    EXPECT_EQ(answer.status, DecodeStatus::kOk) << fusebox::gateway::ToString(answer.status);
     EXPECT_EQ(answer.source, Source::kLive);
   }
   EXPECT_EQ(h.breaker->state(), fusebox::State::kClosed);
@@ -1003,7 +1006,7 @@ TEST(DecodeServiceTest, UnwritableCacheDirectoryKeepsLiveDecodes) {
   std::filesystem::create_directories(dir);
   { std::ofstream(dir / "not-a-directory") << "x"; }
   Harness h(
-      {.cache = vin_gateway::MakeSqliteCache((dir / "not-a-directory/c.sqlite").string(), 100),
+      {.cache = fusebox::gateway::MakeSqliteCache((dir / "not-a-directory/c.sqlite").string(), 100),
        .hot_entries = 0});
   EXPECT_FALSE(h.cache->Stats().healthy);
   for (std::size_t i = 0; i < 5; ++i) {
@@ -1036,7 +1039,7 @@ std::string InflatedAnswer(const std::string& vin, int fields, std::size_t size)
 
 TEST(DecodeServiceTest, UpstreamAnswerWithThousandsOfFieldsIsCachedBounded) {
   Harness h;
-  vin_gateway::UpstreamReply reply;
+  fusebox::gateway::UpstreamReply reply;
   reply.status = 200;
   reply.body = InflatedAnswer(kVin, 30000, (1 << 20) - 1000);
   ASSERT_LT(reply.body.size(), std::size_t{1} << 20);
@@ -1045,29 +1048,30 @@ TEST(DecodeServiceTest, UpstreamAnswerWithThousandsOfFieldsIsCachedBounded) {
   const DecodeAnswer answer = h.Decode(kVin);
   ASSERT_EQ(answer.status, DecodeStatus::kOk);
   ASSERT_TRUE(answer.decode);
-  const vin_gateway::Vehicle& vehicle = answer.decode->vehicle;
+  const fusebox::gateway::Vehicle& vehicle = answer.decode->vehicle;
   // The fields the model keeps came through, wherever the upstream put them.
   EXPECT_EQ(vehicle.at("make"), "FORD");
   EXPECT_EQ(vehicle.at("model"), "F-150");
   EXPECT_EQ(answer.decode->upstream_codes, std::vector<int>{0});
   // The rest is bounded: fields, text, and the stored entry.
-  EXPECT_LE(vehicle.size(), vin_gateway::kMaxVehicleFields);
+  EXPECT_LE(vehicle.size(), fusebox::gateway::kMaxVehicleFields);
   std::size_t text = 0;
   for (const auto& [key, value] : vehicle) {
     text += key.size() + value.size();
   }
-  EXPECT_LE(text, vin_gateway::kMaxVehicleTextBytes);
-  const std::string stored = vin_gateway::SerializeDecode(*answer.decode);
-  EXPECT_LE(stored.size(), vin_gateway::kMaxStoredDecodeBytes);
-  EXPECT_LE(vin_gateway::AnswerBody(answer).size(), std::size_t{32 * 1024});
+  EXPECT_LE(text, fusebox::gateway::kMaxVehicleTextBytes);
+  const std::string stored = fusebox::gateway::SerializeDecode(*answer.decode);
+  EXPECT_LE(stored.size(), fusebox::gateway::kMaxStoredDecodeBytes);
+  EXPECT_LE(fusebox::gateway::AnswerBody(answer).size(), std::size_t{32 * 1024});
   h.io.restart();
-  std::optional<vin_gateway::CacheEntry> entry;
+  std::optional<fusebox::gateway::CacheEntry> entry;
   net::co_spawn(h.io, h.cache->Get(kVin), [&](std::exception_ptr, auto got) { entry = got; });
   h.io.run();
   ASSERT_TRUE(entry);
-  EXPECT_LE(entry->payload.size(), vin_gateway::kMaxStoredDecodeBytes);
+  EXPECT_LE(entry->payload.size(), fusebox::gateway::kMaxStoredDecodeBytes);
   // The stored form reads back as the same decode (the bound holds across a restart).
-  const std::optional<vin_gateway::Decode> back = vin_gateway::DeserializeDecode(entry->payload);
+  const std::optional<fusebox::gateway::Decode> back =
+      fusebox::gateway::DeserializeDecode(entry->payload);
   ASSERT_TRUE(back);
   EXPECT_EQ(back->vehicle, vehicle);
 }

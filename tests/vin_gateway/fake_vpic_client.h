@@ -19,7 +19,7 @@
 
 #include "service/vpic_client.h"
 
-namespace vin_gateway::testing {
+namespace fusebox::gateway::testing {
 
 // A flat DecodeVinValues row for `vin`.
 inline std::string VpicRowJson(const std::string& vin, const std::string& codes = "0") {
@@ -146,4 +146,4 @@ class FakeVpicClient final : public VpicClient {
   std::list<boost::asio::steady_timer*> waiting_;
 };
 
-}  // namespace vin_gateway::testing
+}  // namespace fusebox::gateway::testing

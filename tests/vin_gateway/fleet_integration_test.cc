@@ -22,10 +22,10 @@
 namespace {
 
 namespace json = boost::json;
-using vin_gateway::testing::ChildProcess;
-using vin_gateway::testing::Http;
-using vin_gateway::testing::HttpResult;
-using vin_gateway::testing::WaitUntil;
+using fusebox::gateway::testing::ChildProcess;
+using fusebox::gateway::testing::Http;
+using fusebox::gateway::testing::HttpResult;
+using fusebox::gateway::testing::WaitUntil;
 
 const std::vector<std::string> kVins = {"137ZA903X1E412677", "19XFC1F7XGE028370",
                                         "1C4RJEAG2EC476429", "1D7RB1CP8BS798034",

@@ -52,9 +52,9 @@ TEST(FuzzSmokeTest, VinNormalizerHoldsItsInvariantsOnVectorsAndMutations) {
   std::mt19937_64 rng(5);
   int runs = 0;
   for (const std::string& s : corpus) {
-    EXPECT_EQ(Feed(vin_gateway::fuzz::VinNormalizer, s), 0);
+    EXPECT_EQ(Feed(fusebox::gateway::fuzz::VinNormalizer, s), 0);
     for (int i = 0; i < 20; ++i) {
-      EXPECT_EQ(Feed(vin_gateway::fuzz::VinNormalizer, Mutate(s, rng)), 0);
+      EXPECT_EQ(Feed(fusebox::gateway::fuzz::VinNormalizer, Mutate(s, rng)), 0);
       ++runs;
     }
   }
@@ -67,9 +67,9 @@ TEST(FuzzSmokeTest, VpicParserHoldsItsInvariantsOnFixturesAndMutations) {
   std::mt19937_64 rng(7);
   int parsed_runs = 0;
   for (const std::string& s : corpus) {
-    EXPECT_EQ(Feed(vin_gateway::fuzz::VpicParser, s), 0);
+    EXPECT_EQ(Feed(fusebox::gateway::fuzz::VpicParser, s), 0);
     for (int i = 0; i < 30; ++i) {
-      EXPECT_EQ(Feed(vin_gateway::fuzz::VpicParser, Mutate(s, rng)), 0);
+      EXPECT_EQ(Feed(fusebox::gateway::fuzz::VpicParser, Mutate(s, rng)), 0);
       ++parsed_runs;
     }
   }
@@ -83,24 +83,25 @@ std::vector<std::string> Seeds(const std::string& target) {
 TEST(FuzzSmokeTest, HttpRequestPathHoldsItsInvariantsOnSeedsAndMutations) {
   const std::vector<std::string> seeds = Seeds("http_request");
   ASSERT_GE(seeds.size(), 10U);
-  EXPECT_GT(fusebox::fuzz::RunSeedsAndMutations(vin_gateway::fuzz::HttpRequestPath, seeds, 40, 19),
-            600);
+  EXPECT_GT(
+      fusebox::fuzz::RunSeedsAndMutations(fusebox::gateway::fuzz::HttpRequestPath, seeds, 40, 19),
+      600);
 }
 
 TEST(FuzzSmokeTest, UpstreamAnswerReadHoldsItsInvariantsOnSeedsAndMutations) {
   const std::vector<std::string> seeds = Seeds("upstream_answer");
   ASSERT_GE(seeds.size(), 10U);
-  EXPECT_GT(
-      fusebox::fuzz::RunSeedsAndMutations(vin_gateway::fuzz::UpstreamAnswerRead, seeds, 60, 29),
-      600);
+  EXPECT_GT(fusebox::fuzz::RunSeedsAndMutations(fusebox::gateway::fuzz::UpstreamAnswerRead, seeds,
+                                                60, 29),
+            600);
 }
 
 TEST(FuzzSmokeTest, GatewayConfigFileHoldsItsInvariantsOnSeedsAndMutations) {
   const std::vector<std::string> seeds = Seeds("gateway_config");
   ASSERT_GE(seeds.size(), 5U);
-  EXPECT_GT(
-      fusebox::fuzz::RunSeedsAndMutations(vin_gateway::fuzz::GatewayConfigFile, seeds, 100, 23),
-      500);
+  EXPECT_GT(fusebox::fuzz::RunSeedsAndMutations(fusebox::gateway::fuzz::GatewayConfigFile, seeds,
+                                                100, 23),
+            500);
 }
 
 }  // namespace

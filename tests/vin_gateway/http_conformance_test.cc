@@ -43,14 +43,14 @@ namespace {
 
 namespace net = boost::asio;
 using namespace std::chrono_literals;
-using vin_gateway::AccessRecord;
-using vin_gateway::HttpRequest;
-using vin_gateway::HttpResponse;
+using fusebox::gateway::AccessRecord;
+using fusebox::gateway::HttpRequest;
+using fusebox::gateway::HttpResponse;
 
-using vin_gateway::testing::Answers;
-using vin_gateway::testing::Count;
-using vin_gateway::testing::RawClient;
-using vin_gateway::testing::StartsWith;
+using fusebox::gateway::testing::Answers;
+using fusebox::gateway::testing::Count;
+using fusebox::gateway::testing::RawClient;
+using fusebox::gateway::testing::StartsWith;
 
 // The server on its own io_context and thread. Its handler answers 200 {"ok":true} and records
 // what it saw; "/big" answers 1 MiB; "/post-only" answers 405 (with a body and Allow) to anything
@@ -66,7 +66,7 @@ class ConformanceTest : public ::testing::Test {
     }
     if (request.target == "/post-only" && request.method != "POST") {
       HttpResponse refused =
-          vin_gateway::ErrorResponse(vin_gateway::TransportStatus::kMethodNotAllowed);
+          fusebox::gateway::ErrorResponse(fusebox::gateway::TransportStatus::kMethodNotAllowed);
       refused.headers.emplace_back("Allow", "POST");
       co_return refused;
     }
@@ -76,10 +76,10 @@ class ConformanceTest : public ::testing::Test {
     co_return response;
   }
 
-  void Start(vin_gateway::HttpServerOptions options = {.host = "127.0.0.1", .port = 0}) {
+  void Start(fusebox::gateway::HttpServerOptions options = {.host = "127.0.0.1", .port = 0}) {
     options.host = "127.0.0.1";
     options.port = 0;
-    auto handler = [this](HttpRequest request) -> vin_gateway::HandlerResult {
+    auto handler = [this](HttpRequest request) -> fusebox::gateway::HandlerResult {
       {
         std::lock_guard<std::mutex> lock(mu_);
         seen_.push_back(request.method + " " + request.target + " " + request.body);
@@ -97,11 +97,11 @@ class ConformanceTest : public ::testing::Test {
       }
       return AnswerLater(std::move(request));
     };
-    auto created =
-        vin_gateway::HttpServer::Create(io_, options, handler, [this](const AccessRecord& record) {
-          std::lock_guard<std::mutex> lock(mu_);
-          records_.push_back(record);
-        });
+    auto created = fusebox::gateway::HttpServer::Create(io_, options, handler,
+                                                        [this](const AccessRecord& record) {
+                                                          std::lock_guard<std::mutex> lock(mu_);
+                                                          records_.push_back(record);
+                                                        });
     ASSERT_TRUE(created) << created.error();
     server_ = std::move(*created);
     server_->Start();
@@ -141,7 +141,7 @@ class ConformanceTest : public ::testing::Test {
   net::executor_work_guard<net::io_context::executor_type> guard_ = net::make_work_guard(io_);
   net::steady_timer slow_gate_{io_, std::chrono::hours(1)};
   std::atomic<bool> slow_entered_{false};
-  std::unique_ptr<vin_gateway::HttpServer> server_;
+  std::unique_ptr<fusebox::gateway::HttpServer> server_;
   std::thread thread_;
   std::mutex mu_;
   std::vector<std::string> seen_;      // Guarded by mu_.
@@ -343,8 +343,8 @@ TEST_F(ConformanceTest, LoggedMethodIsBounded) {
   ASSERT_EQ(records.size(), 1U);
   EXPECT_LE(records[0].method.size(), 35U);
   EXPECT_EQ(records[0].method, std::string(32, 'A') + "...");
-  for (vin_gateway::LogFormat format :
-       {vin_gateway::LogFormat::kText, vin_gateway::LogFormat::kJson}) {
+  for (fusebox::gateway::LogFormat format :
+       {fusebox::gateway::LogFormat::kText, fusebox::gateway::LogFormat::kJson}) {
     // Whatever fills a record, the formatted line stays short.
     AccessRecord huge = records[0];
     huge.method = method;
@@ -352,7 +352,8 @@ TEST_F(ConformanceTest, LoggedMethodIsBounded) {
     huge.vin = std::string(5000, 'V');
     huge.detail = std::string(5000, 'd');
     huge.request_id = std::string(5000, 'i');
-    const std::string line = vin_gateway::FormatAccessRecord(huge, format, vin_gateway::WallTime{});
+    const std::string line =
+        fusebox::gateway::FormatAccessRecord(huge, format, fusebox::gateway::WallTime{});
     EXPECT_LT(line.size(), 1500U) << line;
   }
 }
@@ -500,14 +501,14 @@ class RoutedConformanceTest : public ::testing::Test {
   void SetUp() override {
     (void)registry_.Configure("vpic", fusebox::CircuitBreakerConfig{});
     breaker_ = registry_.Get("vpic").value();
-    service_ = std::make_unique<vin_gateway::DecodeService>(
-        vin_gateway::DecodeServiceDeps{*cache_, client_, *breaker_, *bulkhead_, limiter_, clock_,
-                                       wall_, metrics_},
-        vin_gateway::DecodeServiceOptions{});
-    router_ = std::make_unique<vin_gateway::Router>(
-        vin_gateway::RouterDeps{*service_, registry_, *cache_, *bulkhead_, metrics_, limiter_,
-                                client_, std::string("t0ken"), admin_throttle_, nullptr});
-    auto created = vin_gateway::HttpServer::Create(
+    service_ = std::make_unique<fusebox::gateway::DecodeService>(
+        fusebox::gateway::DecodeServiceDeps{*cache_, client_, *breaker_, *bulkhead_, limiter_,
+                                            clock_, wall_, metrics_},
+        fusebox::gateway::DecodeServiceOptions{});
+    router_ = std::make_unique<fusebox::gateway::Router>(
+        fusebox::gateway::RouterDeps{*service_, registry_, *cache_, *bulkhead_, metrics_, limiter_,
+                                     client_, std::string("t0ken"), admin_throttle_, nullptr});
+    auto created = fusebox::gateway::HttpServer::Create(
         io_, {.host = "127.0.0.1", .port = 0},
         [this](HttpRequest request) { return router_->Handle(std::move(request)); }, nullptr);
     ASSERT_TRUE(created) << created.error();
@@ -535,21 +536,21 @@ class RoutedConformanceTest : public ::testing::Test {
   }
 
   fusebox::testing::ManualClock clock_;
-  vin_gateway::testing::ManualWallClock wall_;
-  vin_gateway::testing::FakeVpicClient client_;
+  fusebox::gateway::testing::ManualWallClock wall_;
+  fusebox::gateway::testing::FakeVpicClient client_;
   fusebox::Registry registry_{fusebox::CircuitBreakerConfig{}, {.clock = &clock_}};
   std::shared_ptr<fusebox::CircuitBreaker> breaker_;
   std::unique_ptr<fusebox::Bulkhead> bulkhead_ =
       std::move(fusebox::Bulkhead::Create("vpic", {.max_concurrent = 4}).value());
-  std::unique_ptr<vin_gateway::Cache> cache_ = vin_gateway::MakeMemoryCache(100);
-  vin_gateway::RateLimiter limiter_{0, 1, clock_};
-  vin_gateway::GatewayMetrics metrics_;
-  vin_gateway::AdminThrottle admin_throttle_{clock_};
-  std::unique_ptr<vin_gateway::DecodeService> service_;
-  std::unique_ptr<vin_gateway::Router> router_;
+  std::unique_ptr<fusebox::gateway::Cache> cache_ = fusebox::gateway::MakeMemoryCache(100);
+  fusebox::gateway::RateLimiter limiter_{0, 1, clock_};
+  fusebox::gateway::GatewayMetrics metrics_;
+  fusebox::gateway::AdminThrottle admin_throttle_{clock_};
+  std::unique_ptr<fusebox::gateway::DecodeService> service_;
+  std::unique_ptr<fusebox::gateway::Router> router_;
   net::io_context io_{1};
   net::executor_work_guard<net::io_context::executor_type> guard_ = net::make_work_guard(io_);
-  std::unique_ptr<vin_gateway::HttpServer> server_;
+  std::unique_ptr<fusebox::gateway::HttpServer> server_;
   std::thread thread_;
 };
 

@@ -21,9 +21,9 @@
 namespace {
 
 namespace net = boost::asio;
-using vin_gateway::HttpRequest;
-using vin_gateway::HttpResponse;
-using vin_gateway::testing::Http;
+using fusebox::gateway::HttpRequest;
+using fusebox::gateway::HttpResponse;
+using fusebox::gateway::testing::Http;
 
 TEST(HttpServerTest, HandsConnectionsToItsContextsInTurn) {
   net::io_context listener(1);
@@ -42,11 +42,11 @@ TEST(HttpServerTest, HandsConnectionsToItsContextsInTurn) {
     response.body = "{}";
     co_return response;
   };
-  auto created =
-      vin_gateway::HttpServer::Create(listener, {.host = "127.0.0.1", .port = 0}, handler,
-                                      [](const vin_gateway::AccessRecord&) {}, {&first, &second});
+  auto created = fusebox::gateway::HttpServer::Create(
+      listener, {.host = "127.0.0.1", .port = 0}, handler,
+      [](const fusebox::gateway::AccessRecord&) {}, {&first, &second});
   ASSERT_TRUE(created) << created.error();
-  std::unique_ptr<vin_gateway::HttpServer> server = std::move(*created);
+  std::unique_ptr<fusebox::gateway::HttpServer> server = std::move(*created);
   server->Start();
   using Guard = net::executor_work_guard<net::io_context::executor_type>;
   std::vector<Guard> idle_guards;
@@ -81,23 +81,23 @@ TEST(HttpServerTest, AddressesOfOneIpv6Slash64AreOneClientForTheHandler) {
   std::mutex mu;
   std::vector<std::string> handled;  // HttpRequest::client of each request. Guarded by mu.
   std::vector<std::string> logged;   // AccessRecord::client of each request. Guarded by mu.
-  auto handler = [&](HttpRequest request) -> vin_gateway::HandlerResult {
+  auto handler = [&](HttpRequest request) -> fusebox::gateway::HandlerResult {
     std::lock_guard<std::mutex> lock(mu);
     handled.push_back(request.client);
     HttpResponse response;
     response.body = "{}";
     return response;
   };
-  auto trusted = vin_gateway::TrustedProxies::Parse({"127.0.0.1/32"});
+  auto trusted = fusebox::gateway::TrustedProxies::Parse({"127.0.0.1/32"});
   ASSERT_TRUE(trusted) << trusted.error();
-  auto created = vin_gateway::HttpServer::Create(
+  auto created = fusebox::gateway::HttpServer::Create(
       io, {.host = "127.0.0.1", .port = 0, .trusted_proxies = *trusted}, handler,
-      [&](const vin_gateway::AccessRecord& record) {
+      [&](const fusebox::gateway::AccessRecord& record) {
         std::lock_guard<std::mutex> lock(mu);
         logged.push_back(record.client);
       });
   ASSERT_TRUE(created) << created.error();
-  std::unique_ptr<vin_gateway::HttpServer> server = std::move(*created);
+  std::unique_ptr<fusebox::gateway::HttpServer> server = std::move(*created);
   server->Start();
   auto guard = net::make_work_guard(io);
   std::thread thread([&io] { io.run(); });

@@ -24,7 +24,7 @@
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http.hpp>
 
-namespace vin_gateway {
+namespace fusebox::gateway {
 namespace {
 
 namespace net = boost::asio;
@@ -242,4 +242,4 @@ TEST(HttpVpicClientTest, PlainAnswersReuseOneConnection) {
 }
 
 }  // namespace
-}  // namespace vin_gateway
+}  // namespace fusebox::gateway

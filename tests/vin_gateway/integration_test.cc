@@ -29,10 +29,10 @@
 namespace {
 
 namespace json = boost::json;
-using vin_gateway::testing::ChildProcess;
-using vin_gateway::testing::Http;
-using vin_gateway::testing::HttpResult;
-using vin_gateway::testing::WaitUntil;
+using fusebox::gateway::testing::ChildProcess;
+using fusebox::gateway::testing::Http;
+using fusebox::gateway::testing::HttpResult;
+using fusebox::gateway::testing::WaitUntil;
 
 const std::string kData = FUSEBOX_SOURCE_DIR "/tests/vin_gateway/data/";
 constexpr char kVin[] = "1FTMW1T88MFA00001";

@@ -13,7 +13,7 @@
 
 namespace {
 
-using vin_gateway::KeyFilter;
+using fusebox::gateway::KeyFilter;
 
 std::string Key(std::uint64_t n) { return "VIN" + std::to_string(n); }
 

@@ -36,10 +36,10 @@ namespace {
 
 namespace json = boost::json;
 namespace net = boost::asio;
-using vin_gateway::testing::ChildProcess;
-using vin_gateway::testing::Http;
-using vin_gateway::testing::HttpResult;
-using vin_gateway::testing::WaitUntil;
+using fusebox::gateway::testing::ChildProcess;
+using fusebox::gateway::testing::Http;
+using fusebox::gateway::testing::HttpResult;
+using fusebox::gateway::testing::WaitUntil;
 
 const std::vector<std::string> kVins = {
     "1FTMW1T88MFA00001", "137ZA903X1E412677", "19XFC1F7XGE028370", "1C4RJEAG2EC476429",
@@ -269,9 +269,9 @@ TEST(HttpVpicClientTest, DescriptorExhaustionIsALocalFailureNamedAsSuch) {
 #endif
   net::io_context io;
   net::ip::tcp::acceptor upstream(io, {net::ip::make_address("127.0.0.1"), 0});
-  vin_gateway::HttpVpicClientOptions options;
+  fusebox::gateway::HttpVpicClientOptions options;
   options.base_url = "http://127.0.0.1:" + std::to_string(upstream.local_endpoint().port());
-  auto client = vin_gateway::MakeHttpVpicClient(io.get_executor(), options);
+  auto client = fusebox::gateway::MakeHttpVpicClient(io.get_executor(), options);
   ASSERT_TRUE(client);
 
   rlimit saved{};
@@ -287,16 +287,17 @@ TEST(HttpVpicClientTest, DescriptorExhaustionIsALocalFailureNamedAsSuch) {
     }
     fillers.push_back(fd);
   }
-  std::optional<vin_gateway::UpstreamReply> reply;
-  net::co_spawn(io, (*client)->DecodeVin("1FTMW1T88MFA00001", 0),
-                [&](std::exception_ptr, vin_gateway::UpstreamReply r) { reply = std::move(r); });
+  std::optional<fusebox::gateway::UpstreamReply> reply;
+  net::co_spawn(
+      io, (*client)->DecodeVin("1FTMW1T88MFA00001", 0),
+      [&](std::exception_ptr, fusebox::gateway::UpstreamReply r) { reply = std::move(r); });
   io.run();
   for (int fd : fillers) {
     ::close(fd);
   }
   ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &saved), 0);
   ASSERT_TRUE(reply);
-  EXPECT_EQ(vin_gateway::ToString(reply->transport), "local") << reply->detail;
+  EXPECT_EQ(fusebox::gateway::ToString(reply->transport), "local") << reply->detail;
   EXPECT_NE(reply->detail.find("Too many open files"), std::string::npos) << reply->detail;
 }
 

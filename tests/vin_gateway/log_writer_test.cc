@@ -18,7 +18,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 
-namespace vin_gateway {
+namespace fusebox::gateway {
 namespace {
 
 struct Pipe {
@@ -184,4 +184,4 @@ TEST(LogWriterTest, AWriterAtAnEarlierWritersAddressDoesNotTakeItsTurn) {
 }
 
 }  // namespace
-}  // namespace vin_gateway
+}  // namespace fusebox::gateway

@@ -6,7 +6,7 @@
 
 #include "core/decode.h"
 
-namespace vin_gateway::testing {
+namespace fusebox::gateway::testing {
 
 class ManualWallClock final : public WallClock {
  public:
@@ -26,4 +26,4 @@ class ManualWallClock final : public WallClock {
   WallTime now_;  // Guarded by mu_.
 };
 
-}  // namespace vin_gateway::testing
+}  // namespace fusebox::gateway::testing

@@ -32,8 +32,8 @@
 
 namespace {
 
-using vin_gateway::OfflineDecoder;
-using vin_gateway::OfflineOpenError;
+using fusebox::gateway::OfflineDecoder;
+using fusebox::gateway::OfflineOpenError;
 
 const std::filesystem::path kSourceDir = FUSEBOX_SOURCE_DIR;
 const std::filesystem::path kDatabase = kSourceDir / "var/vpic/vpic.lite.db";
@@ -66,7 +66,7 @@ struct Recorded {
   std::string file;
   std::string vin;
   std::optional<int> model_year;
-  vin_gateway::Vehicle vehicle;
+  fusebox::gateway::Vehicle vehicle;
 };
 
 // Every recorded row with a VIN. The davidpeckham captures wrap the body as "content" next to the
@@ -89,7 +89,7 @@ std::vector<Recorded> Recordings() {
       }
       body = boost::json::serialize(root.get_object().at("content"));
     }
-    auto parsed = vin_gateway::ParseVpic(body);
+    auto parsed = fusebox::gateway::ParseVpic(body);
     if (!parsed) {
       continue;
     }
@@ -152,7 +152,7 @@ TEST(OfflineAccuracyTest, AgreesWithEveryRecordedVpicAnswer) {
   };
   std::map<std::string, Tally> agreement;
   for (const Recorded& r : recorded) {
-    const vin_gateway::Decode offline = decoder.Decode(r.vin, r.model_year);
+    const fusebox::gateway::Decode offline = decoder.Decode(r.vin, r.model_year);
     for (const std::string& field : kFields) {
       auto want = r.vehicle.find(field);
       if (want == r.vehicle.end() || want->second.empty()) {
@@ -188,7 +188,7 @@ TEST(OfflineAccuracyTest, AgreesWithEveryRecordedVpicAnswer) {
 }
 
 TEST(OfflineAccuracyTest, UnknownWmiAnswersAsVpicDoes) {
-  const vin_gateway::Decode d = Decoder().Decode("1AKJHHDR3KSKX6689", std::nullopt);
+  const fusebox::gateway::Decode d = Decoder().Decode("1AKJHHDR3KSKX6689", std::nullopt);
   EXPECT_EQ(d.upstream_codes, (std::vector<int>{1, 7}));
   EXPECT_EQ(d.vehicle.at("make"), "");
   EXPECT_EQ(d.vehicle.at("error_code"), "1,7");
@@ -218,8 +218,8 @@ TEST(OfflineAccuracyTest, FuzzCorpusAndMutationsNeverCrash) {
   for (const std::string& seed : corpus) {
     for (int i = 0; i <= 20; ++i) {
       const std::string input = i == 0 ? seed : fusebox::fuzz::Mutate(seed, rng);
-      const vin_gateway::Decode d = decoder.Decode(input, std::nullopt);
-      for (std::string_view key : vin_gateway::kRequiredVehicleKeys) {
+      const fusebox::gateway::Decode d = decoder.Decode(input, std::nullopt);
+      for (std::string_view key : fusebox::gateway::kRequiredVehicleKeys) {
         EXPECT_EQ(d.vehicle.count(key), 1U) << input;
       }
       EXPECT_FALSE(d.upstream_codes.empty()) << input;

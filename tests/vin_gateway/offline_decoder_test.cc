@@ -38,10 +38,10 @@ namespace {
 
 namespace net = boost::asio;
 using namespace std::chrono_literals;
-using vin_gateway::DecodeAnswer;
-using vin_gateway::DecodeStatus;
-using vin_gateway::OfflineDecoder;
-using vin_gateway::Source;
+using fusebox::gateway::DecodeAnswer;
+using fusebox::gateway::DecodeStatus;
+using fusebox::gateway::OfflineDecoder;
+using fusebox::gateway::Source;
 
 // A vPIC database in miniature: the tables and columns the decoder reads, a few rows each.
 constexpr char kMiniVpic[] = R"sql(
@@ -90,7 +90,7 @@ INSERT INTO Pattern VALUES
 // `vin` with its check digit computed into position 9.
 std::string WithCheckDigit(std::string vin) {
   vin[8] = '0';
-  vin[8] = vin_gateway::ComputeCheckDigit(vin).value_or('0');
+  vin[8] = fusebox::gateway::ComputeCheckDigit(vin).value_or('0');
   return vin;
 }
 
@@ -225,12 +225,12 @@ class Gateway {
     config.half_open_successes = 1;
     breaker = std::move(fusebox::CircuitBreaker::Create("vpic", config, {.clock = &clock}).value());
     bulkhead = std::move(fusebox::Bulkhead::Create("vpic", {.max_concurrent = 16}).value());
-    cache = vin_gateway::MakeMemoryCache(1000);
-    limiter = std::make_unique<vin_gateway::RateLimiter>(0, 40, clock);
-    service = std::make_unique<vin_gateway::DecodeService>(
-        vin_gateway::DecodeServiceDeps{*cache, client, *breaker, *bulkhead, *limiter, clock, wall,
-                                       metrics, &vpic.decoder()},
-        vin_gateway::DecodeServiceOptions{.cache_ttl = 24h});
+    cache = fusebox::gateway::MakeMemoryCache(1000);
+    limiter = std::make_unique<fusebox::gateway::RateLimiter>(0, 40, clock);
+    service = std::make_unique<fusebox::gateway::DecodeService>(
+        fusebox::gateway::DecodeServiceDeps{*cache, client, *breaker, *bulkhead, *limiter, clock,
+                                            wall, metrics, &vpic.decoder()},
+        fusebox::gateway::DecodeServiceOptions{.cache_ttl = 24h});
   }
 
   DecodeAnswer Decode(std::string vin) {
@@ -261,7 +261,7 @@ class Gateway {
   }
 
   void Trip() {
-    client.mode = vin_gateway::testing::FakeVpicClient::Mode::kStatus;
+    client.mode = fusebox::gateway::testing::FakeVpicClient::Mode::kStatus;
     client.status = 503;
     for (const char* vin : {"137ZA903X1E412677", "19XFC1F7XGE028370", "1C4RJEAG2EC476429"}) {
       Decode(vin);
@@ -271,15 +271,15 @@ class Gateway {
 
   MiniVpic vpic;
   fusebox::testing::ManualClock clock;
-  vin_gateway::testing::ManualWallClock wall;
-  vin_gateway::testing::FakeVpicClient client;
+  fusebox::gateway::testing::ManualWallClock wall;
+  fusebox::gateway::testing::FakeVpicClient client;
   std::unique_ptr<fusebox::CircuitBreaker> breaker;
   std::unique_ptr<fusebox::Bulkhead> bulkhead;
-  std::unique_ptr<vin_gateway::Cache> cache;
-  std::unique_ptr<vin_gateway::RateLimiter> limiter;
-  vin_gateway::GatewayMetrics metrics;
+  std::unique_ptr<fusebox::gateway::Cache> cache;
+  std::unique_ptr<fusebox::gateway::RateLimiter> limiter;
+  fusebox::gateway::GatewayMetrics metrics;
   net::io_context io;
-  std::unique_ptr<vin_gateway::DecodeService> service;
+  std::unique_ptr<fusebox::gateway::DecodeService> service;
 };
 
 const std::string kMiniVin = WithCheckDigit("1T2AB1C2_E1000001");
@@ -294,10 +294,10 @@ TEST(OfflineFallbackTest, NoLiveDecodeAndNoStaleCopyAnswersOffline) {
   EXPECT_FALSE(answer.stale);
   EXPECT_EQ(answer.http_status(), 200U);
   EXPECT_EQ(answer.offline_snapshot, "2025-06-30");
-  EXPECT_EQ(answer.message, vin_gateway::kOfflineMessage);
+  EXPECT_EQ(answer.message, fusebox::gateway::kOfflineMessage);
   ASSERT_TRUE(answer.decode);
   EXPECT_EQ(answer.decode->vehicle.at("model"), "Beta");
-  const std::string body = vin_gateway::AnswerBody(answer);
+  const std::string body = fusebox::gateway::AnswerBody(answer);
   EXPECT_NE(body.find("\"source\":\"offline\""), std::string::npos) << body;
   EXPECT_NE(body.find("\"offline_snapshot\":\"2025-06-30\""), std::string::npos) << body;
   EXPECT_EQ(body.find("retry_after_s"), std::string::npos) << body;
@@ -306,7 +306,7 @@ TEST(OfflineFallbackTest, NoLiveDecodeAndNoStaleCopyAnswersOffline) {
 
 TEST(OfflineFallbackTest, UpstreamErrorAnswersOffline) {
   Gateway g;
-  g.client.mode = vin_gateway::testing::FakeVpicClient::Mode::kStatus;
+  g.client.mode = fusebox::gateway::testing::FakeVpicClient::Mode::kStatus;
   g.client.status = 500;
   const DecodeAnswer answer = g.Decode(kMiniVin);
   EXPECT_EQ(answer.status, DecodeStatus::kUpstreamError);

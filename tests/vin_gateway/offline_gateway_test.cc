@@ -17,8 +17,8 @@
 
 namespace {
 
-using vin_gateway::testing::ChildProcess;
-using vin_gateway::testing::Http;
+using fusebox::gateway::testing::ChildProcess;
+using fusebox::gateway::testing::Http;
 
 const std::filesystem::path kDatabase =
     std::filesystem::path(FUSEBOX_SOURCE_DIR) / "var/vpic/vpic.lite.db";

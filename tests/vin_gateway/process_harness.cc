@@ -14,7 +14,7 @@
 #include <sstream>
 #include <thread>
 
-namespace vin_gateway::testing {
+namespace fusebox::gateway::testing {
 namespace {
 
 double Now() {
@@ -151,4 +151,4 @@ bool WaitUntil(const std::function<bool()>& condition, double timeout_s) {
   return condition();
 }
 
-}  // namespace vin_gateway::testing
+}  // namespace fusebox::gateway::testing

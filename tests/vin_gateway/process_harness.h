@@ -13,7 +13,7 @@
 
 #include "support/child_process.h"
 
-namespace vin_gateway::testing {
+namespace fusebox::gateway::testing {
 
 struct HttpResult {
   int status = 0;                              // 0: no answer (connection failed or closed)
@@ -57,4 +57,4 @@ class ChildProcess {
 // of processes, whose state is only observable from outside (their logs, their HTTP answers).
 bool WaitUntil(const std::function<bool()>& condition, double timeout_s = 10);
 
-}  // namespace vin_gateway::testing
+}  // namespace fusebox::gateway::testing

@@ -12,7 +12,7 @@ using namespace std::chrono_literals;
 
 TEST(RateLimiterTest, BurstThenOneTokenPerInterval) {
   fusebox::testing::ManualClock clock;
-  vin_gateway::RateLimiter limiter(2, 3, clock);
+  fusebox::gateway::RateLimiter limiter(2, 3, clock);
   EXPECT_FALSE(limiter.TryTake("a"));
   EXPECT_FALSE(limiter.TryTake("a"));
   EXPECT_FALSE(limiter.TryTake("a"));
@@ -26,7 +26,7 @@ TEST(RateLimiterTest, BurstThenOneTokenPerInterval) {
 
 TEST(RateLimiterTest, ClientsHaveTheirOwnBuckets) {
   fusebox::testing::ManualClock clock;
-  vin_gateway::RateLimiter limiter(1, 1, clock);
+  fusebox::gateway::RateLimiter limiter(1, 1, clock);
   EXPECT_FALSE(limiter.TryTake("a"));
   EXPECT_TRUE(limiter.TryTake("a"));
   EXPECT_FALSE(limiter.TryTake("b"));
@@ -36,12 +36,12 @@ TEST(RateLimiterTest, ClientsHaveTheirOwnBuckets) {
 // takes its own token, however large the batch.
 TEST(RateLimiterTest, BatchLargerThanTheBucketGetsOnlyTheTokensThere) {
   fusebox::testing::ManualClock clock;
-  vin_gateway::RateLimiter limiter(1, 2, clock);
-  const vin_gateway::RateLimiter::Grant first = limiter.TakeUpTo("a", 50);
+  fusebox::gateway::RateLimiter limiter(1, 2, clock);
+  const fusebox::gateway::RateLimiter::Grant first = limiter.TakeUpTo("a", 50);
   EXPECT_EQ(first.taken, 2U);
   // The rest would need a full bucket (2 tokens): 2 s at 1 token/s.
   EXPECT_EQ(std::chrono::duration_cast<std::chrono::milliseconds>(first.retry_after), 2000ms);
-  const vin_gateway::RateLimiter::Grant empty = limiter.TakeUpTo("a", 50);
+  const fusebox::gateway::RateLimiter::Grant empty = limiter.TakeUpTo("a", 50);
   EXPECT_EQ(empty.taken, 0U);
   EXPECT_TRUE(limiter.TryTake("a").has_value());
   clock.Advance(1500ms);  // 1.5 tokens: one whole one
@@ -53,11 +53,11 @@ TEST(RateLimiterTest, BatchLargerThanTheBucketGetsOnlyTheTokensThere) {
 
 TEST(RateLimiterTest, TakeUpToTakesAllWhenTheBucketHoldsThem) {
   fusebox::testing::ManualClock clock;
-  vin_gateway::RateLimiter limiter(1, 5, clock);
-  const vin_gateway::RateLimiter::Grant all = limiter.TakeUpTo("a", 4);
+  fusebox::gateway::RateLimiter limiter(1, 5, clock);
+  const fusebox::gateway::RateLimiter::Grant all = limiter.TakeUpTo("a", 4);
   EXPECT_EQ(all.taken, 4U);
   EXPECT_EQ(all.retry_after, fusebox::Duration::zero());
-  const vin_gateway::RateLimiter::Grant part = limiter.TakeUpTo("a", 3);
+  const fusebox::gateway::RateLimiter::Grant part = limiter.TakeUpTo("a", 3);
   EXPECT_EQ(part.taken, 1U);
   EXPECT_EQ(std::chrono::duration_cast<std::chrono::milliseconds>(part.retry_after), 2000ms);
   EXPECT_EQ(limiter.TakeUpTo("a", 0).taken, 0U);
@@ -66,7 +66,7 @@ TEST(RateLimiterTest, TakeUpToTakesAllWhenTheBucketHoldsThem) {
 
 TEST(RateLimiterTest, ZeroRateDisablesTheLimit) {
   fusebox::testing::ManualClock clock;
-  vin_gateway::RateLimiter limiter(0, 1, clock);
+  fusebox::gateway::RateLimiter limiter(0, 1, clock);
   EXPECT_FALSE(limiter.enabled());
   for (int i = 0; i < 100; ++i) {
     EXPECT_FALSE(limiter.TryTake("a"));
@@ -76,7 +76,7 @@ TEST(RateLimiterTest, ZeroRateDisablesTheLimit) {
 
 TEST(RateLimiterTest, TracksAtMostMaxClients) {
   fusebox::testing::ManualClock clock;
-  vin_gateway::RateLimiter limiter(1, 1, clock, 4);
+  fusebox::gateway::RateLimiter limiter(1, 1, clock, 4);
   for (int i = 0; i < 20; ++i) {
     (void)limiter.TryTake("client-" + std::to_string(i));
   }

@@ -18,7 +18,7 @@
 
 #include <gtest/gtest.h>
 
-namespace vin_gateway::testing {
+namespace fusebox::gateway::testing {
 
 class RawClient {
  public:
@@ -130,4 +130,4 @@ inline bool StartsWith(const std::string& text, const std::string& prefix) {
   return text.rfind(prefix, 0) == 0;
 }
 
-}  // namespace vin_gateway::testing
+}  // namespace fusebox::gateway::testing

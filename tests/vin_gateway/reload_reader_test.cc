@@ -15,8 +15,8 @@
 
 namespace {
 
-using vin_gateway::CommandLine;
-using vin_gateway::ReloadReader;
+using fusebox::gateway::CommandLine;
+using fusebox::gateway::ReloadReader;
 
 // What the reads and deliveries of one test share. Held by shared_ptr: a read left running by
 // Stop() may outlive the test's frame.

@@ -12,7 +12,7 @@
 
 namespace {
 
-using vin_gateway::ParseRequestTarget;
+using fusebox::gateway::ParseRequestTarget;
 
 // Boost.URL's reading of the target, with no shortcut.
 std::optional<std::vector<std::string>> BoostSegments(std::string_view target) {

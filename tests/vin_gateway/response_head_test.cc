@@ -24,7 +24,7 @@
 namespace {
 
 namespace http = boost::beast::http;
-using vin_gateway::HttpResponse;
+using fusebox::gateway::HttpResponse;
 
 // What Beast writes for the message the server used to build field by field.
 std::string BeastBytes(const HttpResponse& response, unsigned version, const std::string& id,
@@ -49,7 +49,7 @@ std::string BeastBytes(const HttpResponse& response, unsigned version, const std
 std::string OurBytes(const HttpResponse& response, unsigned version, const std::string& id,
                      bool keep_alive) {
   std::string bytes;
-  vin_gateway::AppendResponseHead(response, version, id, keep_alive, bytes);
+  fusebox::gateway::AppendResponseHead(response, version, id, keep_alive, bytes);
   return bytes + std::string(response.body_bytes());
 }
 
@@ -113,14 +113,14 @@ TEST(ResponseHeadTest, EveryAnswerIsSentWithNosniff) {
   for (const error_code ec :
        {error_code(http::error::header_limit), error_code(http::error::body_limit),
         error_code(boost::beast::error::timeout), error_code(http::error::bad_method)}) {
-    std::optional<HttpResponse> refusal = vin_gateway::ReadFailureResponse(ec);
+    std::optional<HttpResponse> refusal = fusebox::gateway::ReadFailureResponse(ec);
     ASSERT_TRUE(refusal.has_value()) << ec.message();
     answers.push_back(std::move(*refusal));
   }
   for (const HttpResponse& answer : answers) {
     for (const unsigned version : {10U, 11U}) {
       std::string head;
-      vin_gateway::AppendResponseHead(answer, version, "id", false, head);
+      fusebox::gateway::AppendResponseHead(answer, version, "id", false, head);
       std::string lower = head;
       for (char& c : lower) {
         c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -135,7 +135,7 @@ TEST(ResponseHeadTest, EveryAnswerIsSentWithNosniff) {
 
 TEST(ResponseHeadTest, AppendsToWhatIsThere) {
   std::string out = "before|";
-  vin_gateway::AppendResponseHead(Response(200, "x"), 11, "id", true, out);
+  fusebox::gateway::AppendResponseHead(Response(200, "x"), 11, "id", true, out);
   EXPECT_TRUE(out.starts_with("before|HTTP/1.1 200 OK\r\nServer: vin-gateway\r\n")) << out;
   EXPECT_TRUE(out.ends_with("Content-Length: 1\r\n\r\n")) << out;
 }

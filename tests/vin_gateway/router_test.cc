@@ -42,15 +42,15 @@ namespace {
 namespace net = boost::asio;
 namespace json = boost::json;
 using namespace std::chrono_literals;
-using vin_gateway::DecodeStatus;
-using vin_gateway::HttpRequest;
-using vin_gateway::HttpResponse;
-using vin_gateway::TransportStatus;
+using fusebox::gateway::DecodeStatus;
+using fusebox::gateway::HttpRequest;
+using fusebox::gateway::HttpResponse;
+using fusebox::gateway::TransportStatus;
 
 class RouterHarness {
  public:
   explicit RouterHarness(std::optional<std::string> token = std::nullopt,
-                         std::unique_ptr<vin_gateway::Cache> use_cache = nullptr)
+                         std::unique_ptr<fusebox::gateway::Cache> use_cache = nullptr)
       : registry(fusebox::CircuitBreakerConfig{}, {.clock = &clock}) {
     if (use_cache) {
       cache = std::move(use_cache);
@@ -61,13 +61,13 @@ class RouterHarness {
     (void)registry.Configure("vpic", config);
     breaker = registry.Get("vpic").value();
     bulkhead = std::move(fusebox::Bulkhead::Create("vpic", {.max_concurrent = 4}).value());
-    service = std::make_unique<vin_gateway::DecodeService>(
-        vin_gateway::DecodeServiceDeps{*cache, client, *breaker, *bulkhead, limiter, clock, wall,
-                                       metrics},
-        vin_gateway::DecodeServiceOptions{});
-    router = std::make_unique<vin_gateway::Router>(
-        vin_gateway::RouterDeps{*service, registry, *cache, *bulkhead, metrics, limiter, client,
-                                std::move(token), admin_throttle, [this] { return draining; }});
+    service = std::make_unique<fusebox::gateway::DecodeService>(
+        fusebox::gateway::DecodeServiceDeps{*cache, client, *breaker, *bulkhead, limiter, clock,
+                                            wall, metrics},
+        fusebox::gateway::DecodeServiceOptions{});
+    router = std::make_unique<fusebox::gateway::Router>(fusebox::gateway::RouterDeps{
+        *service, registry, *cache, *bulkhead, metrics, limiter, client, std::move(token),
+        admin_throttle, [this] { return draining; }});
   }
 
   HttpResponse Call(std::string method, std::string target, std::string body = "",
@@ -81,7 +81,7 @@ class RouterHarness {
     request.content_type = content_type;
     request.client = client_address;
     std::optional<HttpResponse> out;
-    net::co_spawn(io, vin_gateway::Awaited(router->Handle(std::move(request))),
+    net::co_spawn(io, fusebox::gateway::Awaited(router->Handle(std::move(request))),
                   [&out](std::exception_ptr error, HttpResponse response) {
                     if (!error) {
                       out = std::move(response);
@@ -112,71 +112,71 @@ class RouterHarness {
   // The answer's head as the server writes it (request_framing.h).
   static std::string Head(const HttpResponse& response) {
     std::string head;
-    vin_gateway::AppendResponseHead(response, 11, "req-1", true, head);
+    fusebox::gateway::AppendResponseHead(response, 11, "req-1", true, head);
     return head;
   }
 
   fusebox::testing::ManualClock clock;
-  vin_gateway::testing::ManualWallClock wall;
-  vin_gateway::testing::FakeVpicClient client;
+  fusebox::gateway::testing::ManualWallClock wall;
+  fusebox::gateway::testing::FakeVpicClient client;
   fusebox::Registry registry;
   std::shared_ptr<fusebox::CircuitBreaker> breaker;
   std::unique_ptr<fusebox::Bulkhead> bulkhead;
-  std::unique_ptr<vin_gateway::Cache> cache = vin_gateway::MakeMemoryCache(100);
-  vin_gateway::RateLimiter limiter{0, 1, clock};
-  vin_gateway::GatewayMetrics metrics;
+  std::unique_ptr<fusebox::gateway::Cache> cache = fusebox::gateway::MakeMemoryCache(100);
+  fusebox::gateway::RateLimiter limiter{0, 1, clock};
+  fusebox::gateway::GatewayMetrics metrics;
   std::vector<std::string> admin_episodes;  // the throttle's log lines
-  vin_gateway::AdminThrottle admin_throttle{
+  fusebox::gateway::AdminThrottle admin_throttle{
       clock, {}, [this](std::string_view line) { admin_episodes.emplace_back(line); }};
   std::string client_address = "10.0.0.1";        // the address requests come from
   std::string content_type = "application/json";  // what requests declare as their body's type
   bool draining = false;
   net::io_context io;
-  std::unique_ptr<vin_gateway::DecodeService> service;
-  std::unique_ptr<vin_gateway::Router> router;
+  std::unique_ptr<fusebox::gateway::DecodeService> service;
+  std::unique_ptr<fusebox::gateway::Router> router;
 };
 
 TEST(StatusMappingTest, EveryStatusHasItsHttpCode) {
-  EXPECT_EQ(vin_gateway::HttpStatus(DecodeStatus::kOk), 200U);
-  EXPECT_EQ(vin_gateway::HttpStatus(DecodeStatus::kVinInvalid), 422U);
-  EXPECT_EQ(vin_gateway::HttpStatus(DecodeStatus::kCircuitOpen), 503U);
-  EXPECT_EQ(vin_gateway::HttpStatus(DecodeStatus::kCircuitHalfOpen), 503U);
-  EXPECT_EQ(vin_gateway::HttpStatus(DecodeStatus::kCircuitRecovering), 503U);
-  EXPECT_EQ(vin_gateway::HttpStatus(DecodeStatus::kUpstreamSlow), 504U);
-  EXPECT_EQ(vin_gateway::HttpStatus(DecodeStatus::kUpstreamError), 502U);
-  EXPECT_EQ(vin_gateway::HttpStatus(DecodeStatus::kOverloaded), 503U);
-  EXPECT_EQ(vin_gateway::HttpStatus(DecodeStatus::kRateLimited), 429U);
-  EXPECT_EQ(vin_gateway::HttpStatus(TransportStatus::kOk), 200U);
-  EXPECT_EQ(vin_gateway::HttpStatus(TransportStatus::kBadRequest), 400U);
-  EXPECT_EQ(vin_gateway::HttpStatus(TransportStatus::kNotFound), 404U);
-  EXPECT_EQ(vin_gateway::HttpStatus(TransportStatus::kMethodNotAllowed), 405U);
-  EXPECT_EQ(vin_gateway::HttpStatus(TransportStatus::kUnauthorized), 401U);
-  EXPECT_EQ(vin_gateway::HttpStatus(TransportStatus::kPayloadTooLarge), 413U);
-  EXPECT_EQ(vin_gateway::HttpStatus(TransportStatus::kHeadersTooLarge), 431U);
-  EXPECT_EQ(vin_gateway::HttpStatus(TransportStatus::kShuttingDown), 503U);
+  EXPECT_EQ(fusebox::gateway::HttpStatus(DecodeStatus::kOk), 200U);
+  EXPECT_EQ(fusebox::gateway::HttpStatus(DecodeStatus::kVinInvalid), 422U);
+  EXPECT_EQ(fusebox::gateway::HttpStatus(DecodeStatus::kCircuitOpen), 503U);
+  EXPECT_EQ(fusebox::gateway::HttpStatus(DecodeStatus::kCircuitHalfOpen), 503U);
+  EXPECT_EQ(fusebox::gateway::HttpStatus(DecodeStatus::kCircuitRecovering), 503U);
+  EXPECT_EQ(fusebox::gateway::HttpStatus(DecodeStatus::kUpstreamSlow), 504U);
+  EXPECT_EQ(fusebox::gateway::HttpStatus(DecodeStatus::kUpstreamError), 502U);
+  EXPECT_EQ(fusebox::gateway::HttpStatus(DecodeStatus::kOverloaded), 503U);
+  EXPECT_EQ(fusebox::gateway::HttpStatus(DecodeStatus::kRateLimited), 429U);
+  EXPECT_EQ(fusebox::gateway::HttpStatus(TransportStatus::kOk), 200U);
+  EXPECT_EQ(fusebox::gateway::HttpStatus(TransportStatus::kBadRequest), 400U);
+  EXPECT_EQ(fusebox::gateway::HttpStatus(TransportStatus::kNotFound), 404U);
+  EXPECT_EQ(fusebox::gateway::HttpStatus(TransportStatus::kMethodNotAllowed), 405U);
+  EXPECT_EQ(fusebox::gateway::HttpStatus(TransportStatus::kUnauthorized), 401U);
+  EXPECT_EQ(fusebox::gateway::HttpStatus(TransportStatus::kPayloadTooLarge), 413U);
+  EXPECT_EQ(fusebox::gateway::HttpStatus(TransportStatus::kHeadersTooLarge), 431U);
+  EXPECT_EQ(fusebox::gateway::HttpStatus(TransportStatus::kShuttingDown), 503U);
 }
 
 TEST(StatusMappingTest, RetryAfterGoesWithTheStatusesThatPromiseIt) {
   for (DecodeStatus s :
        {DecodeStatus::kCircuitOpen, DecodeStatus::kCircuitHalfOpen,
         DecodeStatus::kCircuitRecovering, DecodeStatus::kOverloaded, DecodeStatus::kRateLimited}) {
-    EXPECT_TRUE(vin_gateway::HasRetryAfter(s)) << vin_gateway::ToString(s);
+    EXPECT_TRUE(fusebox::gateway::HasRetryAfter(s)) << fusebox::gateway::ToString(s);
   }
   for (DecodeStatus s : {DecodeStatus::kOk, DecodeStatus::kVinInvalid, DecodeStatus::kUpstreamSlow,
                          DecodeStatus::kUpstreamError}) {
-    EXPECT_FALSE(vin_gateway::HasRetryAfter(s)) << vin_gateway::ToString(s);
+    EXPECT_FALSE(fusebox::gateway::HasRetryAfter(s)) << fusebox::gateway::ToString(s);
   }
 }
 
 TEST(StatusMappingTest, StaleStandsInOnlyForImpossibleLiveDecodes) {
   int stale = 0;
-  for (DecodeStatus s : vin_gateway::kAllDecodeStatuses) {
-    stale += vin_gateway::AllowsStale(s) ? 1 : 0;
+  for (DecodeStatus s : fusebox::gateway::kAllDecodeStatuses) {
+    stale += fusebox::gateway::AllowsStale(s) ? 1 : 0;
   }
   EXPECT_EQ(stale, 8);  // CIRCUIT_RECOVERING, LOCAL_OVERLOADED and UPSTREAM_LATE too
-  EXPECT_TRUE(vin_gateway::AllowsStale(DecodeStatus::kCircuitRecovering));
-  EXPECT_FALSE(vin_gateway::AllowsStale(DecodeStatus::kRateLimited));
-  EXPECT_FALSE(vin_gateway::AllowsStale(DecodeStatus::kVinInvalid));
+  EXPECT_TRUE(fusebox::gateway::AllowsStale(DecodeStatus::kCircuitRecovering));
+  EXPECT_FALSE(fusebox::gateway::AllowsStale(DecodeStatus::kRateLimited));
+  EXPECT_FALSE(fusebox::gateway::AllowsStale(DecodeStatus::kVinInvalid));
 }
 
 TEST(StatusMappingTest, UpstreamReasonsNeverReadAsInvalidInput) {
@@ -185,12 +185,12 @@ TEST(StatusMappingTest, UpstreamReasonsNeverReadAsInvalidInput) {
         fusebox::ReasonCode::kCircuitRecovering, fusebox::ReasonCode::kUpstreamSlow,
         fusebox::ReasonCode::kUpstreamError, fusebox::ReasonCode::kOverloaded,
         fusebox::ReasonCode::kCancelled}) {
-    const DecodeStatus s = vin_gateway::FromReason(code);
+    const DecodeStatus s = fusebox::gateway::FromReason(code);
     EXPECT_NE(s, DecodeStatus::kVinInvalid);
     if (code == fusebox::ReasonCode::kCircuitRecovering) {
       EXPECT_EQ(s, DecodeStatus::kCircuitRecovering);
     }
-    const std::string message(vin_gateway::DefaultMessage(s));
+    const std::string message(fusebox::gateway::DefaultMessage(s));
     EXPECT_EQ(message.find("invalid"), std::string::npos) << message;
   }
 }
@@ -200,20 +200,20 @@ TEST(StatusMappingTest, UpstreamReasonsNeverReadAsInvalidInput) {
 TEST(StatusMappingTest, NamesAndMessagesAreDistinct) {
   std::set<std::string> names;
   std::set<std::string> messages;
-  for (DecodeStatus s : vin_gateway::kAllDecodeStatuses) {
-    names.emplace(vin_gateway::ToString(s));
-    messages.emplace(vin_gateway::DefaultMessage(s));
+  for (DecodeStatus s : fusebox::gateway::kAllDecodeStatuses) {
+    names.emplace(fusebox::gateway::ToString(s));
+    messages.emplace(fusebox::gateway::DefaultMessage(s));
   }
-  for (TransportStatus s : vin_gateway::kAllTransportStatuses) {
+  for (TransportStatus s : fusebox::gateway::kAllTransportStatuses) {
     if (s == TransportStatus::kOk) {
-      EXPECT_EQ(vin_gateway::ToString(s), vin_gateway::ToString(DecodeStatus::kOk));
+      EXPECT_EQ(fusebox::gateway::ToString(s), fusebox::gateway::ToString(DecodeStatus::kOk));
       continue;
     }
-    names.emplace(vin_gateway::ToString(s));
-    messages.emplace(vin_gateway::DefaultMessage(s));
+    names.emplace(fusebox::gateway::ToString(s));
+    messages.emplace(fusebox::gateway::DefaultMessage(s));
   }
-  const std::size_t all = std::size(vin_gateway::kAllDecodeStatuses) +
-                          std::size(vin_gateway::kAllTransportStatuses) - 1;
+  const std::size_t all = std::size(fusebox::gateway::kAllDecodeStatuses) +
+                          std::size(fusebox::gateway::kAllTransportStatuses) - 1;
   EXPECT_EQ(names.size(), all);
   EXPECT_EQ(messages.size(), all);
 }
@@ -249,7 +249,7 @@ TEST(RouterTest, AFreshHitAndAnInvalidVinAreAnsweredAtOnce) {
     HttpRequest request;
     request.method = "GET";
     request.target = target;
-    vin_gateway::HandlerResult result = h.router->Handle(std::move(request));
+    fusebox::gateway::HandlerResult result = h.router->Handle(std::move(request));
     if (auto* response = std::get_if<HttpResponse>(&result)) {
       return std::move(*response);
     }
@@ -323,7 +323,7 @@ TEST(RouterTest, ModelYearReachesTheDecode) {
 
 TEST(RouterTest, OpenBreakerIs503WithRetryAfter) {
   RouterHarness h;
-  h.client.mode = vin_gateway::testing::FakeVpicClient::Mode::kStatus;
+  h.client.mode = fusebox::gateway::testing::FakeVpicClient::Mode::kStatus;
   EXPECT_EQ(h.Call("GET", "/api/v1/vin/1FTMW1T88MFA00001").status, 502U);
   const HttpResponse r = h.Call("GET", "/api/v1/vin/19XFC1F7XGE028370");
   EXPECT_EQ(r.status, 503U);
@@ -594,7 +594,7 @@ TEST(RouterTest, HeadIsAnsweredWhereGetIs) {
 
 TEST(RouterTest, AdminBruteForceIsThrottledPerAddress) {
   RouterHarness h("s3cret");
-  const vin_gateway::AdminThrottleOptions limits;  // 10 failures a minute, then 5 minutes off
+  const fusebox::gateway::AdminThrottleOptions limits;  // 10 failures a minute, then 5 minutes off
   for (std::uint32_t i = 0; i < limits.max_failures; ++i) {
     h.clock.Advance(1s);
     EXPECT_EQ(h.Call("POST", "/admin/breakers/vpic/reset", "", "Bearer guess").status, 401U) << i;
@@ -632,7 +632,7 @@ TEST(RouterTest, AdminFailuresOutsideTheWindowAreForgiven) {
 
 TEST(AdminThrottleTest, AddressSprayingUsesBoundedMemoryAndKeepsLockouts) {
   fusebox::testing::ManualClock clock;
-  vin_gateway::AdminThrottle throttle(clock, {.max_failures = 3, .max_addresses = 64});
+  fusebox::gateway::AdminThrottle throttle(clock, {.max_failures = 3, .max_addresses = 64});
   for (int i = 0; i < 3; ++i) {
     throttle.RecordFailure("192.0.2.1");
   }
@@ -649,7 +649,7 @@ TEST(RouterTest, PublicStatusHidesTheCacheFilePath) {
                                     ("fusebox-router-test-" + std::to_string(::getpid()));
   const std::string path = (dir / "secret-cache.sqlite").string();
   {
-    RouterHarness h(std::nullopt, vin_gateway::MakeSqliteCache(path, 100));
+    RouterHarness h(std::nullopt, fusebox::gateway::MakeSqliteCache(path, 100));
     for (const char* target : {"/status", "/readyz"}) {
       const HttpResponse r = h.Call("GET", target);
       EXPECT_EQ(r.status, 200U) << target;
@@ -669,7 +669,7 @@ TEST(RouterTest, PublicStatusHidesThePathOfABrokenCache) {
   const std::string path = (dir / "secret-cache.sqlite").string();
   std::ofstream(path, std::ios::binary) << std::string(4096, '\x7f');  // not a database
   {
-    RouterHarness h(std::nullopt, vin_gateway::MakeSqliteCache(path, 100));
+    RouterHarness h(std::nullopt, fusebox::gateway::MakeSqliteCache(path, 100));
     for (const char* target : {"/status", "/readyz", "/metrics"}) {
       const HttpResponse r = h.Call("GET", target);
       EXPECT_EQ(r.status, 200U) << target;
@@ -760,7 +760,7 @@ TEST(RouterPageTest, PageHasNoInlineScriptStyleOrExternalResource) {
   EXPECT_FALSE(std::regex_search(page, std::regex("<script(?![^>]*\\ssrc=)[^>]*>")));
   EXPECT_FALSE(std::regex_search(page, std::regex("\\sstyle=|\\son[a-z]+=|<style")));
   EXPECT_FALSE(std::regex_search(page, std::regex("(src|href)=\"(https?:)?//")));
-  for (const vin_gateway::WebAsset& asset : vin_gateway::WebAssets()) {
+  for (const fusebox::gateway::WebAsset& asset : fusebox::gateway::WebAssets()) {
     // The SVG namespace is a name, not something loaded.
     const std::string body = std::regex_replace(
         std::string(asset.body), std::regex("xmlns=\"http://www.w3.org/2000/svg\""), "");
@@ -821,26 +821,26 @@ TEST(RouterPageTest, UnknownAssetsAndOtherMethodsAreJsonErrors) {
 }
 
 TEST(BearerMatchesTest, ComparesTheWholeToken) {
-  EXPECT_TRUE(vin_gateway::BearerMatches("Bearer abc", "abc"));
-  EXPECT_FALSE(vin_gateway::BearerMatches("Bearer abcd", "abc"));
-  EXPECT_FALSE(vin_gateway::BearerMatches("Bearer ab", "abc"));
-  EXPECT_FALSE(vin_gateway::BearerMatches("Bearer ", ""));
+  EXPECT_TRUE(fusebox::gateway::BearerMatches("Bearer abc", "abc"));
+  EXPECT_FALSE(fusebox::gateway::BearerMatches("Bearer abcd", "abc"));
+  EXPECT_FALSE(fusebox::gateway::BearerMatches("Bearer ab", "abc"));
+  EXPECT_FALSE(fusebox::gateway::BearerMatches("Bearer ", ""));
 }
 
 // credentials = auth-scheme [ 1*SP token68 ] (RFC 9110 11.4), the scheme case-insensitive (11.1).
 TEST(BearerMatchesTest, SchemeIsCaseInsensitiveAndSpacesBeforeTheTokenAreOneOrMore) {
   for (const char* ok : {"bearer abc", "BEARER abc", "bEaReR abc", "Bearer   abc", "bearer  abc"}) {
-    EXPECT_TRUE(vin_gateway::BearerMatches(ok, "abc")) << ok;
+    EXPECT_TRUE(fusebox::gateway::BearerMatches(ok, "abc")) << ok;
   }
   for (const char* wrong : {"Bearerabc", "Bearer\tabc", "Basic abc", "Bearer  ", "bearer",
                             "xbearer abc", "Bearer abc abc", "Bearer ABC", "Be@rer abc"}) {
-    EXPECT_FALSE(vin_gateway::BearerMatches(wrong, "abc")) << wrong;
+    EXPECT_FALSE(fusebox::gateway::BearerMatches(wrong, "abc")) << wrong;
   }
-  EXPECT_FALSE(vin_gateway::BearerMatches(std::string("bearer") + '\x80' + "abc", "abc"));
+  EXPECT_FALSE(fusebox::gateway::BearerMatches(std::string("bearer") + '\x80' + "abc", "abc"));
 }
 
 TEST(AccessLogTest, TextLineHasTheRequestFields) {
-  vin_gateway::AccessRecord r;
+  fusebox::gateway::AccessRecord r;
   r.request_id = "abc-1";
   r.method = "GET";
   r.target = "/api/v1/vin/1FTMW1T88MFA00001";
@@ -849,8 +849,9 @@ TEST(AccessLogTest, TextLineHasTheRequestFields) {
   r.status = "UPSTREAM_SLOW";
   r.vin = "1FTMW1T88MFA00001";
   r.upstream_latency = 7s;
-  const std::string line = vin_gateway::FormatAccessRecord(
-      r, vin_gateway::LogFormat::kText, vin_gateway::WallTime(std::chrono::seconds(1'714'521'600)));
+  const std::string line = fusebox::gateway::FormatAccessRecord(
+      r, fusebox::gateway::LogFormat::kText,
+      fusebox::gateway::WallTime(std::chrono::seconds(1'714'521'600)));
   EXPECT_EQ(line.rfind("2024-05-01T00:00:00.000Z info request id=abc-1", 0), 0U) << line;
   EXPECT_NE(line.find("status=UPSTREAM_SLOW"), std::string::npos);
   EXPECT_NE(line.find("vin=1FTMW1T88MFA00001"), std::string::npos);
@@ -859,10 +860,10 @@ TEST(AccessLogTest, TextLineHasTheRequestFields) {
 
 // The target field of the text access line of a request for `target`, as written.
 std::string TextLineTargetOf(const std::string& target) {
-  vin_gateway::AccessRecord r;
+  fusebox::gateway::AccessRecord r;
   r.target = target;
-  const std::string line =
-      vin_gateway::FormatAccessRecord(r, vin_gateway::LogFormat::kText, vin_gateway::WallTime{});
+  const std::string line = fusebox::gateway::FormatAccessRecord(
+      r, fusebox::gateway::LogFormat::kText, fusebox::gateway::WallTime{});
   const std::size_t begin = line.find(" target=") + 8;
   return line.substr(begin, line.find(" client=") - begin);
 }
@@ -939,25 +940,25 @@ TEST(AccessLogTest, JsonAndEventLinesEscapeDelC1ControlsAndLineSeparators) {
            line.find("\xe2\x80\xa8") != std::string::npos ||
            line.find("\xe2\x80\xa9") != std::string::npos;
   };
-  vin_gateway::AccessRecord r;
+  fusebox::gateway::AccessRecord r;
   r.target = hostile;
   r.vin = hostile;
-  const std::string json_line =
-      vin_gateway::FormatAccessRecord(r, vin_gateway::LogFormat::kJson, vin_gateway::WallTime{});
+  const std::string json_line = fusebox::gateway::FormatAccessRecord(
+      r, fusebox::gateway::LogFormat::kJson, fusebox::gateway::WallTime{});
   EXPECT_FALSE(holds_raw(json_line)) << json_line;
   EXPECT_NE(json_line.find(R"(a\u007f\u009b[31m\u2028b\u2029\u0085\u001b\n)"), std::string::npos)
       << json_line;
   EXPECT_EQ(json::value_to<std::string>(json::parse(json_line).at("target")), hostile);
-  const std::string json_event = vin_gateway::FormatEvent(
-      "warn", hostile, vin_gateway::LogFormat::kJson, vin_gateway::WallTime{});
+  const std::string json_event = fusebox::gateway::FormatEvent(
+      "warn", hostile, fusebox::gateway::LogFormat::kJson, fusebox::gateway::WallTime{});
   EXPECT_FALSE(holds_raw(json_event)) << json_event;
   EXPECT_EQ(json::value_to<std::string>(json::parse(json_event).at("message")), hostile);
-  const std::string text_event = vin_gateway::FormatEvent(
-      "warn", hostile, vin_gateway::LogFormat::kText, vin_gateway::WallTime{});
+  const std::string text_event = fusebox::gateway::FormatEvent(
+      "warn", hostile, fusebox::gateway::LogFormat::kText, fusebox::gateway::WallTime{});
   EXPECT_EQ(text_event,
             R"(1970-01-01T00:00:00.000Z warn a\x7f\u009b[31m\u2028b\u2029\u0085\x1b\x0a)");
-  const std::string text_line =
-      vin_gateway::FormatAccessRecord(r, vin_gateway::LogFormat::kText, vin_gateway::WallTime{});
+  const std::string text_line = fusebox::gateway::FormatAccessRecord(
+      r, fusebox::gateway::LogFormat::kText, fusebox::gateway::WallTime{});
   EXPECT_FALSE(holds_raw(text_line)) << text_line;
 }
 
@@ -968,11 +969,11 @@ TEST(AccessLogTest, EventTextDoublesItsBackslashesAndEscapesBidiControls) {
   const std::string message =
       "path C:\\x1b and \xe2\x80\xae"
       "evil\xe2\x81\xa6";
-  EXPECT_EQ(vin_gateway::FormatEvent("warn", message, vin_gateway::LogFormat::kText,
-                                     vin_gateway::WallTime{}),
+  EXPECT_EQ(fusebox::gateway::FormatEvent("warn", message, fusebox::gateway::LogFormat::kText,
+                                          fusebox::gateway::WallTime{}),
             R"(1970-01-01T00:00:00.000Z warn path C:\\x1b and \u202eevil\u2066)");
-  const std::string json_event = vin_gateway::FormatEvent(
-      "warn", message, vin_gateway::LogFormat::kJson, vin_gateway::WallTime{});
+  const std::string json_event = fusebox::gateway::FormatEvent(
+      "warn", message, fusebox::gateway::LogFormat::kJson, fusebox::gateway::WallTime{});
   EXPECT_EQ(json_event.find("\xe2\x80\xae"), std::string::npos) << json_event;
   EXPECT_NE(json_event.find(R"(\u202eevil\u2066)"), std::string::npos) << json_event;
   EXPECT_EQ(json::value_to<std::string>(json::parse(json_event).at("message")), message);
@@ -998,11 +999,11 @@ TEST(AccessLogTest, TextMillisecondsMatchFixedPointFormatting) {
     if (ns % 5'000 == 0 && ns % 10'000 != 0) {
       continue;  // a tie: half up here, as the double happens to fall in fmt
     }
-    vin_gateway::AccessRecord r;
+    fusebox::gateway::AccessRecord r;
     r.elapsed = std::chrono::nanoseconds(ns);
     r.upstream_latency = std::chrono::nanoseconds(ns);
-    const std::string line =
-        vin_gateway::FormatAccessRecord(r, vin_gateway::LogFormat::kText, vin_gateway::WallTime{});
+    const std::string line = fusebox::gateway::FormatAccessRecord(
+        r, fusebox::gateway::LogFormat::kText, fusebox::gateway::WallTime{});
     const double ms = static_cast<double>(ns) / 1e6;
     if (ns % 50'000 != 0 || ns % 100'000 == 0) {
       EXPECT_NE(line.find(fmt::format(" upstream_ms={:.1f} ", ms)), std::string::npos)
@@ -1013,12 +1014,12 @@ TEST(AccessLogTest, TextMillisecondsMatchFixedPointFormatting) {
 }
 
 TEST(AccessLogTest, JsonLineIsOneObject) {
-  vin_gateway::AccessRecord r;
+  fusebox::gateway::AccessRecord r;
   r.request_id = "abc-2";
   r.status = "OK";
   r.source = "cache";
-  const std::string line =
-      vin_gateway::FormatAccessRecord(r, vin_gateway::LogFormat::kJson, vin_gateway::WallTime{});
+  const std::string line = fusebox::gateway::FormatAccessRecord(
+      r, fusebox::gateway::LogFormat::kJson, fusebox::gateway::WallTime{});
   EXPECT_EQ(line.find('\n'), std::string::npos);
   const json::value v = json::parse(line);
   EXPECT_EQ(v.at("request_id"), "abc-2");

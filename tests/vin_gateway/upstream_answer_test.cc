@@ -12,7 +12,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/beast/_experimental/test/stream.hpp>
 
-namespace vin_gateway {
+namespace fusebox::gateway {
 namespace {
 
 namespace net = boost::asio;
@@ -174,4 +174,4 @@ TEST(UpstreamAnswerTest, BodyOverTheCapIsAnError) {
 }
 
 }  // namespace
-}  // namespace vin_gateway
+}  // namespace fusebox::gateway

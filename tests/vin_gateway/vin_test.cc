@@ -11,11 +11,11 @@
 
 namespace {
 
-using vin_gateway::CheckDigit;
-using vin_gateway::ComputeCheckDigit;
-using vin_gateway::NormalizeVin;
-using vin_gateway::ValidateVin;
-using vin_gateway::VinCheck;
+using fusebox::gateway::CheckDigit;
+using fusebox::gateway::ComputeCheckDigit;
+using fusebox::gateway::NormalizeVin;
+using fusebox::gateway::ValidateVin;
+using fusebox::gateway::VinCheck;
 
 using fusebox::testing::VinVector;
 
@@ -63,7 +63,7 @@ TEST(VinVectorsTest, ValidRowsNormalizeToSeventeenUpperCaseCharacters) {
     const std::string vin = NormalizeVin(row.vin);
     EXPECT_EQ(vin.size(), 17U) << row.vin;
     for (char c : vin) {
-      EXPECT_TRUE(vin_gateway::IsVinChar(c)) << row.vin;
+      EXPECT_TRUE(fusebox::gateway::IsVinChar(c)) << row.vin;
     }
   }
 }

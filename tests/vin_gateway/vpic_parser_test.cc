@@ -15,12 +15,12 @@
 
 namespace {
 
-using vin_gateway::ParseErrorCodes;
-using vin_gateway::ParseVpic;
-using vin_gateway::SnakeCase;
-using vin_gateway::SnakeCaseLabel;
-using vin_gateway::VpicAnswer;
-using vin_gateway::VpicParseError;
+using fusebox::gateway::ParseErrorCodes;
+using fusebox::gateway::ParseVpic;
+using fusebox::gateway::SnakeCase;
+using fusebox::gateway::SnakeCaseLabel;
+using fusebox::gateway::VpicAnswer;
+using fusebox::gateway::VpicParseError;
 
 const std::filesystem::path kFixtures = FUSEBOX_SOURCE_DIR "/apps/vpic-sim/data";
 
@@ -217,7 +217,7 @@ TEST(VpicFixturesTest, EveryDecodeHasTheRequiredKeysAndNoEmptyOrUntrimmedOtherVa
       continue;
     }
     for (const auto& row : parsed->rows) {
-      for (std::string_view key : vin_gateway::kRequiredVehicleKeys) {
+      for (std::string_view key : fusebox::gateway::kRequiredVehicleKeys) {
         EXPECT_TRUE(row.vehicle.contains(key)) << file << ": " << key;
       }
       for (const auto& [key, value] : row.vehicle) {
@@ -309,14 +309,14 @@ TEST(VpicBoundsTest, LongValuesAreCutAtACharacterBoundary) {
   ASSERT_TRUE(answer);
   const std::string& note = answer->rows.at(0).vehicle.at("note");
   EXPECT_EQ(note, std::string(1023, 'a'));
-  EXPECT_LE(note.size(), vin_gateway::kMaxFieldValueBytes);
+  EXPECT_LE(note.size(), fusebox::gateway::kMaxFieldValueBytes);
 }
 
 TEST(VpicBoundsTest, OverlongKeysAreDropped) {
-  const std::string key(vin_gateway::kMaxFieldKeyBytes + 1, 'k');
+  const std::string key(fusebox::gateway::kMaxFieldKeyBytes + 1, 'k');
   auto answer = ParseVpic(FlatBody("\"" + key + R"(":"x","Make":"FORD",)"));
   ASSERT_TRUE(answer);
-  const vin_gateway::Vehicle& vehicle = answer->rows.at(0).vehicle;
+  const fusebox::gateway::Vehicle& vehicle = answer->rows.at(0).vehicle;
   EXPECT_EQ(vehicle.count(key), 0U);
   EXPECT_EQ(vehicle.at("make"), "FORD");
 }
@@ -329,12 +329,12 @@ TEST(VpicBoundsTest, RequiredKeysSurviveThousandsOfFieldsBeforeThem) {
   fields += R"("Make":"FORD","ErrorCode":"0",)";
   auto answer = ParseVpic(FlatBody(fields));
   ASSERT_TRUE(answer);
-  const vin_gateway::VpicRow& row = answer->rows.at(0);
-  EXPECT_LE(row.vehicle.size(), vin_gateway::kMaxVehicleFields);
+  const fusebox::gateway::VpicRow& row = answer->rows.at(0);
+  EXPECT_LE(row.vehicle.size(), fusebox::gateway::kMaxVehicleFields);
   EXPECT_EQ(row.vehicle.at("make"), "FORD");
   EXPECT_EQ(row.vin, "1FTMW1T88MFA00001");
   EXPECT_EQ(row.upstream_codes, std::vector<int>{0});
-  for (std::string_view key : vin_gateway::kRequiredVehicleKeys) {
+  for (std::string_view key : fusebox::gateway::kRequiredVehicleKeys) {
     EXPECT_EQ(row.vehicle.count(key), 1U) << key;
   }
 }
@@ -350,8 +350,8 @@ TEST(VpicBoundsTest, TextOfARowIsBounded) {
   for (const auto& [key, value] : answer->rows.at(0).vehicle) {
     text += key.size() + value.size();
   }
-  EXPECT_LE(text, vin_gateway::kMaxVehicleTextBytes);
-  EXPECT_GT(text, vin_gateway::kMaxVehicleTextBytes / 2);  // filled, not emptied
+  EXPECT_LE(text, fusebox::gateway::kMaxVehicleTextBytes);
+  EXPECT_GT(text, fusebox::gateway::kMaxVehicleTextBytes / 2);  // filled, not emptied
 }
 
 TEST(VpicBoundsTest, ErrorCodesAreCapped) {
@@ -363,7 +363,7 @@ TEST(VpicBoundsTest, ErrorCodesAreCapped) {
     }
     codes += std::to_string(i);
   }
-  EXPECT_EQ(ParseErrorCodes(codes).size(), vin_gateway::kMaxUpstreamCodes);
+  EXPECT_EQ(ParseErrorCodes(codes).size(), fusebox::gateway::kMaxUpstreamCodes);
 }
 
 }  // namespace

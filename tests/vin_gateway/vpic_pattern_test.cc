@@ -7,10 +7,10 @@
 
 namespace {
 
-using vin_gateway::KeyMatches;
-using vin_gateway::PatternTarget;
-using vin_gateway::Specificity;
-using vin_gateway::YearCodeIndex;
+using fusebox::gateway::KeyMatches;
+using fusebox::gateway::PatternTarget;
+using fusebox::gateway::Specificity;
+using fusebox::gateway::YearCodeIndex;
 
 TEST(PatternTargetTest, IsPositionsFourToEightABarAndTenOn) {
   EXPECT_EQ(PatternTarget("1FTMW1T88MFA00001"), "MW1T8|MFA00001");

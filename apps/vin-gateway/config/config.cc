@@ -30,7 +30,7 @@
 #include "fusebox/breaker_settings.h"
 #include "fusebox/redis_url.h"
 
-namespace vin_gateway {
+namespace fusebox::gateway {
 namespace {
 
 using std::chrono::hours;
@@ -1020,4 +1020,4 @@ fusebox::Result<CommandLine, ConfigError> ParseCommandLine(int argc, const char*
   return ParseCommandLine(args);
 }
 
-}  // namespace vin_gateway
+}  // namespace fusebox::gateway

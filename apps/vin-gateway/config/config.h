@@ -21,7 +21,7 @@
 // Time: none.
 //
 // Example:
-//   auto parsed = vin_gateway::ParseCommandLine(argc, argv);
+//   auto parsed = fusebox::gateway::ParseCommandLine(argc, argv);
 //   if (!parsed) die(parsed.error().message);     // names the flag and its range
 //   if (parsed->help) print(parsed->help_text);
 //   const GatewayConfig& config = parsed->config;
@@ -41,7 +41,7 @@
 #include "fusebox/circuit_breaker.h"
 #include "fusebox/status.h"
 
-namespace vin_gateway {
+namespace fusebox::gateway {
 
 using fusebox::ConfigError;
 using fusebox::Duration;
@@ -205,4 +205,4 @@ std::optional<Duration> ParseDuration(std::string_view text);
 // microsecond).
 std::string FormatDuration(Duration d);
 
-}  // namespace vin_gateway
+}  // namespace fusebox::gateway

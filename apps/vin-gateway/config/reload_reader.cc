@@ -10,7 +10,7 @@
 
 #include <fmt/format.h>
 
-namespace vin_gateway {
+namespace fusebox::gateway {
 
 struct ReloadReader::State {
   State(std::function<Reread()> read_fn, std::function<void(Reread)> deliver_fn)
@@ -111,4 +111,4 @@ void ReloadReader::Loop(const std::shared_ptr<State>& state) {
   }
 }
 
-}  // namespace vin_gateway
+}  // namespace fusebox::gateway

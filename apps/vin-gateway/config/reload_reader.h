@@ -28,7 +28,7 @@
 
 #include "config/config.h"
 
-namespace vin_gateway {
+namespace fusebox::gateway {
 
 class ReloadReader {
  public:
@@ -56,4 +56,4 @@ class ReloadReader {
   std::thread thread_;
 };
 
-}  // namespace vin_gateway
+}  // namespace fusebox::gateway

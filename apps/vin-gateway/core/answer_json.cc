@@ -11,7 +11,7 @@
 #include <boost/json/monotonic_resource.hpp>
 #include <boost/json/serialize.hpp>
 
-namespace vin_gateway {
+namespace fusebox::gateway {
 
 namespace json = boost::json;
 
@@ -167,4 +167,4 @@ std::string AnswerBody(const DecodeAnswer& answer) {
   return json::serialize(AnswerJson(answer, &resource));
 }
 
-}  // namespace vin_gateway
+}  // namespace fusebox::gateway

@@ -25,7 +25,7 @@
 
 #include "core/decode_answer.h"
 
-namespace vin_gateway {
+namespace fusebox::gateway {
 
 // The answer as a JSON object, its memory from `storage` (the default heap when null).
 boost::json::object AnswerJson(const DecodeAnswer& answer,
@@ -39,4 +39,4 @@ std::string AnswerBody(const DecodeAnswer& answer);
 boost::json::object Envelope(std::string_view status, std::string_view message,
                              boost::json::storage_ptr storage = {});
 
-}  // namespace vin_gateway
+}  // namespace fusebox::gateway

@@ -11,7 +11,7 @@
 #include <boost/json/serialize.hpp>
 #include <boost/json/value.hpp>
 
-namespace vin_gateway {
+namespace fusebox::gateway {
 namespace {
 
 namespace json = boost::json;
@@ -147,4 +147,4 @@ std::string SanitizeUtf8(std::string_view s) {
   return out;
 }
 
-}  // namespace vin_gateway
+}  // namespace fusebox::gateway

@@ -26,7 +26,7 @@
 #include "core/vpic_parser.h"
 #include "core/wall_clock.h"
 
-namespace vin_gateway {
+namespace fusebox::gateway {
 
 struct Decode {
   std::string vin;     // the normalized VIN asked for
@@ -55,4 +55,4 @@ std::optional<Decode> DeserializeDecode(std::string_view text);
 // input can go into a JSON string.
 std::string SanitizeUtf8(std::string_view s);
 
-}  // namespace vin_gateway
+}  // namespace fusebox::gateway

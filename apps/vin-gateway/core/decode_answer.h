@@ -22,7 +22,7 @@
 #include "core/vin.h"
 #include "fusebox/clock.h"
 
-namespace vin_gateway {
+namespace fusebox::gateway {
 
 // Where the decode in an answer came from. kOffline: the offline decoder's answer from NHTSA's
 // vPIC database snapshot (docs/offline-decode.md), never vPIC itself.
@@ -75,4 +75,4 @@ struct DecodeAnswer {
   }
 };
 
-}  // namespace vin_gateway
+}  // namespace fusebox::gateway

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
-namespace vin_gateway {
+namespace fusebox::gateway {
 
 std::string_view ToString(DecodeStatus status) noexcept {
   switch (status) {
@@ -171,4 +171,4 @@ DecodeStatus FromReason(fusebox::ReasonCode code) noexcept {
   return DecodeStatus::kUpstreamError;
 }
 
-}  // namespace vin_gateway
+}  // namespace fusebox::gateway

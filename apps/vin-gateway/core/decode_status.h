@@ -40,7 +40,7 @@
 
 #include "fusebox/status.h"
 
-namespace vin_gateway {
+namespace fusebox::gateway {
 
 enum class DecodeStatus : std::uint8_t {
   kOk,
@@ -114,4 +114,4 @@ std::int64_t RetryAfterSeconds(fusebox::Duration retry_after) noexcept;
 // UPSTREAM_ERROR: it is never shown to anyone who is still waiting.
 DecodeStatus FromReason(fusebox::ReasonCode code) noexcept;
 
-}  // namespace vin_gateway
+}  // namespace fusebox::gateway

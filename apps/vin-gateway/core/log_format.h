@@ -13,8 +13,8 @@
 
 #include <cstdint>
 
-namespace vin_gateway {
+namespace fusebox::gateway {
 
 enum class LogFormat : std::uint8_t { kText, kJson };
 
-}  // namespace vin_gateway
+}  // namespace fusebox::gateway

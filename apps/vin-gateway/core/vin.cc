@@ -8,7 +8,7 @@
 
 #include <fmt/format.h>
 
-namespace vin_gateway {
+namespace fusebox::gateway {
 namespace {
 
 bool IsAsciiSpace(char c) noexcept {
@@ -254,4 +254,4 @@ VinCheck ValidateVin(std::string_view raw) {
   return check;
 }
 
-}  // namespace vin_gateway
+}  // namespace fusebox::gateway

@@ -17,7 +17,7 @@
 // Thread safety: pure functions. Time: none.
 //
 // Example:
-//   vin_gateway::VinCheck check = vin_gateway::ValidateVin(" 1ftmw1t88-mfa00001 ");
+//   fusebox::gateway::VinCheck check = fusebox::gateway::ValidateVin(" 1ftmw1t88-mfa00001 ");
 //   if (!check.ok()) return Invalid(check.problems);   // 422 VIN_INVALID
 //   Decode(check.vin, check.check_digit);              // "1FTMW1T88MFA00001", kValid
 #pragma once
@@ -28,7 +28,7 @@
 #include <string_view>
 #include <vector>
 
-namespace vin_gateway {
+namespace fusebox::gateway {
 
 // A VIN segment longer than this is refused (rule `length`) before any other work.
 inline constexpr std::size_t kMaxVinSegment = 64;
@@ -77,4 +77,4 @@ std::optional<char> ComputeCheckDigit(std::string_view vin);
 // `length` problem without being normalized.
 VinCheck ValidateVin(std::string_view raw);
 
-}  // namespace vin_gateway
+}  // namespace fusebox::gateway

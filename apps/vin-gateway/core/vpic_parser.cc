@@ -9,7 +9,7 @@
 #include <boost/json/serialize.hpp>
 #include <boost/json/value.hpp>
 
-namespace vin_gateway {
+namespace fusebox::gateway {
 namespace {
 
 namespace json = boost::json;
@@ -345,4 +345,4 @@ std::vector<int> ParseErrorCodes(std::string_view value) {
   return codes;
 }
 
-}  // namespace vin_gateway
+}  // namespace fusebox::gateway

@@ -31,7 +31,7 @@
 // Thread safety: pure functions. Time: none. Input is untrusted; nothing asserts or throws.
 //
 // Example:
-//   auto answer = vin_gateway::ParseVpic(body);
+//   auto answer = fusebox::gateway::ParseVpic(body);
 //   if (!answer) return Outcome::kFailure;               // not vPIC JSON
 //   const VpicRow& row = answer->rows.front();
 //   row.vehicle.at("make");                              // "FORD"
@@ -47,7 +47,7 @@
 
 #include "fusebox/status.h"
 
-namespace vin_gateway {
+namespace fusebox::gateway {
 
 // snake_case key -> trimmed value.
 using Vehicle = std::map<std::string, std::string, std::less<>>;
@@ -92,4 +92,4 @@ std::string SnakeCaseLabel(std::string_view label);
 // "0 - VIN decoded clean" -> {0}, "" -> {}; at most kMaxUpstreamCodes of them.
 std::vector<int> ParseErrorCodes(std::string_view value);
 
-}  // namespace vin_gateway
+}  // namespace fusebox::gateway

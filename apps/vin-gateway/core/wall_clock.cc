@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-namespace vin_gateway {
+namespace fusebox::gateway {
 
 std::string FormatRfc3339(WallTime t) {
   const std::time_t seconds =
@@ -15,4 +15,4 @@ std::string FormatRfc3339(WallTime t) {
                      utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec);
 }
 
-}  // namespace vin_gateway
+}  // namespace fusebox::gateway

@@ -11,14 +11,14 @@
 // system clock (SystemWallClock) or whatever the test injects.
 //
 // Example:
-//   vin_gateway::SystemWallClock wall_clock;
-//   std::string at = vin_gateway::FormatRfc3339(wall_clock.Now());   // "2024-05-01T12:34:56Z"
+//   fusebox::gateway::SystemWallClock wall_clock;
+//   std::string at = fusebox::gateway::FormatRfc3339(wall_clock.Now());   // "2024-05-01T12:34:56Z"
 #pragma once
 
 #include <chrono>
 #include <string>
 
-namespace vin_gateway {
+namespace fusebox::gateway {
 
 using WallTime = std::chrono::system_clock::time_point;
 
@@ -36,4 +36,4 @@ class SystemWallClock final : public WallClock {
 // "2024-05-01T12:34:56Z" (UTC, whole seconds).
 std::string FormatRfc3339(WallTime t);
 
-}  // namespace vin_gateway
+}  // namespace fusebox::gateway

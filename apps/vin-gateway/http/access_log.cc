@@ -15,7 +15,7 @@
 
 #include "core/decode.h"
 
-namespace vin_gateway {
+namespace fusebox::gateway {
 namespace {
 
 // Appends "2024-05-01T12:34:56.789Z". The part up to the second is formatted once a second per
@@ -379,4 +379,4 @@ std::string FormatEvent(std::string_view level, std::string_view message, LogFor
   return line;
 }
 
-}  // namespace vin_gateway
+}  // namespace fusebox::gateway

@@ -25,7 +25,7 @@
 #include "core/wall_clock.h"
 #include "http/http_server.h"
 
-namespace vin_gateway {
+namespace fusebox::gateway {
 
 // The longest target kept in a log line, in bytes.
 inline constexpr std::size_t kMaxLoggedTarget = 256;
@@ -39,4 +39,4 @@ std::string FormatAccessRecord(const AccessRecord& record, LogFormat format, Wal
 std::string FormatEvent(std::string_view level, std::string_view message, LogFormat format,
                         WallTime now);
 
-}  // namespace vin_gateway
+}  // namespace fusebox::gateway

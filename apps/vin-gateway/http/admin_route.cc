@@ -13,7 +13,7 @@
 #include "core/decode.h"
 #include "http/status_route.h"
 
-namespace vin_gateway {
+namespace fusebox::gateway {
 namespace {
 
 AdminThrottleOptions Normalized(AdminThrottleOptions options) {
@@ -189,4 +189,4 @@ HttpResponse AdminCommand(fusebox::Registry& registry, std::string_view name,
   return JsonResponse(200, body, "OK");
 }
 
-}  // namespace vin_gateway
+}  // namespace fusebox::gateway

@@ -41,7 +41,7 @@
 #include "fusebox/registry.h"
 #include "http/http_message.h"
 
-namespace vin_gateway {
+namespace fusebox::gateway {
 
 struct AdminThrottleOptions {
   std::uint32_t max_failures = 10;  // failed attempts per address per window
@@ -99,4 +99,4 @@ std::optional<HttpResponse> AdminAuthRefusal(const std::optional<std::string>& a
 HttpResponse AdminCommand(fusebox::Registry& registry, std::string_view name,
                           std::string_view command);
 
-}  // namespace vin_gateway
+}  // namespace fusebox::gateway

@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-namespace vin_gateway {
+namespace fusebox::gateway {
 namespace {
 
 namespace ip = boost::asio::ip;
@@ -161,4 +161,4 @@ std::string ClientKey(const ip::address& address, unsigned ipv6_prefix) {
   return ip::network_v6(a.to_v6(), prefix).canonical().to_string();
 }
 
-}  // namespace vin_gateway
+}  // namespace fusebox::gateway

@@ -46,7 +46,7 @@
 
 #include "fusebox/status.h"
 
-namespace vin_gateway {
+namespace fusebox::gateway {
 
 // IPv6 clients share a rate-limit bucket per network of this prefix length unless configured.
 inline constexpr unsigned kDefaultClientIpv6Prefix = 64;
@@ -82,4 +82,4 @@ class TrustedProxies {
 std::string ClientKey(const boost::asio::ip::address& address,
                       unsigned ipv6_prefix = kDefaultClientIpv6Prefix);
 
-}  // namespace vin_gateway
+}  // namespace fusebox::gateway

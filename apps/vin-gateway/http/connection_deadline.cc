@@ -2,7 +2,7 @@
 
 #include <boost/system/error_code.hpp>
 
-namespace vin_gateway {
+namespace fusebox::gateway {
 
 ConnectionDeadline::ConnectionDeadline(boost::asio::ip::tcp::socket& socket)
     : socket_(socket), timer_(socket.get_executor()) {}
@@ -52,4 +52,4 @@ void ConnectionDeadline::Arm() {
   });
 }
 
-}  // namespace vin_gateway
+}  // namespace fusebox::gateway

@@ -25,7 +25,7 @@
 
 #include "fusebox/clock.h"
 
-namespace vin_gateway {
+namespace fusebox::gateway {
 
 class ConnectionDeadline {
  public:
@@ -60,4 +60,4 @@ class ConnectionDeadline {
   boost::asio::steady_timer timer_;
 };
 
-}  // namespace vin_gateway
+}  // namespace fusebox::gateway

@@ -5,7 +5,7 @@
 
 #include <boost/json/serialize.hpp>
 
-namespace vin_gateway {
+namespace fusebox::gateway {
 
 HttpResponse ErrorResponse(TransportStatus status, std::string_view message) {
   HttpResponse response;
@@ -31,4 +31,4 @@ boost::asio::awaitable<HttpResponse> Awaited(HandlerResult result) {
   co_return co_await std::get<boost::asio::awaitable<HttpResponse>>(std::move(result));
 }
 
-}  // namespace vin_gateway
+}  // namespace fusebox::gateway

@@ -31,7 +31,7 @@
 #include "fusebox/clock.h"
 #include "http/transport_status.h"
 
-namespace vin_gateway {
+namespace fusebox::gateway {
 
 struct HttpRequest {
   std::string method;         // "GET", "POST", ...
@@ -83,4 +83,4 @@ HttpResponse ErrorResponse(TransportStatus status, std::string_view message = {}
 // A JSON body with the given HTTP status.
 HttpResponse JsonResponse(unsigned status, const boost::json::object& body, std::string log_status);
 
-}  // namespace vin_gateway
+}  // namespace fusebox::gateway

@@ -42,7 +42,7 @@
 #include "http/request_framing.h"
 #include "http/transport_status.h"
 
-namespace vin_gateway {
+namespace fusebox::gateway {
 namespace {
 
 namespace net = boost::asio;
@@ -822,4 +822,4 @@ net::awaitable<void> HttpServer::Serve(Impl& impl, tcp::socket socket, Session& 
   connection.Close();
 }
 
-}  // namespace vin_gateway
+}  // namespace fusebox::gateway

@@ -58,7 +58,7 @@
 #include "http/client_address.h"
 #include "http/http_message.h"
 
-namespace vin_gateway {
+namespace fusebox::gateway {
 
 struct HttpServerOptions {
   std::string host = "127.0.0.1";
@@ -158,4 +158,4 @@ class HttpServer {
   std::atomic<bool> draining_{false};
 };
 
-}  // namespace vin_gateway
+}  // namespace fusebox::gateway

@@ -13,7 +13,7 @@
 
 #include <boost/asio/post.hpp>
 
-namespace vin_gateway {
+namespace fusebox::gateway {
 namespace {
 
 // A turn's batch is handed over early once it is this big (a burst of lines within one turn).
@@ -259,4 +259,4 @@ void LogWriter::WriteOut(const std::string& batch) {
   }
 }
 
-}  // namespace vin_gateway
+}  // namespace fusebox::gateway

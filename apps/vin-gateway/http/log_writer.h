@@ -41,7 +41,7 @@
 
 #include <boost/asio/io_context.hpp>
 
-namespace vin_gateway {
+namespace fusebox::gateway {
 
 struct LogWriterOptions {
   std::size_t max_pending_bytes = std::size_t{8} * 1024 * 1024;
@@ -103,4 +103,4 @@ class LogWriter {
   std::thread thread_;
 };
 
-}  // namespace vin_gateway
+}  // namespace fusebox::gateway

@@ -7,7 +7,7 @@
 #include "fusebox/circuit_breaker.h"
 #include "fusebox/metrics.h"
 
-namespace vin_gateway {
+namespace fusebox::gateway {
 
 HttpResponse MetricsResponse(const RouterDeps& deps) {
   HttpResponse response;
@@ -100,4 +100,4 @@ HttpResponse MetricsResponse(const RouterDeps& deps) {
   return response;
 }
 
-}  // namespace vin_gateway
+}  // namespace fusebox::gateway

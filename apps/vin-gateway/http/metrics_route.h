@@ -12,8 +12,8 @@
 #include "http/http_message.h"
 #include "http/route_deps.h"
 
-namespace vin_gateway {
+namespace fusebox::gateway {
 
 HttpResponse MetricsResponse(const RouterDeps& deps);
 
-}  // namespace vin_gateway
+}  // namespace fusebox::gateway

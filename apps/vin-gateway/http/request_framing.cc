@@ -17,7 +17,7 @@
 
 #include "http/transport_status.h"
 
-namespace vin_gateway {
+namespace fusebox::gateway {
 namespace {
 
 namespace beast = boost::beast;
@@ -281,4 +281,4 @@ HttpRequest ToHttpRequest(http::request<http::string_body>&& request, std::strin
   return in;
 }
 
-}  // namespace vin_gateway
+}  // namespace fusebox::gateway

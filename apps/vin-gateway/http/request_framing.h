@@ -27,7 +27,7 @@
 
 #include "http/http_message.h"
 
-namespace vin_gateway {
+namespace fusebox::gateway {
 
 // When the request line in `buffer` says HTTP/1.x with x in 2..9, x becomes 1 in place (same
 // length) and the answer is true: Beast parses only HTTP/1.0 and 1.1, and RFC 9110 2.5 asks a
@@ -104,4 +104,4 @@ HttpRequest ToHttpRequest(boost::beast::http::request<boost::beast::http::string
 void AppendResponseHead(const HttpResponse& response, unsigned version, std::string_view request_id,
                         bool keep_alive, std::string& out);
 
-}  // namespace vin_gateway
+}  // namespace fusebox::gateway

@@ -10,7 +10,7 @@
 #include <boost/url/parse.hpp>
 #include <boost/url/scheme.hpp>
 
-namespace vin_gateway {
+namespace fusebox::gateway {
 namespace {
 
 // RFC 3986 pchar without pct-encoded, plus '/': a path with only these needs no decoding. A
@@ -114,4 +114,4 @@ std::optional<RequestTarget> ParseRequestTarget(std::string_view target, std::si
   return out;
 }
 
-}  // namespace vin_gateway
+}  // namespace fusebox::gateway

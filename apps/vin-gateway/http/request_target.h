@@ -23,7 +23,7 @@
 #include <utility>
 #include <vector>
 
-namespace vin_gateway {
+namespace fusebox::gateway {
 
 struct RequestTarget {
   std::vector<std::string> segments;  // "/a//b/" -> {"a", "", "b", ""}; "/" -> {}
@@ -35,4 +35,4 @@ struct RequestTarget {
 // one as above.
 std::optional<RequestTarget> ParseRequestTarget(std::string_view target, std::size_t max_segments);
 
-}  // namespace vin_gateway
+}  // namespace fusebox::gateway

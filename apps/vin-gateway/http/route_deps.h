@@ -25,7 +25,7 @@
 #include "service/rate_limiter.h"
 #include "service/vpic_client.h"
 
-namespace vin_gateway {
+namespace fusebox::gateway {
 
 class AdminThrottle;  // admin_route.h
 
@@ -53,4 +53,4 @@ struct RouterDeps {
   std::function<std::optional<FleetReport>()> fleet = nullptr;
 };
 
-}  // namespace vin_gateway
+}  // namespace fusebox::gateway

@@ -24,7 +24,7 @@
 #include "http/transport_status.h"
 #include "http/web_assets.h"
 
-namespace vin_gateway {
+namespace fusebox::gateway {
 namespace {
 
 namespace json = boost::json;
@@ -319,4 +319,4 @@ net::awaitable<HttpResponse> Router::DecodeBatch(HttpRequest request) {
   co_return response;
 }
 
-}  // namespace vin_gateway
+}  // namespace fusebox::gateway

@@ -49,7 +49,7 @@
 #include "http/http_message.h"
 #include "http/route_deps.h"
 
-namespace vin_gateway {
+namespace fusebox::gateway {
 
 // Batches hold 1 to this many VINs.
 inline constexpr std::size_t kMaxBatch = kMaxBatchVins;
@@ -76,4 +76,4 @@ class Router {
 // Retry-After when the status has one.
 HttpResponse AnswerResponse(DecodeAnswer answer);
 
-}  // namespace vin_gateway
+}  // namespace fusebox::gateway

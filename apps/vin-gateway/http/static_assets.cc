@@ -2,7 +2,7 @@
 
 #include <string>
 
-namespace vin_gateway {
+namespace fusebox::gateway {
 
 // The page may load only what the gateway serves, and runs no inline script or style.
 const std::string_view kPagePolicy =
@@ -54,4 +54,4 @@ HttpResponse AssetResponse(const WebAsset& asset, std::string_view requested_pat
   return response;
 }
 
-}  // namespace vin_gateway
+}  // namespace fusebox::gateway

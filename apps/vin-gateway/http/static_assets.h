@@ -22,7 +22,7 @@
 #include "http/http_message.h"
 #include "http/web_assets.h"
 
-namespace vin_gateway {
+namespace fusebox::gateway {
 
 // The page's Content-Security-Policy.
 extern const std::string_view kPagePolicy;
@@ -34,4 +34,4 @@ bool EtagListMatches(std::string_view if_none_match, std::string_view etag);
 HttpResponse AssetResponse(const WebAsset& asset, std::string_view requested_path,
                            std::string_view if_none_match);
 
-}  // namespace vin_gateway
+}  // namespace fusebox::gateway

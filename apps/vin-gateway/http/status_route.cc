@@ -11,7 +11,7 @@
 #include "core/wall_clock.h"
 #include "fusebox/metrics.h"
 
-namespace vin_gateway {
+namespace fusebox::gateway {
 namespace {
 
 namespace json = boost::json;
@@ -242,4 +242,4 @@ HttpResponse StatusResponse(const RouterDeps& deps) {
   return JsonResponse(200, body, "OK");
 }
 
-}  // namespace vin_gateway
+}  // namespace fusebox::gateway

@@ -27,7 +27,7 @@
 #include "service/cache.h"
 #include "service/transition_log.h"
 
-namespace vin_gateway {
+namespace fusebox::gateway {
 
 // One breaker's figures and configuration; `transitions`: its recent transitions, when kept
 // (the decode service's breaker).
@@ -40,4 +40,4 @@ boost::json::object CacheJson(const CacheStats& stats);
 HttpResponse ReadyResponse(const RouterDeps& deps);
 HttpResponse StatusResponse(const RouterDeps& deps);
 
-}  // namespace vin_gateway
+}  // namespace fusebox::gateway

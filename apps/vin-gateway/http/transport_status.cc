@@ -5,7 +5,7 @@
 #include "core/answer_json.h"
 #include "core/decode.h"
 
-namespace vin_gateway {
+namespace fusebox::gateway {
 
 std::string_view ToString(TransportStatus status) noexcept {
   switch (status) {
@@ -99,4 +99,4 @@ std::string ErrorBody(TransportStatus status, std::string_view message) {
   return boost::json::serialize(StatusJson(status, SanitizeUtf8(message)));
 }
 
-}  // namespace vin_gateway
+}  // namespace fusebox::gateway

@@ -27,7 +27,7 @@
 
 #include <boost/json/object.hpp>
 
-namespace vin_gateway {
+namespace fusebox::gateway {
 
 enum class TransportStatus : std::uint8_t {
   kOk,
@@ -71,4 +71,4 @@ boost::json::object StatusJson(TransportStatus status, std::string_view message 
 // The same, serialized, with `message` sanitized to valid UTF-8 (it may echo the request).
 std::string ErrorBody(TransportStatus status, std::string_view message = {});
 
-}  // namespace vin_gateway
+}  // namespace fusebox::gateway

@@ -20,7 +20,7 @@
 #include <span>
 #include <string_view>
 
-namespace vin_gateway {
+namespace fusebox::gateway {
 
 struct WebAsset {
   std::string_view path;            // "/index.html", "/assets/app.js"
@@ -36,4 +36,4 @@ std::span<const WebAsset> WebAssets() noexcept;
 // The asset served at `path` (plain or versioned); nullptr when there is none.
 const WebAsset* FindWebAsset(std::string_view path) noexcept;
 
-}  // namespace vin_gateway
+}  // namespace fusebox::gateway

@@ -19,7 +19,7 @@
 #include "core/vin.h"
 #include "offline/vpic_pattern.h"
 
-namespace vin_gateway {
+namespace fusebox::gateway {
 namespace {
 
 namespace vpic = fusebox::app;
@@ -79,7 +79,7 @@ class OfflineDecode {
     v_["vin"] = out_.vin;
   }
 
-  vin_gateway::Decode Run(std::optional<int> model_year) {
+  fusebox::gateway::Decode Run(std::optional<int> model_year) {
     out_.model_year = model_year.value_or(0);
     CheckCharacters();
     const WmiInfo* wmi = FindWmi();
@@ -314,7 +314,7 @@ class OfflineDecode {
   }
 
   // The codes in order (0 when there is none) as `error_code`, their texts as `error_text`.
-  vin_gateway::Decode Finish() {
+  fusebox::gateway::Decode Finish() {
     std::vector<int>& all = codes();
     if (all.empty()) {
       all.push_back(vpic::kVpicDecodedClean);
@@ -341,7 +341,7 @@ class OfflineDecode {
   }
 
   const VpicSnapshot& d_;
-  vin_gateway::Decode out_;
+  fusebox::gateway::Decode out_;
   Vehicle& v_ = out_.vehicle;
   std::string vin_;  // upper case, at most 17 characters; invalid characters become '*'
 };
@@ -366,9 +366,9 @@ const std::string& OfflineDecoder::snapshot_date() const noexcept {
   return snapshot_->snapshot_date;
 }
 
-vin_gateway::Decode OfflineDecoder::Decode(std::string_view vin,
-                                           std::optional<int> model_year) const {
+fusebox::gateway::Decode OfflineDecoder::Decode(std::string_view vin,
+                                                std::optional<int> model_year) const {
   return OfflineDecode(*snapshot_, vin).Run(model_year);
 }
 
-}  // namespace vin_gateway
+}  // namespace fusebox::gateway

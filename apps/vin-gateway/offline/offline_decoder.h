@@ -32,7 +32,7 @@
 // Time: Decode never blocks; Open takes about a second (docs/benchmarks.md).
 //
 // Example:
-//   auto decoder = vin_gateway::OfflineDecoder::Open("var/vpic/vpic.lite.db");
+//   auto decoder = fusebox::gateway::OfflineDecoder::Open("var/vpic/vpic.lite.db");
 //   if (!decoder) return Fail(decoder.error().message);   // missing, not SQLite, wrong schema
 //   Decode d = decoder->Decode("1FTMW1T88MFA00001", std::nullopt);
 //   d.vehicle.at("model");                                  // "F-150"
@@ -48,7 +48,7 @@
 #include "fusebox/status.h"
 #include "offline/vpic_snapshot.h"
 
-namespace vin_gateway {
+namespace fusebox::gateway {
 
 class OfflineDecoder {
  public:
@@ -62,7 +62,7 @@ class OfflineDecoder {
   // Decodes `vin` (normalized by the caller; any bytes are accepted, and a partial VIN with '*'
   // placeholders decodes as far as its known positions allow). `model_year` overrides position
   // 10 as vPIC's `modelyear` parameter does.
-  vin_gateway::Decode Decode(std::string_view vin, std::optional<int> model_year) const;
+  fusebox::gateway::Decode Decode(std::string_view vin, std::optional<int> model_year) const;
 
   // The snapshot's date, "YYYY-MM-DD": the latest ProcessedOn of the WMI table, the day NHTSA
   // last processed a manufacturer's submission into this data.
@@ -73,4 +73,4 @@ class OfflineDecoder {
   std::unique_ptr<const VpicSnapshot> snapshot_;
 };
 
-}  // namespace vin_gateway
+}  // namespace fusebox::gateway

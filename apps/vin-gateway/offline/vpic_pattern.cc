@@ -2,7 +2,7 @@
 
 #include <cstddef>
 
-namespace vin_gateway {
+namespace fusebox::gateway {
 
 std::string PatternTarget(std::string_view vin) {
   std::string target = vin.size() > 3 ? std::string(vin.substr(3, 5)) : std::string();
@@ -79,4 +79,4 @@ int YearCodeIndex(char c) {
   return i == std::string_view::npos ? -1 : static_cast<int>(i);
 }
 
-}  // namespace vin_gateway
+}  // namespace fusebox::gateway

@@ -15,7 +15,7 @@
 #include <string>
 #include <string_view>
 
-namespace vin_gateway {
+namespace fusebox::gateway {
 
 // The string a VIN's patterns are matched against: positions 4-8, then '|' and positions 10-17
 // when the VIN reaches position 10 (a shorter VIN gives what it has).
@@ -32,4 +32,4 @@ int Specificity(std::string_view key);
 // character that is no year code.
 int YearCodeIndex(char c);
 
-}  // namespace vin_gateway
+}  // namespace fusebox::gateway

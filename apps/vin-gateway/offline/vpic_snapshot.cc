@@ -18,7 +18,7 @@
 #include "offline/vpic_pattern.h"
 #include "storage/sqlite.h"
 
-namespace vin_gateway {
+namespace fusebox::gateway {
 
 std::string_view ToString(OfflineOpenError error) noexcept {
   switch (error) {
@@ -327,4 +327,4 @@ fusebox::Result<std::unique_ptr<const VpicSnapshot>, OfflineOpenFailure> LoadVpi
   return SnapshotLoader(path, db.get()).Load();
 }
 
-}  // namespace vin_gateway
+}  // namespace fusebox::gateway

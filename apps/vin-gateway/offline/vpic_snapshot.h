@@ -24,7 +24,7 @@
 #include "core/wall_clock.h"
 #include "fusebox/status.h"
 
-namespace vin_gateway {
+namespace fusebox::gateway {
 
 enum class OfflineOpenError : std::uint8_t {
   kMissing,      // no file at the path
@@ -109,4 +109,4 @@ std::string Upper(std::string_view s);
 // The leading decimal integer of `text`; 0 when there is none.
 int ParseInt(std::string_view text);
 
-}  // namespace vin_gateway
+}  // namespace fusebox::gateway

@@ -31,7 +31,7 @@
 // LRU is the order of use, not a clock; a network backend's budget is its own (Asio timers).
 //
 // Example:
-//   auto cache = vin_gateway::OpenCache("sqlite:var/vin-cache.sqlite", 1'000'000);
+//   auto cache = fusebox::gateway::OpenCache("sqlite:var/vin-cache.sqlite", 1'000'000);
 //   co_await cache->Put("1FTMW1T88MFA00001", {SerializeDecode(d), d.fetched_at});
 //   if (auto hit = co_await cache->Get("1FTMW1T88MFA00001"); hit && now - hit->fetched_at < ttl)
 #pragma once
@@ -47,7 +47,7 @@
 
 #include "core/wall_clock.h"
 
-namespace vin_gateway {
+namespace fusebox::gateway {
 
 struct CacheEntry {
   std::string payload;  // SerializeDecode()
@@ -119,4 +119,4 @@ std::unique_ptr<ImmediateCache> MakeSqliteCache(const std::string& path, std::ui
 // "memory" or "sqlite:PATH" (checked by GatewayConfig::Validate()); anything else: memory.
 std::unique_ptr<Cache> OpenCache(std::string_view uri, std::uint64_t max_entries);
 
-}  // namespace vin_gateway
+}  // namespace fusebox::gateway

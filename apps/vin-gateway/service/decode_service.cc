@@ -23,7 +23,7 @@
 #include "core/vpic_parser.h"
 #include "fusebox/asio.h"
 
-namespace vin_gateway {
+namespace fusebox::gateway {
 namespace {
 
 namespace net = boost::asio;
@@ -227,7 +227,7 @@ net::awaitable<DecodeService::Lookup> DecodeService::LookUpBackend(std::string k
   // evicted and re-read, or a backend shared between gateways, as a redis:// one will be).
   // A backend that fails is a miss (Cache never throws by contract; one that does anyway, or a
   // payload that cannot be parsed for want of memory, is a miss too, never an upstream outcome).
-  std::optional<vin_gateway::Decode> decode;
+  std::optional<fusebox::gateway::Decode> decode;
   try {
     std::optional<CacheEntry> entry = co_await deps_.cache.Get(key);
     if (entry) {
@@ -239,7 +239,7 @@ net::awaitable<DecodeService::Lookup> DecodeService::LookUpBackend(std::string k
   if (!decode) {
     co_return Lookup{nullptr, std::move(front), nullptr};
   }
-  DecodePtr shared = std::make_shared<const vin_gateway::Decode>(std::move(*decode));
+  DecodePtr shared = std::make_shared<const fusebox::gateway::Decode>(std::move(*decode));
   if (front != nullptr && front->fetched_at > shared->fetched_at) {
     shared = std::move(front);
   }
@@ -319,7 +319,7 @@ net::awaitable<void> DecodeService::Finish(DecodeAnswer& answer, const Live& liv
 
 void DecodeService::AnswerOffline(DecodeAnswer& answer, int model_year) {
   const auto start = std::chrono::steady_clock::now();
-  answer.decode = std::make_shared<const vin_gateway::Decode>(deps_.offline->Decode(
+  answer.decode = std::make_shared<const fusebox::gateway::Decode>(deps_.offline->Decode(
       answer.vin, model_year == 0 ? std::nullopt : std::optional<int>(model_year)));
   deps_.metrics.ObserveOffline(std::chrono::steady_clock::now() - start);
   answer.source = Source::kOffline;
@@ -422,7 +422,7 @@ net::awaitable<DecodeService::Live> DecodeService::CallUpstream(Admission admiss
   const WallTime fetched_at = deps_.wall_clock.Now();
   for (const BatchItem& item : items) {
     const VpicRow* row = FindRow(*result->answer, item.vin);
-    auto decode = std::make_shared<vin_gateway::Decode>();
+    auto decode = std::make_shared<fusebox::gateway::Decode>();
     decode->vin = item.vin;
     decode->model_year = item.model_year;
     decode->vehicle = row->vehicle;  // Classify checked that every item has a row
@@ -467,7 +467,7 @@ net::awaitable<fusebox::Outcome> DecodeService::Probe(std::string vin) {
   if (attempt.outcome == fusebox::Outcome::kSuccess) {
     // The probe's answer refreshes the cache for its VIN, like any live decode.
     const VpicRow* row = FindRow(*attempt.answer, items.front().vin);
-    auto decode = std::make_shared<vin_gateway::Decode>();
+    auto decode = std::make_shared<fusebox::gateway::Decode>();
     decode->vin = items.front().vin;
     decode->vehicle = row->vehicle;
     decode->upstream_codes = row->upstream_codes;
@@ -829,4 +829,4 @@ net::awaitable<std::vector<DecodeAnswer>> DecodeService::DecodeBatch(
   co_return answers;
 }
 
-}  // namespace vin_gateway
+}  // namespace fusebox::gateway

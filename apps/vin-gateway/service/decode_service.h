@@ -101,7 +101,7 @@
 #include "service/transition_log.h"
 #include "service/vpic_client.h"
 
-namespace vin_gateway {
+namespace fusebox::gateway {
 
 struct DecodeServiceOptions {
   // Decodes younger than this are served from the cache without an upstream call.
@@ -302,4 +302,4 @@ class DecodeService {
   std::atomic<UpstreamProblem> last_problem_{UpstreamProblem::kUnknown};
 };
 
-}  // namespace vin_gateway
+}  // namespace fusebox::gateway

@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-namespace vin_gateway {
+namespace fusebox::gateway {
 namespace {
 
 std::size_t Index(DecodeStatus status) noexcept { return static_cast<std::size_t>(status); }
@@ -176,4 +176,4 @@ std::optional<fusebox::Outcome> GatewayMetrics::last_probe_outcome() const noexc
   return static_cast<fusebox::Outcome>(last);
 }
 
-}  // namespace vin_gateway
+}  // namespace fusebox::gateway

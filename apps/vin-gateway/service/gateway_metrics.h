@@ -27,7 +27,7 @@
 #include "fusebox/clock.h"
 #include "fusebox/outcome.h"
 
-namespace vin_gateway {
+namespace fusebox::gateway {
 
 // How one upstream call ended (as the classifier and the budget saw it).
 enum class UpstreamResult : std::uint8_t {
@@ -123,4 +123,4 @@ class GatewayMetrics {
   std::atomic<fusebox::Duration::rep> last_probe_ns_{0};
 };
 
-}  // namespace vin_gateway
+}  // namespace fusebox::gateway

@@ -1,6 +1,6 @@
 #include "service/hot_decodes.h"
 
-namespace vin_gateway {
+namespace fusebox::gateway {
 
 HotDecodes::Entry HotDecodes::Lookup(const std::string& key) {
   if (capacity_ == 0) {
@@ -51,4 +51,4 @@ std::size_t HotDecodes::size() const {
   return order_.size();
 }
 
-}  // namespace vin_gateway
+}  // namespace fusebox::gateway

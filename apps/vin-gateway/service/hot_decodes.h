@@ -30,7 +30,7 @@
 
 #include "core/decode.h"
 
-namespace vin_gateway {
+namespace fusebox::gateway {
 
 class HotDecodes {
  public:
@@ -62,4 +62,4 @@ class HotDecodes {
   std::unordered_map<std::string, Order::iterator> index_;
 };
 
-}  // namespace vin_gateway
+}  // namespace fusebox::gateway

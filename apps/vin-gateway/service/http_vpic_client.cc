@@ -24,7 +24,7 @@
 
 #include "service/upstream_answer.h"
 
-namespace vin_gateway {
+namespace fusebox::gateway {
 namespace {
 
 namespace net = boost::asio;
@@ -427,4 +427,4 @@ fusebox::Result<std::unique_ptr<VpicClient>, std::string> MakeHttpVpicClient(
       std::move(prefix), std::move(context)));
 }
 
-}  // namespace vin_gateway
+}  // namespace fusebox::gateway

@@ -34,7 +34,7 @@
 #include "fusebox/status.h"
 #include "service/vpic_client.h"
 
-namespace vin_gateway {
+namespace fusebox::gateway {
 
 struct HttpVpicClientOptions {
   // http:// or https:// with a host, optional port and path prefix (no query).
@@ -52,4 +52,4 @@ struct HttpVpicClientOptions {
 fusebox::Result<std::unique_ptr<VpicClient>, std::string> MakeHttpVpicClient(
     boost::asio::any_io_executor executor, HttpVpicClientOptions options);
 
-}  // namespace vin_gateway
+}  // namespace fusebox::gateway

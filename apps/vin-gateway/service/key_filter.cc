@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <functional>
 
-namespace vin_gateway {
+namespace fusebox::gateway {
 namespace {
 
 constexpr unsigned kSaturated = 15;
@@ -72,4 +72,4 @@ void KeyFilter::Remove(std::string_view key) noexcept {
 
 void KeyFilter::Clear() noexcept { std::fill(nibbles_.begin(), nibbles_.end(), 0); }
 
-}  // namespace vin_gateway
+}  // namespace fusebox::gateway

@@ -27,7 +27,7 @@
 #include <string_view>
 #include <vector>
 
-namespace vin_gateway {
+namespace fusebox::gateway {
 
 class KeyFilter {
  public:
@@ -62,4 +62,4 @@ class KeyFilter {
   std::vector<std::uint8_t> nibbles_;  // two 4-bit counters per byte
 };
 
-}  // namespace vin_gateway
+}  // namespace fusebox::gateway

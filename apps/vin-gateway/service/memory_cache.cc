@@ -6,7 +6,7 @@
 
 #include "service/cache.h"
 
-namespace vin_gateway {
+namespace fusebox::gateway {
 namespace {
 
 // LRU: a list in order of use (front = most recent) and an index into it.
@@ -92,4 +92,4 @@ boost::asio::awaitable<void> ImmediateCache::Put(std::string key, CacheEntry ent
   co_return;
 }
 
-}  // namespace vin_gateway
+}  // namespace fusebox::gateway

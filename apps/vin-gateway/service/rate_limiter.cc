@@ -4,7 +4,7 @@
 #include <chrono>
 #include <cmath>
 
-namespace vin_gateway {
+namespace fusebox::gateway {
 
 RateLimiter::RateLimiter(double rate_per_second, double burst, fusebox::Clock& clock,
                          std::size_t max_clients)
@@ -79,4 +79,4 @@ std::size_t RateLimiter::tracked_clients() const {
   return buckets_.size();
 }
 
-}  // namespace vin_gateway
+}  // namespace fusebox::gateway

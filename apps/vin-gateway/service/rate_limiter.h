@@ -36,7 +36,7 @@
 
 #include "fusebox/clock.h"
 
-namespace vin_gateway {
+namespace fusebox::gateway {
 
 class RateLimiter {
  public:
@@ -76,4 +76,4 @@ class RateLimiter {
   std::atomic<std::uint64_t> rejected_{0};
 };
 
-}  // namespace vin_gateway
+}  // namespace fusebox::gateway

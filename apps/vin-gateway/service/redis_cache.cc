@@ -16,7 +16,7 @@
 #include <utility>
 #include <vector>
 
-namespace vin_gateway {
+namespace fusebox::gateway {
 namespace {
 
 namespace net = boost::asio;
@@ -190,4 +190,4 @@ std::unique_ptr<Cache> MakeRedisCache(fusebox::RedisClient& client,
   return std::make_unique<RedisCache>(client, breaker, std::move(options));
 }
 
-}  // namespace vin_gateway
+}  // namespace fusebox::gateway

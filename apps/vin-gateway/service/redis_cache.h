@@ -21,7 +21,7 @@
 #include "fusebox/redis_client.h"
 #include "service/cache.h"
 
-namespace vin_gateway {
+namespace fusebox::gateway {
 
 struct RedisCacheOptions {
   std::string location;  // the URL, for Stats()
@@ -32,4 +32,4 @@ struct RedisCacheOptions {
 std::unique_ptr<Cache> MakeRedisCache(fusebox::RedisClient& client,
                                       fusebox::CircuitBreaker& breaker, RedisCacheOptions options);
 
-}  // namespace vin_gateway
+}  // namespace fusebox::gateway

@@ -35,7 +35,7 @@
 #include "service/key_filter.h"
 #include "storage/sqlite.h"
 
-namespace vin_gateway {
+namespace fusebox::gateway {
 namespace {
 
 // The cache's schema, unchanged since the first version: a file that holds exactly this and no
@@ -517,4 +517,4 @@ std::unique_ptr<ImmediateCache> MakeSqliteCache(const std::string& path, std::ui
   return std::make_unique<SqliteCache>(path, max_entries, options);
 }
 
-}  // namespace vin_gateway
+}  // namespace fusebox::gateway

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-namespace vin_gateway {
+namespace fusebox::gateway {
 
 TransitionLog::TransitionLog(std::size_t capacity)
     : capacity_(std::max<std::size_t>(1, capacity)) {}
@@ -26,4 +26,4 @@ std::uint64_t TransitionLog::total() const {
   return total_;
 }
 
-}  // namespace vin_gateway
+}  // namespace fusebox::gateway

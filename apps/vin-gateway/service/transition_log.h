@@ -31,7 +31,7 @@
 #include "core/decode.h"
 #include "fusebox/events.h"
 
-namespace vin_gateway {
+namespace fusebox::gateway {
 
 struct TransitionRecord {
   fusebox::State from = fusebox::State::kClosed;
@@ -64,4 +64,4 @@ class TransitionLog {
   std::uint64_t total_ = 0;               // Guarded by mu_.
 };
 
-}  // namespace vin_gateway
+}  // namespace fusebox::gateway

@@ -41,7 +41,7 @@
 #include <boost/beast/http/string_body.hpp>
 #include <boost/system/error_code.hpp>
 
-namespace vin_gateway {
+namespace fusebox::gateway {
 
 // Interim answers read before one final answer at most; one more is a protocol failure.
 inline constexpr unsigned kMaxInterimAnswers = 16;
@@ -100,4 +100,4 @@ boost::asio::awaitable<UpstreamAnswer> ReadUpstreamAnswer(Stream& stream,
   co_return got;
 }
 
-}  // namespace vin_gateway
+}  // namespace fusebox::gateway

@@ -28,7 +28,7 @@
 
 #include "fusebox/clock.h"
 
-namespace vin_gateway {
+namespace fusebox::gateway {
 
 // The answer of one upstream attempt.
 struct UpstreamReply {
@@ -78,4 +78,4 @@ class VpicClient {
   virtual VpicClientStats Stats() const { return {}; }
 };
 
-}  // namespace vin_gateway
+}  // namespace fusebox::gateway

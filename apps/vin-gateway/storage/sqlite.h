@@ -24,7 +24,7 @@
 #include <string_view>
 #include <utility>
 
-namespace vin_gateway::sqlite {
+namespace fusebox::gateway::sqlite {
 
 // One connection; closed (sqlite3_close_v2) by Close() or the destructor.
 class Database {
@@ -124,4 +124,4 @@ RowsRead EachRow(sqlite3* db, const char* sql, RowFn&& row) {
   return RowsRead{rc == SQLITE_DONE ? SQLITE_OK : rc, false};
 }
 
-}  // namespace vin_gateway::sqlite
+}  // namespace fusebox::gateway::sqlite

@@ -12,7 +12,7 @@
 #include "core/vin.h"
 #include "core/vpic_parser.h"
 
-namespace vin_gateway::fuzz {
+namespace fusebox::gateway::fuzz {
 namespace {
 
 void Check(bool condition) {
@@ -70,4 +70,4 @@ int VpicParser(const std::uint8_t* data, std::size_t size) {
   return 0;
 }
 
-}  // namespace vin_gateway::fuzz
+}  // namespace fusebox::gateway::fuzz

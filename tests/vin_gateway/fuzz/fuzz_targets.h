@@ -6,7 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 
-namespace vin_gateway::fuzz {
+namespace fusebox::gateway::fuzz {
 
 // NormalizeVin / ValidateVin on arbitrary bytes: never crashes; an accepted VIN is 17 VIN
 // characters; problem positions are within the input; the answer renders as valid UTF-8 JSON.
@@ -39,4 +39,4 @@ int UpstreamAnswerRead(const std::uint8_t* data, std::size_t size);
 // durations print and parse back to themselves; or a ConfigError naming a flag, with a message.
 int GatewayConfigFile(const std::uint8_t* data, std::size_t size);
 
-}  // namespace vin_gateway::fuzz
+}  // namespace fusebox::gateway::fuzz

@@ -18,7 +18,7 @@
 #include "fuzz/fuzz_support.h"
 #include "vin_gateway/fuzz/fuzz_targets.h"
 
-namespace vin_gateway::fuzz {
+namespace fusebox::gateway::fuzz {
 namespace {
 
 using fusebox::fuzz::Check;
@@ -85,4 +85,4 @@ int GatewayConfigFile(const std::uint8_t* data, std::size_t size) {
   return 0;
 }
 
-}  // namespace vin_gateway::fuzz
+}  // namespace fusebox::gateway::fuzz

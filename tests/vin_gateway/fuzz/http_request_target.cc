@@ -45,7 +45,7 @@
 #include "vin_gateway/fuzz/fuzz_targets.h"
 #include "vin_gateway/manual_wall_clock.h"
 
-namespace vin_gateway::fuzz {
+namespace fusebox::gateway::fuzz {
 namespace {
 
 namespace net = boost::asio;
@@ -256,4 +256,4 @@ int HttpRequestPath(const std::uint8_t* data, std::size_t size) {
   return 0;
 }
 
-}  // namespace vin_gateway::fuzz
+}  // namespace fusebox::gateway::fuzz

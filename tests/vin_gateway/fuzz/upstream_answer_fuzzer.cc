@@ -2,5 +2,5 @@
 #include "vin_gateway/fuzz/fuzz_targets.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  return vin_gateway::fuzz::UpstreamAnswerRead(data, size);
+  return fusebox::gateway::fuzz::UpstreamAnswerRead(data, size);
 }

@@ -22,7 +22,7 @@
 #include "service/upstream_answer.h"
 #include "vin_gateway/fuzz/fuzz_targets.h"
 
-namespace vin_gateway::fuzz {
+namespace fusebox::gateway::fuzz {
 namespace {
 
 namespace net = boost::asio;
@@ -99,4 +99,4 @@ int UpstreamAnswerRead(const std::uint8_t* data, std::size_t size) {
   return 0;
 }
 
-}  // namespace vin_gateway::fuzz
+}  // namespace fusebox::gateway::fuzz
