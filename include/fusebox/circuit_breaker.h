@@ -8,44 +8,21 @@
 //   Operator states, entered and left only by command: DISABLED (admit all, nothing trips),
 //   METRICS_ONLY (admit all, record, never trip), FORCED_OPEN (reject all with CIRCUIT_OPEN).
 //
-// The exact rules are in docs/breaker-rules.md. In short:
-//   - Trip policies: `kConsecutive` (a run of failures or slow calls), `kCountWindow` (rates over
-//     the last N outcomes), `kTimeWindow` (rates over the last N one-second buckets), with
-//     `minimum_calls`; optionally calls still running past `slow_call_duration` count as slow
-//     (under every policy).
-//   - OPEN rejects at once with kCircuitOpen and the time until a probe may run. The first call
-//     after the cooldown moves the breaker to HALF_OPEN lazily and is considered as a probe.
-//     With probe_mode kActive no caller probes: callers are refused until CLOSED, and an
-//     application's prober (TryAcquireProbe; fusebox/asio_prober.h) probes after each
-//     probe_interval, under probe_budget.
-//   - A dependency's Retry-After (Permit::Record with MinOpen, or HoldOpen) keeps the breaker
-//     OPEN at least that long, and no probe runs before it ends.
-//   - HALF_OPEN admits at most `half_open_max_probes` probes at once; a probe is good when it
-//     succeeds and is not slow; `half_open_successes` good probes close; any bad probe reopens with
-//     a fresh cooldown; a probe that has not reported by start + call_timeout is a timeout at that
-//     instant. Time alone never closes the breaker. Batch calls never probe unless
-//     `batch_may_probe`.
-//   - With `recovery_ramp`, CLOSED after HALF_OPEN first admits a growing share of the calls
-//     (the rest get kCircuitRecovering), and one failure or slow call in that time reopens.
-//   - Every state change starts a generation; outcomes of calls admitted in an earlier
-//     generation are counted in the totals but move nothing.
-//   - Reconfigure() applies a new config to the live breaker, keeping its state where the change
-//     allows it.
+// The rules (trip policies, probes, active probing, the dependency's own wait, the recovery
+// ramp, generations, reconfiguration) are in docs/breaker-rules.md; how the code keeps its hot
+// paths lock-free, in docs/architecture.md.
 //
 // Thread safety: all members may be called concurrently. The CLOSED path of the consecutive
 // policy (admit, record a fast success) and the OPEN reject path take no lock and write only
 // memory owned by the calling thread; everything else takes one short internal lock.
 // Listeners run after the lock is released.
 //
-// Time: reads only the injected Clock (DefaultClock() unless given), twice per admitted call (at
-// admission and at the outcome) and once per rejection. A CachedClock (fusebox/clock.h) makes each
-// read one atomic load; the rules for using it are in docs/breaker-rules.md.
-// No exceptions on the call path; no heap allocation on the admit/record/reject paths, except
-// with `inflight_slow_accounting` (its in-flight list grows with concurrency) and on a thread's
-// first call on a breaker whose block of per-thread counters it has not yet allocated (one
-// allocation per thread per 256 breakers).
+// Time: reads only the injected Clock (DefaultClock() unless given), twice per admitted call and
+// once per rejection; a CachedClock (fusebox/clock.h) makes a read one atomic load. No exceptions
+// and, but for the in-flight list and a thread's first counter block, no allocation on the
+// admit/record/reject paths.
 //
-// Memory: about 1 KB a breaker (docs/benchmarks.md), plus 80 bytes per thread that calls it.
+// Memory: 240 bytes a breaker (docs/benchmarks.md), plus 80 bytes per thread that calls it.
 //
 // Lifetime: the breaker must outlive its permits.
 //

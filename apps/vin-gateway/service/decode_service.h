@@ -1,60 +1,19 @@
 // vin-gateway/service/decode_service.h
 //
-// The decode path: what one request (or one batch) goes through, in the order of
-// docs/http-api.md and docs/composition.md. Each step refuses as early and as cheaply as it can,
-// and nothing further in is consumed by a request that a step further out turned away:
+// The decode path: what one request (or one batch) goes through, each step refusing as early and
+// as cheaply as it can (docs/gateway.md, "What happens to one request", says why and in detail):
 //
-//   validate --bad--> VIN_INVALID (422; never reaches the upstream or the breaker)
-//   fresh cache --hit--> OK, source cache (no token, no slot, no permit, no upstream call)
-//   single-flight join --follower--> wait for the leader's outcome (consumes nothing)
-//   client rate limit --empty bucket--> RATE_LIMITED (the leader abandons; followers re-join)
-//   bulkhead --full--> OVERLOADED
-//   breaker (`vpic`) --open / probe taken--> CIRCUIT_OPEN / CIRCUIT_HALF_OPEN
-//   one budgeted upstream call (fusebox::asio::RunAdmitted: connect, TLS, send, receive; no retry)
-//       --timeout--> UPSTREAM_SLOW   --5xx, 429, reset, not vPIC JSON, VIN echo mismatch-->
-//       UPSTREAM_ERROR   --any parseable vPIC answer--> OK, cached with its fetch time
-//       --the gateway short of descriptors or memory--> LOCAL_OVERLOADED (the breaker records
-//       kIgnored: a local shortage is never the upstream's failure)
+//   validate --bad--> VIN_INVALID          fresh cache --hit--> OK (source cache)
+//   single-flight join --follower--> the leader's outcome
+//   client rate limit --empty--> RATE_LIMITED    bulkhead --full--> OVERLOADED
+//   breaker --open / probe taken--> CIRCUIT_OPEN / CIRCUIT_HALF_OPEN / CIRCUIT_RECOVERING
+//   one budgeted upstream call --> OK (cached) | UPSTREAM_SLOW | UPSTREAM_ERROR | LOCAL_OVERLOADED
 //
-// The answer deadline (DecodeServiceOptions::answer_deadline, --answer-deadline): a single decode
-// that has a stale copy or an offline decode to fall back on waits for its live call (its own or
-// the flight it joined) at most that long; then it is answered with the fallback as
-// UPSTREAM_LATE, and the live call goes on within its budget and fills the cache for the next
-// request. Without a fallback the request waits for the live answer as before. A batch applies it
-// per VIN: at the deadline the VINs with a copy get it, the others wait for the call.
-//
-// When the live decode is impossible (CIRCUIT_OPEN, CIRCUIT_HALF_OPEN, UPSTREAM_SLOW,
-// UPSTREAM_ERROR, OVERLOADED, LOCAL_OVERLOADED) and a last-good decode is stored, the answer is
-// that decode, `stale`, with the reason in `status` (served as 200). Failing that, for all of them
-// but LOCAL_OVERLOADED, the offline decoder's answer from NHTSA's vPIC snapshot when the gateway
-// has one (`source` "offline", `offline_snapshot`, the reason in `status`, served as 200;
-// docs/offline-decode.md): a stale copy came from vPIC itself, so it is preferred. A cache that
-// fails (full disk, read-only directory, corruption) is a miss or a dropped write, never an
-// upstream outcome.
-//
-// The leader takes its rate token, bulkhead slot and breaker permit in the request's own
-// coroutine, so a refusal (the breaker open above all) costs no more than one cache lookup (the
-// in-process front, then at most one awaited backend read, which the local backends complete
-// without suspending): no coroutine is spawned and nothing else is waited on. Only an admitted call
-// becomes its own detached coroutine (holding the slot and the permit): a client that goes away
-// does not cancel it, its outcome is still recorded by the breaker, cached, and given to every
-// waiter.
-//
-// A fresh hit's JSON body is rendered once per stored decode (by core/answer_json.h's AnswerBody,
-// the one renderer) and kept in the in-process front (HotDecodes); DecodeAnswer::rendered_body
-// carries it to the HTTP layer, which sends it without copying. The steps that never wait
-// (validation, the front) are also offered on their own (Begin): the router answers an invalid
-// VIN and a fresh hit in the front without a coroutine, and awaits Decode(step, ...) otherwise.
-// A 429's Retry-After (capped at 10 minutes) is handed to the breaker (CircuitBreaker::HoldOpen)
-// before the outcome is recorded: the breaker then stays OPEN at least that long, and no call or
-// probe goes upstream before it has passed.
-//
-// With active probing (probe_mode = active) the breaker's probe is not a user's request: a
-// fusebox::asio::Prober calls Probe() with the gateway's own probe VIN, whose answer refreshes
-// the cache for that VIN.
-//
-// The service also keeps the breaker's last few transitions with their wall-clock times
-// (`recent_transitions()`), which `/status` and the web page's status strip show.
+// An impossible live decode is answered with the stored copy (stale), else the offline decode;
+// past the answer deadline a decode with such a fallback gets it as UPSTREAM_LATE while its call
+// goes on. Refusals cost one cache lookup (no coroutine is spawned); only an admitted call runs
+// as its own detached coroutine, so a client that goes away never cancels it. With active
+// probing a fusebox::asio::Prober calls Probe() with the gateway's probe VIN.
 //
 // Thread safety: all members may be called concurrently from coroutines on any executors, of one
 // io_context or of several (vin-gateway runs one per I/O thread): a leader runs on its request's
