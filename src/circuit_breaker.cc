@@ -172,7 +172,7 @@ std::uint64_t HashName(const std::string& name) noexcept {
 struct CircuitBreaker::Impl {
   using ListenerList = internal::Subscribers::ListenerList;
   using ObserverList = internal::Subscribers::ObserverList;
-  struct Extras;
+  struct ColdState;
 
   // Made by CircuitBreaker's constructor once its own fields (clock, name) are set.
   Impl(const Config& cfg, CircuitBreakerDeps deps)
@@ -184,14 +184,14 @@ struct CircuitBreaker::Impl {
     if (cfg.recovery_ramp > Duration::zero() || cfg.cooldown_jitter > 0.0 ||
         deps.random != nullptr || cfg.inflight_slow_accounting || cfg.half_open_max_probes > 1) {
       // The ramp's state, the jitter's generator, the in-flight list, more than one probe slot.
-      Extras& x = extras(deps.random);
+      ColdState& x = EnsureCold(deps.random);
       try {
         if (cfg.inflight_slow_accounting) {
           x.inflight = std::make_unique<InflightTracker>();
         }
         InstallProbeRoomLocked(MakeProbeRoom(cfg.half_open_max_probes));
       } catch (...) {
-        delete extras_block.load(std::memory_order_relaxed);  // ~Impl will not run
+        delete cold_block.load(std::memory_order_relaxed);  // ~Impl will not run
         throw;
       }
     }
@@ -199,7 +199,7 @@ struct CircuitBreaker::Impl {
     PublishHotSettingsLocked();
     closed_since = clock().Now();
   }
-  ~Impl() { delete extras_block.load(std::memory_order_acquire); }
+  ~Impl() { delete cold_block.load(std::memory_order_acquire); }
   Impl(const Impl&) = delete;
   Impl& operator=(const Impl&) = delete;
 
@@ -274,8 +274,8 @@ struct CircuitBreaker::Impl {
   // dies, so that a plain breaker does not carry it: listeners, a fleet coordinator, the lock of
   // live reconfiguration, the recovery ramp's state, the jitter's generator, the in-flight list,
   // the probe slots of a cap above one.
-  struct Extras {
-    Extras(std::uint64_t seed, Random* injected) : injected_random(injected), own_random(seed) {}
+  struct ColdState {
+    ColdState(std::uint64_t seed, Random* injected) : injected_random(injected), own_random(seed) {}
 
     std::mutex reconfigure_mu;  // serializes Reconfigure calls (config is also written under mu)
 
@@ -314,15 +314,15 @@ struct CircuitBreaker::Impl {
   // block exists whenever `ramping` is set, a word carries kRampBit, a cooldown is drawn with
   // jitter, the in-flight list is in use, or the probe slots are more than one. Installed by
   // compare-and-swap.
-  std::atomic<Extras*> extras_block{nullptr};
+  std::atomic<ColdState*> cold_block{nullptr};
 
   // The block, made if it is not yet (`injected_random` only matters then: the constructor
   // passes the injected generator, when there is one, and makes the block at once).
-  Extras& extras(Random* injected_random = nullptr) {
-    Extras* made = extras_block.load(std::memory_order_acquire);
+  ColdState& EnsureCold(Random* injected_random = nullptr) {
+    ColdState* made = cold_block.load(std::memory_order_acquire);
     if (made == nullptr) {
-      auto fresh = std::make_unique<Extras>(HashName(owner().name_), injected_random);
-      if (extras_block.compare_exchange_strong(made, fresh.get(), std::memory_order_acq_rel)) {
+      auto fresh = std::make_unique<ColdState>(HashName(owner().name_), injected_random);
+      if (cold_block.compare_exchange_strong(made, fresh.get(), std::memory_order_acq_rel)) {
         made = fresh.release();
       }
     }
@@ -331,23 +331,23 @@ struct CircuitBreaker::Impl {
   // The block, or null when nothing needed it yet.
   // Both overloads, so that const members get a const block (the check would make this one const).
   // NOLINTNEXTLINE(readability-make-member-function-const)
-  Extras* extras_if_made() noexcept { return extras_block.load(std::memory_order_acquire); }
-  const Extras* extras_if_made() const noexcept {
-    return extras_block.load(std::memory_order_acquire);
+  ColdState* cold_or_null() noexcept { return cold_block.load(std::memory_order_acquire); }
+  const ColdState* cold_or_null() const noexcept {
+    return cold_block.load(std::memory_order_acquire);
   }
   // The dependency's own wait (MinOpen): the epoch when none was given.
   TimePoint HoldUntilLocked() const noexcept FUSEBOX_REQUIRES(mu) {
-    const Extras* x = extras_if_made();
+    const ColdState* x = cold_or_null();
     return x != nullptr ? x->hold_until : TimePoint{};
   }
   void ClearHoldLocked() noexcept FUSEBOX_REQUIRES(mu) {
-    if (Extras* x = extras_if_made()) {
+    if (ColdState* x = cold_or_null()) {
       x->hold_until = TimePoint{};
     }
   }
   // Whether the fleet coordinator, if any, lets one more probe start (the probe gate).
   bool CoordinatorAllowsProbeLocked() const FUSEBOX_REQUIRES(mu) {
-    const Extras* x = extras_if_made();
+    const ColdState* x = cold_or_null();
     if (x == nullptr) {
       return true;
     }
@@ -356,12 +356,10 @@ struct CircuitBreaker::Impl {
            coordination->may_probe(generation(), probes_in_flight);
   }
   // The block where it is known to exist: while ramping, or drawing a jittered cooldown (see
-  // extras_block).
-  // NOLINTNEXTLINE(readability-make-member-function-const): as extras_if_made
-  Extras& made_extras() noexcept { return *extras_block.load(std::memory_order_acquire); }
-  const Extras& made_extras() const noexcept {
-    return *extras_block.load(std::memory_order_acquire);
-  }
+  // cold_block).
+  // NOLINTNEXTLINE(readability-make-member-function-const): as cold_or_null
+  ColdState& cold() noexcept { return *cold_block.load(std::memory_order_acquire); }
+  const ColdState& cold() const noexcept { return *cold_block.load(std::memory_order_acquire); }
 
   // The generation in force. Only transitions, under mu, change it, and they publish it in the
   // state word; so under mu the word is current, and no field repeats it.
@@ -371,11 +369,11 @@ struct CircuitBreaker::Impl {
 
   // The in-flight list, or null without inflight_slow_accounting.
   InflightTracker* inflight() noexcept {
-    Extras* x = extras_if_made();
+    ColdState* x = cold_or_null();
     return x != nullptr ? x->inflight.get() : nullptr;
   }
   const InflightTracker* inflight() const noexcept {
-    const Extras* x = extras_if_made();
+    const ColdState* x = cold_or_null();
     return x != nullptr ? x->inflight.get() : nullptr;
   }
 
@@ -384,7 +382,7 @@ struct CircuitBreaker::Impl {
   // The slots of this HALF_OPEN (free in other states): the default cap's one inline, a larger
   // cap's in the cold block.
   std::span<ProbeSlot> probe_slots() noexcept FUSEBOX_REQUIRES(mu) {
-    Extras* x = extras_if_made();
+    ColdState* x = cold_or_null();
     return {x != nullptr && x->probe_heap ? x->probe_heap.get() : &inline_probe, probe_count};
   }
   // Room for n slots (at most 10,000), so that AssignProbeSlotsLocked never allocates: made
@@ -396,7 +394,7 @@ struct CircuitBreaker::Impl {
   // Empty when the room suffices. Only the constructor and Reconfigure (which holds
   // reconfigure_mu, and made the block) change the room, so they read it without mu.
   ProbeRoom MakeProbeRoom(std::uint32_t n) const {
-    const Extras* x = extras_if_made();
+    const ColdState* x = cold_or_null();
     if (n <= 1 || (x != nullptr && n <= x->probe_capacity)) {
       return {};
     }
@@ -408,7 +406,7 @@ struct CircuitBreaker::Impl {
     }
     const std::span<ProbeSlot> in_use = probe_slots();
     std::copy(in_use.begin(), in_use.end(), room.slots.get());
-    Extras& x = made_extras();  // a room above one is made only where the block exists
+    ColdState& x = cold();  // a room above one is made only where the block exists
     x.probe_heap = std::move(room.slots);
     x.probe_capacity = room.capacity;
   }
@@ -465,9 +463,9 @@ struct CircuitBreaker::Impl {
 
   // ---- recovery ramp ----
 
-  // The ramp's state, where it is known to exist (see extras_block).
-  RecoveryRamp& ramp() noexcept { return made_extras().ramp; }
-  const RecoveryRamp& ramp() const noexcept { return made_extras().ramp; }
+  // The ramp's state, where it is known to exist (see cold_block).
+  RecoveryRamp& ramp() noexcept { return cold().ramp; }
+  const RecoveryRamp& ramp() const noexcept { return cold().ramp; }
 
   void StartRampLocked(TimePoint at, EventBatch& events) noexcept FUSEBOX_REQUIRES(mu) {
     const double s0 =
@@ -505,7 +503,7 @@ struct CircuitBreaker::Impl {
 
   Event MakeEvent(decltype(Event::detail) detail) noexcept {
     // Only called where somebody receives events, so the block exists; 0 if it ever did not.
-    Extras* x = extras_if_made();
+    ColdState* x = cold_or_null();
     const std::uint64_t number =
         x == nullptr ? 0 : x->sequence.fetch_add(1, std::memory_order_relaxed) + 1;
     return Event{number, owner().name_, detail};
@@ -515,7 +513,7 @@ struct CircuitBreaker::Impl {
     if (batch.size == 0) {
       return;
     }
-    Extras* x = extras_if_made();
+    ColdState* x = cold_or_null();
     if (x == nullptr) {
       return;  // nobody listens, nobody coordinates
     }
@@ -560,7 +558,7 @@ struct CircuitBreaker::Impl {
     if (config->cooldown_jitter <= 0.0) {
       return base;
     }
-    Extras& x = made_extras();
+    ColdState& x = cold();
     Random& random = x.injected_random != nullptr ? *x.injected_random : x.own_random;
     const double u = random.Uniform01();
     const double factor = 1.0 - config->cooldown_jitter + 2.0 * config->cooldown_jitter * u;
@@ -608,7 +606,7 @@ struct CircuitBreaker::Impl {
         } else if (at - closed_since >= config->open_wait_max()) {
           base_cooldown = config->open_wait();  // stayed healthy long enough: growth resets
         }
-        if (Extras* x = extras_if_made(); x != nullptr && x->adopted_cooldown.has_value()) {
+        if (ColdState* x = cold_or_null(); x != nullptr && x->adopted_cooldown.has_value()) {
           current_cooldown = *x->adopted_cooldown;  // a peer's remaining cooldown (fleet.h)
           x->adopted_cooldown.reset();
         } else {
@@ -1017,9 +1015,9 @@ void CircuitBreaker::HoldOpen(Duration duration) noexcept {
   }
   Impl& s = impl();
   const TimePoint until = s.clock().Now() + duration;
-  Impl::Extras* x = nullptr;
+  Impl::ColdState* x = nullptr;
   try {
-    x = &s.extras();  // made on first use: a breaker never held open does not carry the field
+    x = &s.EnsureCold();  // made on first use: a breaker never held open does not carry the field
   } catch (...) {  // NOLINT(bugprone-empty-catch): out of memory: only an OPEN period is extended
   }
   Locked lock(s.mu);
@@ -1310,7 +1308,7 @@ void CircuitBreaker::SetCoordination(Coordination coordination) {
   if (coordination.on_transition || coordination.may_probe) {
     installed = std::make_shared<const Coordination>(std::move(coordination));
   }
-  Impl::Extras& x = s.extras();
+  Impl::ColdState& x = s.EnsureCold();
   Locked listeners_lock(x.listeners_mu);
   Locked lock(s.mu);
   x.subscribers.coordination = installed;
@@ -1323,7 +1321,7 @@ bool CircuitBreaker::Adopt(State to, Duration remaining_cooldown) {
     return false;
   }
   Impl& s = impl();
-  Impl::Extras& x = s.extras();
+  Impl::ColdState& x = s.EnsureCold();
   EventBatch events;
   {
     Locked lock(s.mu);
@@ -1364,7 +1362,7 @@ std::optional<ConfigError> CircuitBreaker::Reconfigure(const Config& config) {
   }
   Impl& s = impl();
   // The block also holds the ramp's state, which the new config may need.
-  std::lock_guard serialize(s.extras().reconfigure_mu);
+  std::lock_guard serialize(s.EnsureCold().reconfigure_mu);
   const std::shared_ptr<const Config> old_config = s.ConfigAsItsWriter();  // kept alive
   const Config& old = *old_config;
   const bool new_window =
@@ -1396,7 +1394,7 @@ std::optional<ConfigError> CircuitBreaker::Reconfigure(const Config& config) {
     }
     s.InstallProbeRoomLocked(std::move(probe_room));  // made above when the cap grows past it
     if (inflight) {
-      s.extras().inflight = std::move(inflight);  // before the config that needs it
+      s.EnsureCold().inflight = std::move(inflight);  // before the config that needs it
     }
     s.config = std::move(shared);
     if (s.window) {
@@ -1429,7 +1427,7 @@ std::optional<ConfigError> CircuitBreaker::Reconfigure(const Config& config) {
 
 ListenerId CircuitBreaker::AddListener(Listener listener) {
   Impl& s = impl();
-  Impl::Extras& x = s.extras();
+  Impl::ColdState& x = s.EnsureCold();
   Locked lock(x.listeners_mu);
   auto list = x.subscribers.listeners
                   ? std::make_shared<Impl::ListenerList>(*x.subscribers.listeners)
@@ -1443,7 +1441,7 @@ ListenerId CircuitBreaker::AddListener(Listener listener) {
 
 ListenerId CircuitBreaker::AddTransitionObserver(TransitionObserver observer) {
   Impl& s = impl();
-  Impl::Extras& x = s.extras();
+  Impl::ColdState& x = s.EnsureCold();
   Locked listeners_lock(x.listeners_mu);
   auto list = x.subscribers.observers
                   ? std::make_shared<Impl::ObserverList>(*x.subscribers.observers)
@@ -1458,7 +1456,7 @@ ListenerId CircuitBreaker::AddTransitionObserver(TransitionObserver observer) {
 
 void CircuitBreaker::RemoveTransitionObserver(ListenerId id) {
   Impl& s = impl();
-  Impl::Extras* x = s.extras_if_made();
+  Impl::ColdState* x = s.cold_or_null();
   if (x == nullptr) {
     return;
   }
@@ -1480,7 +1478,7 @@ void CircuitBreaker::RemoveTransitionObserver(ListenerId id) {
 
 void CircuitBreaker::RemoveListener(ListenerId id) {
   Impl& s = impl();
-  Impl::Extras* x = s.extras_if_made();
+  Impl::ColdState* x = s.cold_or_null();
   if (x == nullptr) {
     return;  // no listener was ever added
   }
