@@ -339,19 +339,21 @@ RC_GTEST_PROP(CircuitBreakerPropertyTest, ShortPathsLeaveWhatTheFullPathLeaves, 
   full->AddListener([&](const Event&) { ++heard; });
 
   std::vector<std::pair<Permit, Permit>> held;  // (full's, quiet's) of the same call
+  // The two breakers' answers to the same request: alike, and held together when admitted.
+  const auto HoldBoth = [&held](Result<Permit> a, Result<Permit> b) {
+    RC_ASSERT(a.has_value() == b.has_value());
+    if (a) {
+      held.emplace_back(std::move(a).value(), std::move(b).value());
+    } else {
+      RC_ASSERT(a.error().code == b.error().code);
+      RC_ASSERT(a.error().retry_after == b.error().retry_after);
+    }
+  };
   for (const Op& op : ops) {
     switch (op.kind) {
       case Op::kAcquire: {
         const Priority priority = op.batch ? Priority::kBatch : Priority::kInteractive;
-        auto a = full->TryAcquire(priority);
-        auto b = quiet->TryAcquire(priority);
-        RC_ASSERT(a.has_value() == b.has_value());
-        if (a) {
-          held.emplace_back(std::move(a).value(), std::move(b).value());
-        } else {
-          RC_ASSERT(a.error().code == b.error().code);
-          RC_ASSERT(a.error().retry_after == b.error().retry_after);
-        }
+        HoldBoth(full->TryAcquire(priority), quiet->TryAcquire(priority));
         break;
       }
       case Op::kRecord:
@@ -371,15 +373,7 @@ RC_GTEST_PROP(CircuitBreakerPropertyTest, ShortPathsLeaveWhatTheFullPathLeaves, 
         Command(*quiet, op.command);
         break;
       case Op::kProbe: {
-        auto a = full->TryAcquireProbe();
-        auto b = quiet->TryAcquireProbe();
-        RC_ASSERT(a.has_value() == b.has_value());
-        if (a) {
-          held.emplace_back(std::move(a).value(), std::move(b).value());
-        } else {
-          RC_ASSERT(a.error().code == b.error().code);
-          RC_ASSERT(a.error().retry_after == b.error().retry_after);
-        }
+        HoldBoth(full->TryAcquireProbe(), quiet->TryAcquireProbe());
         break;
       }
     }
