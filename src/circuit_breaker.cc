@@ -70,7 +70,7 @@
 #include "internal/recovery_ramp.h"
 #include "internal/sliding_window.h"
 #include "internal/spin_lock.h"
-#include "internal/thread_annotations.h"
+#include "fusebox/thread_annotations.h"
 #include "internal/trip_rule.h"
 
 namespace fusebox {
@@ -78,7 +78,6 @@ namespace {
 
 using internal::EventBatch;
 using internal::InflightTracker;
-using internal::Locked;
 using internal::ProbeSlot;
 using internal::RecoveryRamp;
 using internal::SpinLock;
@@ -127,7 +126,7 @@ enum Counter : std::size_t {
 std::shared_ptr<const CircuitBreakerConfig> SharedConfig(const CircuitBreakerConfig& config) {
   constexpr std::size_t kTableSize = 16;
   struct Table {
-    internal::Mutex mu;
+    Mutex mu;
     std::array<std::weak_ptr<const CircuitBreakerConfig>, kTableSize> entries
         FUSEBOX_GUARDED_BY(mu);
     std::size_t next FUSEBOX_GUARDED_BY(mu) = 0;

@@ -28,7 +28,7 @@
 #include <mutex>
 #include <vector>
 
-#include "internal/thread_annotations.h"
+#include "fusebox/thread_annotations.h"
 #include "internal/thread_slot.h"
 
 namespace fusebox::internal {

@@ -13,7 +13,7 @@
 #include <atomic>
 #include <thread>
 
-#include "internal/thread_annotations.h"
+#include "fusebox/thread_annotations.h"
 
 namespace fusebox::internal {
 

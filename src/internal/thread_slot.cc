@@ -3,7 +3,7 @@
 #include <bitset>
 #include <mutex>
 
-#include "internal/thread_annotations.h"
+#include "fusebox/thread_annotations.h"
 
 namespace fusebox::internal {
 namespace {
