@@ -5,7 +5,8 @@
 #
 #   scripts/check-thread-safety.sh [build-dir]     default build dir: build/release
 #
-# Checked: every .cc of src/, every public header on its own, and each .cc of apps/ that uses the
+# Checked: every .cc of src/, every public header on its own (and the test of each header with
+# annotated templates, which instantiates them), and each .cc of apps/ that uses the
 # annotations (itself or through a header it includes from its own tree), compiled with the include
 # paths and definitions the build gives it (the build dir's compile_commands.json; it need not be
 # built). Without a configured build dir the apps are skipped, with a note.
@@ -45,6 +46,17 @@ while IFS= read -r h; do
   unit="$unit_dir/$(echo "${h#include/}" | tr '/' '_').cc"
   printf '#include "%s"\n' "${h#include/}" >"$unit"
   check "$unit" -Iinclude
+done < <(find include/fusebox -type f -name '*.h' | LC_ALL=C sort)
+
+# A template is analysed only where it is instantiated: for each public header with annotated
+# templates, its own test (tests/NAME_test.cc) instantiates them.
+while IFS= read -r h; do
+  if grep -q 'FUSEBOX_GUARDED_BY' "$h" && grep -q '^template <' "$h"; then
+    test_file="tests/$(basename "$h" .h)_test.cc"
+    if [ -f "$test_file" ]; then
+      check "$test_file" -Iinclude -Isrc -Itests -DBOOST_ASIO_NO_DEPRECATED
+    fi
+  fi
 done < <(find include/fusebox -type f -name '*.h' | LC_ALL=C sort)
 
 # The apps' sources that use the annotations, with their build flags.

@@ -62,6 +62,7 @@
 #include <variant>
 #include <vector>
 
+#include "fusebox/thread_annotations.h"
 #include "internal/counter_shards.h"
 #include "internal/event_batch.h"
 #include "internal/event_dispatch.h"
@@ -70,7 +71,6 @@
 #include "internal/recovery_ramp.h"
 #include "internal/sliding_window.h"
 #include "internal/spin_lock.h"
-#include "fusebox/thread_annotations.h"
 #include "internal/trip_rule.h"
 
 namespace fusebox {

@@ -4,8 +4,9 @@
 
 #include <algorithm>
 #include <condition_variable>
-#include <mutex>
 #include <thread>
+
+#include "fusebox/thread_annotations.h"
 
 namespace fusebox {
 namespace {
@@ -73,9 +74,9 @@ void CachedClock::PublishAdvance(Duration d) noexcept {
 // The refreshing thread. It waits on a condition variable rather than sleeping so that the
 // destructor can wake it at once instead of waiting out a period.
 struct ClockTicker::Thread {
-  std::mutex mu;
-  std::condition_variable cv;
-  bool stop = false;  // Guarded by mu.
+  Mutex mu;
+  std::condition_variable_any cv;  // waits on `mu` itself, so the analysis sees it held
+  bool stop FUSEBOX_GUARDED_BY(mu) = false;
   std::thread thread;
 };
 
@@ -84,8 +85,8 @@ ClockTicker::ClockTicker(CachedClock& clock, Duration period)
   Thread& t = *thread_;
   clock.Refresh();
   t.thread = std::thread([&t, &clock, period = period_] {
-    std::unique_lock lock(t.mu);
-    while (!t.cv.wait_for(lock, period, [&t] { return t.stop; })) {
+    Locked lock(t.mu);
+    while (!t.cv.wait_for(t.mu, period, [&t]() FUSEBOX_REQUIRES(t.mu) { return t.stop; })) {
       clock.Refresh();
     }
   });
@@ -93,7 +94,7 @@ ClockTicker::ClockTicker(CachedClock& clock, Duration period)
 
 ClockTicker::~ClockTicker() {
   {
-    std::lock_guard lock(thread_->mu);
+    Locked lock(thread_->mu);
     thread_->stop = true;
   }
   thread_->cv.notify_one();

@@ -6,7 +6,6 @@
 #include <charconv>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -106,12 +105,15 @@ std::optional<FleetMessage> DecodeFleetMessage(std::string_view text) {
 struct Fleet::Member {
   CircuitBreaker* breaker = nullptr;
   std::string name;
-  std::mutex mu;
-  std::uint64_t generation = 0;  // Guarded by mu. The newest fleet generation known...
-  std::string sender;            // Guarded by mu. ...and who sent it.
-  bool lease_wanted = false;     // Guarded by mu. A lease request is out for this HALF_OPEN.
-  std::uint64_t half_open_generation = 0;   // Guarded by mu. Local generation of HALF_OPEN, or 0.
-  std::optional<std::string> lease_holder;  // Guarded by mu.
+  Mutex mu;
+  // The newest fleet generation known, and who sent it.
+  std::uint64_t generation FUSEBOX_GUARDED_BY(mu) = 0;
+  std::string sender FUSEBOX_GUARDED_BY(mu);
+  // A lease request is out for this HALF_OPEN.
+  bool lease_wanted FUSEBOX_GUARDED_BY(mu) = false;
+  // The local generation of HALF_OPEN, or 0.
+  std::uint64_t half_open_generation FUSEBOX_GUARDED_BY(mu) = 0;
+  std::optional<std::string> lease_holder FUSEBOX_GUARDED_BY(mu);
   // Read by the probe gate under the breaker's lock: the local HALF_OPEN generation the lease
   // was won for (0: none) and the slots won.
   std::atomic<std::uint64_t> leased_generation{0};
@@ -127,7 +129,7 @@ Fleet::~Fleet() {
   link_.SetReceiver(nullptr);
   std::map<std::string, std::shared_ptr<Member>, std::less<>> members;
   {
-    std::lock_guard lock(mu_);
+    Locked lock(mu_);
     members.swap(members_);
   }
   for (auto& [name, member] : members) {
@@ -141,7 +143,7 @@ void Fleet::Attach(CircuitBreaker& breaker) {
   member->name = breaker.name();
   std::shared_ptr<Member> replaced;
   {
-    std::lock_guard lock(mu_);
+    Locked lock(mu_);
     auto& slot = members_[member->name];
     replaced = std::exchange(slot, member);
   }
@@ -166,7 +168,7 @@ void Fleet::Attach(CircuitBreaker& breaker) {
 void Fleet::Detach(CircuitBreaker& breaker) {
   std::shared_ptr<Member> member;
   {
-    std::lock_guard lock(mu_);
+    Locked lock(mu_);
     auto it = members_.find(breaker.name());
     if (it == members_.end() || it->second->breaker != &breaker) {
       return;
@@ -179,13 +181,13 @@ void Fleet::Detach(CircuitBreaker& breaker) {
 }
 
 std::shared_ptr<Fleet::Member> Fleet::Find(std::string_view breaker) const {
-  std::lock_guard lock(mu_);
+  Locked lock(mu_);
   auto it = members_.find(breaker);
   return it == members_.end() ? nullptr : it->second;
 }
 
 FleetStats Fleet::Stats() const {
-  std::lock_guard lock(mu_);
+  Locked lock(mu_);
   FleetStats s = stats_;
   s.connected = link_.connected();
   s.peers_seen = peers_.size();
@@ -197,7 +199,7 @@ std::optional<std::string> Fleet::LeaseHolder(std::string_view breaker) const {
   if (!member) {
     return std::nullopt;
   }
-  std::lock_guard lock(member->mu);
+  Locked lock(member->mu);
   return member->lease_holder;
 }
 
@@ -208,7 +210,7 @@ void Fleet::OnLocalTransition(Member& member, const TransitionEvent& event) {
   if (event.to == State::kHalfOpen) {
     std::uint64_t generation = 0;
     {
-      std::lock_guard lock(member.mu);
+      Locked lock(member.mu);
       member.half_open_generation = event.generation;
       member.lease_wanted = true;
       member.lease_holder.reset();
@@ -222,7 +224,7 @@ void Fleet::OnLocalTransition(Member& member, const TransitionEvent& event) {
   }
   bool was_wanted = false;
   {
-    std::lock_guard lock(member.mu);
+    Locked lock(member.mu);
     was_wanted = std::exchange(member.lease_wanted, false);
     member.half_open_generation = 0;
     member.lease_holder.reset();
@@ -255,7 +257,7 @@ void Fleet::PublishCurrent(Member& member, const TransitionEvent* event) {
     message.remaining_cooldown = member.breaker->retry_after();
   }
   {
-    std::lock_guard lock(member.mu);
+    Locked lock(member.mu);
     if (event != nullptr) {
       member.generation += 1;
       member.sender = instance_;
@@ -267,7 +269,7 @@ void Fleet::PublishCurrent(Member& member, const TransitionEvent* event) {
   const bool connected = link_.connected();
   link_.Publish(message);
   if (connected) {
-    std::lock_guard lock(mu_);
+    Locked lock(mu_);
     ++stats_.messages_sent;
   }
 }
@@ -277,7 +279,7 @@ void Fleet::OnMessage(const FleetMessage& message) {
   if (message.sender == instance_) {
     // Our own message read back (a stored state): only the generation matters.
     if (member) {
-      std::lock_guard lock(member->mu);
+      Locked lock(member->mu);
       if (IsNewer(message, member->generation, member->sender)) {
         member->generation = message.generation;
         member->sender = message.sender;
@@ -286,7 +288,7 @@ void Fleet::OnMessage(const FleetMessage& message) {
     return;
   }
   {
-    std::lock_guard lock(mu_);
+    Locked lock(mu_);
     ++stats_.messages_received;
     peers_.insert(message.sender);
   }
@@ -294,9 +296,9 @@ void Fleet::OnMessage(const FleetMessage& message) {
     return;
   }
   {
-    std::lock_guard lock(member->mu);
+    Locked lock(member->mu);
     if (!IsNewer(message, member->generation, member->sender)) {
-      std::lock_guard stats_lock(mu_);
+      Locked stats_lock(mu_);
       ++stats_.messages_stale;
       return;
     }
@@ -312,7 +314,7 @@ void Fleet::OnMessage(const FleetMessage& message) {
     }
   }
   if (breaker.Adopt(message.state, message.remaining_cooldown)) {
-    std::lock_guard lock(mu_);
+    Locked lock(mu_);
     ++stats_.transitions_adopted;
   }
 }
@@ -323,7 +325,7 @@ void Fleet::OnLease(std::string_view breaker, std::uint64_t generation, std::uin
   if (!member) {
     return;
   }
-  std::lock_guard lock(member->mu);
+  Locked lock(member->mu);
   if (!member->lease_wanted || generation != member->generation) {
     return;  // an answer for a HALF_OPEN period that is over
   }
@@ -331,7 +333,7 @@ void Fleet::OnLease(std::string_view breaker, std::uint64_t generation, std::uin
     member->leased_slots.store(slots, std::memory_order_release);
     member->leased_generation.store(member->half_open_generation, std::memory_order_release);
     member->lease_holder = instance_;
-    std::lock_guard stats_lock(mu_);
+    Locked stats_lock(mu_);
     ++stats_.leases_won;
   } else if (!holder.empty()) {
     member->lease_holder = std::string(holder);
@@ -341,7 +343,7 @@ void Fleet::OnLease(std::string_view breaker, std::uint64_t generation, std::uin
 void Fleet::OnConnected() {
   std::vector<std::shared_ptr<Member>> members;
   {
-    std::lock_guard lock(mu_);
+    Locked lock(mu_);
     for (auto& [name, member] : members_) {
       members.push_back(member);
     }
@@ -351,7 +353,7 @@ void Fleet::OnConnected() {
     std::uint64_t generation = 0;
     bool ask = false;
     {
-      std::lock_guard lock(member->mu);
+      Locked lock(member->mu);
       ask = member->lease_wanted && member->leased_generation.load(std::memory_order_relaxed) !=
                                         member->half_open_generation;
       generation = member->generation;

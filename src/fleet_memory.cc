@@ -3,7 +3,6 @@
 // calls back into the bus (an adopted transition releases its lease request).
 #include <algorithm>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -14,7 +13,7 @@ namespace fusebox {
 
 std::unique_ptr<InMemoryFleetBus::Link> InMemoryFleetBus::Connect(std::string instance) {
   auto link = std::make_unique<Link>(*this, std::move(instance));
-  std::lock_guard lock(mu_);
+  Locked lock(mu_);
   links_.push_back(link.get());
   return link;
 }
@@ -22,7 +21,7 @@ std::unique_ptr<InMemoryFleetBus::Link> InMemoryFleetBus::Connect(std::string in
 void InMemoryFleetBus::Publish(Link& from, const FleetMessage& message) {
   std::vector<FleetReceiver*> receivers;
   {
-    std::lock_guard lock(mu_);
+    Locked lock(mu_);
     auto it = stored_.find(message.breaker);
     if (it != stored_.end() && !IsNewer(message, it->second.generation, it->second.sender)) {
       return;  // the fleet already stored something newer: this one is stale for everyone
@@ -36,7 +35,7 @@ void InMemoryFleetBus::Publish(Link& from, const FleetMessage& message) {
       if (link == &from || !link->connected()) {
         continue;
       }
-      std::lock_guard link_lock(link->mu_);
+      Locked link_lock(link->mu_);
       if (link->receiver_ != nullptr && link->watched_.contains(message.breaker)) {
         receivers.push_back(link->receiver_);
       }
@@ -50,7 +49,7 @@ void InMemoryFleetBus::Publish(Link& from, const FleetMessage& message) {
 void InMemoryFleetBus::Reconcile(Link& link, const std::string& breaker) {
   FleetMessage message;
   {
-    std::lock_guard lock(mu_);
+    Locked lock(mu_);
     auto it = stored_.find(breaker);
     if (it == stored_.end()) {
       return;
@@ -74,7 +73,7 @@ void InMemoryFleetBus::TryLeases(const std::vector<Pending>& requests) {
   };
   std::vector<Answer> answers;
   {
-    std::lock_guard lock(mu_);
+    Locked lock(mu_);
     const TimePoint now = clock_.Now();
     for (const Pending& r : requests) {
       if (!r.link->connected()) {
@@ -116,7 +115,7 @@ void InMemoryFleetBus::TryLeases(const std::vector<Pending>& requests) {
 void InMemoryFleetBus::Poll() {
   std::vector<Pending> requests;
   {
-    std::lock_guard lock(mu_);
+    Locked lock(mu_);
     requests = pending_;
   }
   TryLeases(requests);
@@ -125,24 +124,24 @@ void InMemoryFleetBus::Poll() {
 // ---- Link ----
 
 InMemoryFleetBus::Link::~Link() {
-  std::lock_guard lock(bus_.mu_);
+  Locked lock(bus_.mu_);
   std::erase(bus_.links_, this);
   std::erase_if(bus_.pending_, [this](const Pending& p) { return p.link == this; });
 }
 
 FleetReceiver* InMemoryFleetBus::Link::receiver() const {
-  std::lock_guard lock(mu_);
+  Locked lock(mu_);
   return receiver_;
 }
 
 void InMemoryFleetBus::Link::SetReceiver(FleetReceiver* receiver) {
-  std::lock_guard lock(mu_);
+  Locked lock(mu_);
   receiver_ = receiver;
 }
 
 void InMemoryFleetBus::Link::Watch(const std::string& breaker) {
   {
-    std::lock_guard lock(mu_);
+    Locked lock(mu_);
     watched_.insert(breaker);
   }
   if (connected()) {
@@ -160,7 +159,7 @@ void InMemoryFleetBus::Link::AcquireLease(const std::string& breaker, std::uint6
                                           std::uint32_t slots, Duration ttl) {
   Pending request{this, breaker, generation, std::max(slots, 1U), ttl};
   {
-    std::lock_guard lock(bus_.mu_);
+    Locked lock(bus_.mu_);
     std::erase_if(bus_.pending_,
                   [&](const Pending& p) { return p.link == this && p.breaker == breaker; });
     bus_.pending_.push_back(request);
@@ -169,7 +168,7 @@ void InMemoryFleetBus::Link::AcquireLease(const std::string& breaker, std::uint6
 }
 
 void InMemoryFleetBus::Link::ReleaseLease(const std::string& breaker) {
-  std::lock_guard lock(bus_.mu_);
+  Locked lock(bus_.mu_);
   std::erase_if(bus_.pending_,
                 [&](const Pending& p) { return p.link == this && p.breaker == breaker; });
 }
@@ -182,7 +181,7 @@ void InMemoryFleetBus::Link::SetConnected(bool connected) {
   std::vector<std::string> watched;
   std::vector<Pending> mine;
   {
-    std::lock_guard lock(mu_);
+    Locked lock(mu_);
     watched.assign(watched_.begin(), watched_.end());
   }
   for (const std::string& breaker : watched) {
@@ -192,7 +191,7 @@ void InMemoryFleetBus::Link::SetConnected(bool connected) {
     r->OnConnected();
   }
   {
-    std::lock_guard lock(bus_.mu_);
+    Locked lock(bus_.mu_);
     for (const Pending& p : bus_.pending_) {
       if (p.link == this) {
         mine.push_back(p);

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <memory>
-#include <mutex>
 #include <utility>
 
 namespace fusebox {
@@ -23,7 +22,7 @@ std::optional<ConfigError> Registry::Configure(const std::string& name,
   if (auto error = config.Validate()) {
     return error;
   }
-  std::unique_lock lock(mu_);
+  Locked lock(mu_);
   if (live_.contains(name)) {
     return ConfigError{"name", "breaker \"" + name + "\" already exists; configure it before use"};
   }
@@ -33,12 +32,12 @@ std::optional<ConfigError> Registry::Configure(const std::string& name,
 
 Result<std::shared_ptr<CircuitBreaker>, ConfigError> Registry::Get(const std::string& name) {
   {
-    std::shared_lock lock(mu_);
+    LockedShared lock(mu_);
     if (auto it = live_.find(name); it != live_.end()) {
       return it->second;
     }
   }
-  std::unique_lock lock(mu_);
+  Locked lock(mu_);
   if (auto it = live_.find(name); it != live_.end()) {
     return it->second;  // created by another thread meanwhile
   }
@@ -54,13 +53,13 @@ Result<std::shared_ptr<CircuitBreaker>, ConfigError> Registry::Get(const std::st
 }
 
 std::shared_ptr<CircuitBreaker> Registry::Find(const std::string& name) const {
-  std::shared_lock lock(mu_);
+  LockedShared lock(mu_);
   auto it = live_.find(name);
   return it != live_.end() ? it->second : nullptr;
 }
 
 std::vector<std::shared_ptr<CircuitBreaker>> Registry::All() const {
-  std::shared_lock lock(mu_);
+  LockedShared lock(mu_);
   std::vector<std::shared_ptr<CircuitBreaker>> out;
   out.reserve(live_.size());
   for (const auto& [name, breaker] : live_) {

@@ -47,7 +47,6 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <utility>
 
@@ -67,6 +66,7 @@
 #include "fusebox/circuit_breaker.h"
 #include "fusebox/outcome.h"
 #include "fusebox/status.h"
+#include "fusebox/thread_annotations.h"
 
 namespace fusebox::asio {
 
@@ -114,7 +114,7 @@ class Prober {
   // Ends the loop (idempotent): a waiting loop ends at once, a probe in flight is cancelled.
   void Stop() {
     {
-      std::lock_guard lock(state_->mu);
+      Locked lock(state_->mu);
       if (state_->stopped) {
         return;
       }
@@ -126,7 +126,7 @@ class Prober {
     });
     CircuitBreaker* breaker = nullptr;
     {
-      std::lock_guard lock(state_->mu);
+      Locked lock(state_->mu);
       breaker = state_->breaker;
     }
     // Outside the lock: removing the observer destroys it, and its Detach takes the lock.
@@ -139,7 +139,7 @@ class Prober {
   void Poke() { Wake(state_); }
 
   ProberStats stats() const {
-    std::lock_guard lock(state_->mu);
+    Locked lock(state_->mu);
     return state_->stats;
   }
 
@@ -156,10 +156,10 @@ class Prober {
     boost::asio::steady_timer timer;          // on the strand
     boost::asio::cancellation_signal cancel;  // on the strand
     bool woken = false;                       // on the strand: a wake came while not waiting
-    mutable std::mutex mu;
-    CircuitBreaker* breaker;  // Guarded by mu. Null once the breaker is destroyed.
-    bool stopped = false;     // Guarded by mu.
-    ProberStats stats;        // Guarded by mu.
+    mutable Mutex mu;
+    CircuitBreaker* breaker FUSEBOX_GUARDED_BY(mu);  // null once the breaker is destroyed
+    bool stopped FUSEBOX_GUARDED_BY(mu) = false;
+    ProberStats stats FUSEBOX_GUARDED_BY(mu);
     ListenerId observer_id = 0;
     ProbeOp op;
     ProbeDone on_done;
@@ -176,7 +176,7 @@ class Prober {
       try {
         if (auto s = state.lock()) {
           {
-            std::lock_guard lock(s->mu);
+            Locked lock(s->mu);
             s->breaker = nullptr;
           }
           Wake(s);
@@ -201,12 +201,16 @@ class Prober {
   void Launch() {
     auto detach = std::make_shared<Detach>(state_);
     std::weak_ptr<State> weak = state_;
-    state_->observer_id =
-        state_->breaker->AddTransitionObserver([weak, detach](const TransitionEvent&) {
-          if (auto s = weak.lock()) {
-            Wake(s);
-          }
-        });
+    CircuitBreaker* breaker = nullptr;
+    {
+      Locked lock(state_->mu);
+      breaker = state_->breaker;
+    }
+    state_->observer_id = breaker->AddTransitionObserver([weak, detach](const TransitionEvent&) {
+      if (auto s = weak.lock()) {
+        Wake(s);
+      }
+    });
     // The completion handler keeps the state (and the cancellation signal in it) alive until
     // co_spawn is done with both.
     boost::asio::co_spawn(
@@ -236,7 +240,7 @@ class Prober {
     for (;;) {
       CircuitBreaker* breaker = nullptr;
       {
-        std::lock_guard lock(s.mu);
+        Locked lock(s.mu);
         if (s.stopped || s.breaker == nullptr) {
           s.stats.next_probe.reset();
           co_return;
@@ -247,7 +251,7 @@ class Prober {
         // Passive mode: callers probe. Look again at the next transition, or within a second
         // while the breaker is not CLOSED (a reload may switch it to active while it is open).
         {
-          std::lock_guard lock(s.mu);
+          Locked lock(s.mu);
           s.stats.next_probe.reset();
         }
         std::optional<Duration> wait;
@@ -263,7 +267,7 @@ class Prober {
       // read stats().
       Result<Permit> permit = breaker->TryAcquireProbe();
       {
-        std::lock_guard lock(s.mu);
+        Locked lock(s.mu);
         if (!permit) {
           if (permit.error().code == ReasonCode::kCancelled) {
             s.stats.next_probe.reset();  // nothing to probe: idle until a transition
@@ -308,7 +312,7 @@ class Prober {
       }
       const Duration latency = breaker->clock().Now() - start;
       {
-        std::lock_guard lock(s.mu);
+        Locked lock(s.mu);
         s.stats.running = false;
         s.stats.last_outcome = *recorded;
         ++s.stats.by_outcome[static_cast<std::size_t>(*recorded)];

@@ -36,7 +36,6 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -46,6 +45,7 @@
 #include "fusebox/circuit_breaker.h"
 #include "fusebox/clock.h"
 #include "fusebox/events.h"
+#include "fusebox/thread_annotations.h"
 
 namespace fusebox {
 
@@ -148,10 +148,10 @@ class Fleet final : private FleetReceiver {
 
   FleetLink& link_;
   const std::string instance_;
-  mutable std::mutex mu_;
-  std::map<std::string, std::shared_ptr<Member>, std::less<>> members_;  // Guarded by mu_.
-  std::set<std::string, std::less<>> peers_;                             // Guarded by mu_.
-  FleetStats stats_;                                                     // Guarded by mu_.
+  mutable Mutex mu_;
+  std::map<std::string, std::shared_ptr<Member>, std::less<>> members_ FUSEBOX_GUARDED_BY(mu_);
+  std::set<std::string, std::less<>> peers_ FUSEBOX_GUARDED_BY(mu_);
+  FleetStats stats_ FUSEBOX_GUARDED_BY(mu_);
 };
 
 // Links several instances in one process: a message published by one link reaches every other
@@ -184,11 +184,12 @@ class InMemoryFleetBus {
   void Reconcile(Link& link, const std::string& breaker);
 
   Clock& clock_;
-  std::mutex mu_;
-  std::vector<Link*> links_;                              // Guarded by mu_.
-  std::map<std::string, FleetMessage> stored_;            // Guarded by mu_.
-  std::map<std::string, std::vector<LeaseSlot>> leases_;  // Guarded by mu_. Key: name#gen
-  std::vector<Pending> pending_;                          // Guarded by mu_.
+  Mutex mu_;
+  std::vector<Link*> links_ FUSEBOX_GUARDED_BY(mu_);
+  std::map<std::string, FleetMessage> stored_ FUSEBOX_GUARDED_BY(mu_);
+  // Key: name#generation.
+  std::map<std::string, std::vector<LeaseSlot>> leases_ FUSEBOX_GUARDED_BY(mu_);
+  std::vector<Pending> pending_ FUSEBOX_GUARDED_BY(mu_);
 };
 
 class InMemoryFleetBus::Link final : public FleetLink {
@@ -216,9 +217,9 @@ class InMemoryFleetBus::Link final : public FleetLink {
   InMemoryFleetBus& bus_;
   const std::string instance_;
   std::atomic<bool> connected_{true};
-  mutable std::mutex mu_;
-  FleetReceiver* receiver_ = nullptr;  // Guarded by mu_.
-  std::set<std::string> watched_;      // Guarded by mu_.
+  mutable Mutex mu_;
+  FleetReceiver* receiver_ FUSEBOX_GUARDED_BY(mu_) = nullptr;
+  std::set<std::string> watched_ FUSEBOX_GUARDED_BY(mu_);
 };
 
 }  // namespace fusebox

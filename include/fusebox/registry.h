@@ -24,13 +24,13 @@
 
 #include <memory>
 #include <optional>
-#include <shared_mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "fusebox/circuit_breaker.h"
 #include "fusebox/status.h"
+#include "fusebox/thread_annotations.h"
 
 namespace fusebox {
 
@@ -62,9 +62,9 @@ class Registry {
  private:
   const CircuitBreakerConfig defaults_;
   const CircuitBreakerDeps deps_;
-  mutable std::shared_mutex mu_;
-  std::unordered_map<std::string, CircuitBreakerConfig> configs_;          // Guarded by mu_.
-  std::unordered_map<std::string, std::shared_ptr<CircuitBreaker>> live_;  // Guarded by mu_.
+  mutable SharedMutex mu_;
+  std::unordered_map<std::string, CircuitBreakerConfig> configs_ FUSEBOX_GUARDED_BY(mu_);
+  std::unordered_map<std::string, std::shared_ptr<CircuitBreaker>> live_ FUSEBOX_GUARDED_BY(mu_);
 };
 
 }  // namespace fusebox

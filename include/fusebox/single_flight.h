@@ -67,7 +67,6 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <stop_token>
 #include <string_view>
@@ -78,6 +77,7 @@
 #include <vector>
 
 #include "fusebox/status.h"
+#include "fusebox/thread_annotations.h"
 
 namespace fusebox {
 
@@ -160,7 +160,7 @@ class SingleFlight {
   std::uint64_t shared() const noexcept { return shared_.load(std::memory_order_relaxed); }
   // Keys with a flight in progress now.
   std::size_t in_flight() const {
-    std::lock_guard<std::mutex> lock(mu_);
+    Locked lock(mu_);
     return flights_.size();
   }
 
@@ -180,20 +180,20 @@ class SingleFlight {
 
   // The state one flight's leader and followers share.
   struct Flight {
-    std::mutex mu;
+    Mutex mu;
     std::condition_variable_any cv;
     // Set once, by the leader; immutable afterwards, so whoever saw it set under `mu` may read it
-    // without the lock. Guarded by mu.
-    std::optional<FlightResult> result;
-    // Run once `result` is set, outside `mu`. Guarded by mu.
-    std::vector<std::unique_ptr<Callback>> callbacks;
+    // through a pointer taken then, without the lock.
+    std::optional<FlightResult> result FUSEBOX_GUARDED_BY(mu);
+    // Run once `result` is set, outside `mu`.
+    std::vector<std::unique_ptr<Callback>> callbacks FUSEBOX_GUARDED_BY(mu);
   };
 
   // Drops `flight` from the map if it is still the flight of `key`.
   void Remove(const Key& key, const std::shared_ptr<Flight>& flight);
 
-  mutable std::mutex mu_;
-  std::unordered_map<Key, std::shared_ptr<Flight>, Hash, KeyEqual> flights_;  // Guarded by mu_.
+  mutable Mutex mu_;
+  std::unordered_map<Key, std::shared_ptr<Flight>, Hash, KeyEqual> flights_ FUSEBOX_GUARDED_BY(mu_);
   // Statistics (relaxed).
   std::atomic<std::uint64_t> executed_{0};
   std::atomic<std::uint64_t> shared_{0};
@@ -207,15 +207,17 @@ class SingleFlight<Key, Value, Hash, KeyEqual>::Follower {
   // options.deadline passes (kDeadlineExceeded). A published result wins over both. Leaving never
   // affects the flight. Returns at once when the flight is already over.
   FlightResult Wait(FlightWaitOptions options = {}) const {
-    std::unique_lock<std::mutex> lock(flight_->mu);
-    auto ready = [this] { return flight_->result.has_value(); };
+    Flight& flight = *flight_;
+    Locked lock(flight.mu);
+    // The wait takes the mutex itself (condition_variable_any), so the analysis sees it held.
+    auto ready = [&flight]() FUSEBOX_REQUIRES(flight.mu) { return flight.result.has_value(); };
     if (options.deadline) {
-      flight_->cv.wait_until(lock, options.stop_token, *options.deadline, ready);
+      flight.cv.wait_until(flight.mu, options.stop_token, *options.deadline, ready);
     } else {
-      flight_->cv.wait(lock, options.stop_token, ready);
+      flight.cv.wait(flight.mu, options.stop_token, ready);
     }
-    if (const std::optional<FlightResult>& result = flight_->result; result.has_value()) {
-      return *result;
+    if (flight.result.has_value()) {
+      return *flight.result;
     }
     if (options.stop_token.stop_requested()) {
       return FlightError::kCancelled;
@@ -233,20 +235,19 @@ class SingleFlight<Key, Value, Hash, KeyEqual>::Follower {
         std::make_unique<CallbackOf<std::decay_t<F>>>(std::decay_t<F>(std::forward<F>(callback)));
     const FlightResult* published = nullptr;
     {
-      std::lock_guard<std::mutex> lock(flight_->mu);
-      const std::optional<FlightResult>& result = flight_->result;
-      if (!result.has_value()) {
+      Locked lock(flight_->mu);
+      if (!flight_->result.has_value()) {
         flight_->callbacks.push_back(std::move(boxed));
         return;
       }
-      published = &*result;
+      published = &*flight_->result;
     }
     boxed->Run(*published);
   }
 
   // Whether the flight is over (a result or an error is published).
   bool ready() const {
-    std::lock_guard<std::mutex> lock(flight_->mu);
+    Locked lock(flight_->mu);
     return flight_->result.has_value();
   }
 
@@ -309,7 +310,7 @@ class SingleFlight<Key, Value, Hash, KeyEqual>::Leader {
     std::vector<std::unique_ptr<Callback>> callbacks;
     const FlightResult* published = nullptr;
     {
-      std::lock_guard<std::mutex> lock(flight_->mu);
+      Locked lock(flight_->mu);
       published = &flight_->result.emplace(std::move(result));
       callbacks.swap(flight_->callbacks);
     }
@@ -331,7 +332,7 @@ class SingleFlight<Key, Value, Hash, KeyEqual>::Leader {
 
 template <typename Key, typename Value, typename Hash, typename KeyEqual>
 auto SingleFlight<Key, Value, Hash, KeyEqual>::Join(const Key& key) -> Joined {
-  std::lock_guard<std::mutex> lock(mu_);
+  Locked lock(mu_);
   if (auto it = flights_.find(key); it != flights_.end()) {
     shared_.fetch_add(1, std::memory_order_relaxed);
     return Follower(it->second);
@@ -365,7 +366,7 @@ auto SingleFlight<Key, Value, Hash, KeyEqual>::Do(const Key& key, Fn&& fn,
 template <typename Key, typename Value, typename Hash, typename KeyEqual>
 void SingleFlight<Key, Value, Hash, KeyEqual>::Remove(const Key& key,
                                                       const std::shared_ptr<Flight>& flight) {
-  std::lock_guard<std::mutex> lock(mu_);
+  Locked lock(mu_);
   auto it = flights_.find(key);
   if (it != flights_.end() && it->second == flight) {
     flights_.erase(it);

@@ -16,13 +16,13 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "asio_hiredis.h"
+#include "fusebox/thread_annotations.h"
 
 namespace fusebox {
 namespace {
@@ -146,8 +146,8 @@ struct RedisFleetLink::Impl : std::enable_shared_from_this<Impl> {
   std::atomic<std::uint64_t> connects{0}, disconnects{0}, published{0}, dropped{0}, received{0},
       malformed{0}, lease_requests{0};
 
-  std::mutex receiver_mu;
-  FleetReceiver* receiver = nullptr;  // Guarded by receiver_mu; called with it held.
+  Mutex receiver_mu;
+  FleetReceiver* receiver FUSEBOX_GUARDED_BY(receiver_mu) = nullptr;  // called with it held
 
   // The rest: strand only.
   redisAsyncContext* cmd = nullptr;
@@ -176,7 +176,7 @@ struct RedisFleetLink::Impl : std::enable_shared_from_this<Impl> {
 
   template <typename F>
   void Deliver(F&& f) {
-    std::lock_guard lock(receiver_mu);
+    Locked lock(receiver_mu);
     if (receiver != nullptr) {
       f(*receiver);
     }
@@ -490,7 +490,7 @@ void RedisFleetLink::StopNow() {
 }
 
 void RedisFleetLink::SetReceiver(FleetReceiver* receiver) {
-  std::lock_guard lock(impl_->receiver_mu);
+  Locked lock(impl_->receiver_mu);
   impl_->receiver = receiver;
 }
 
