@@ -1,62 +1,15 @@
-// fusebox/asio.h
+// fusebox/asio.h: the guarded call for Boost.Asio C++20 coroutines (target fusebox::asio).
 //
-// The guarded call for Boost.Asio C++20 coroutines. `co_await fusebox::asio::Run(breaker, op,
-// classify, options)` is CircuitBreaker::Call for code that must never block a thread: the
-// operation is an awaitable, and the breaker's budget is enforced by *cancelling* it, not by
-// hoping that it honours its deadline.
+// `co_await fusebox::asio::Run(breaker, op, classify, options)` is CircuitBreaker::Call for code
+// that must never block a thread: op is an awaitable, and the breaker's budget is enforced by
+// cancelling it, not by hoping it honours its deadline. RunAdmitted runs a permit the caller
+// already took; RunWithRetry adds RetryPolicy's backoff. The race, and why the timeout is recorded
+// before op winds down: docs/composition.md ("Asynchronous calls").
 //
-//   TryAcquire --rejected--> return the Error at once (kCircuitOpen / kCircuitHalfOpen /
-//       |                    kCircuitRecovering), no work
-//       |
-//   admitted: start op(ctx) and race it against a steady_timer set to the permit's deadline
-//       |
-//       +-- op finishes first ----------> classify(result) decides (see below)
-//       +-- the budget runs out --------> op gets terminal cancellation (a pending socket read is
-//       |                                 aborted); kTimeout recorded *at that instant*;
-//       |                                 returns kUpstreamSlow
-//       +-- the caller cancels ---------> op gets terminal cancellation; kIgnored recorded;
-//                                         returns kCancelled
-//
-// Outcomes, mirroring the synchronous CircuitBreaker::Call (fusebox/circuit_breaker.h); exactly
-// one is recorded per admitted call:
-//   - the budget ran out first (the timer fired, or op returned a value at or after its deadline
-//     by the breaker's clock): kTimeout, returns kUpstreamSlow; op's value or exception is
-//     discarded;
-//   - the caller cancelled: the awaiting coroutine received terminal cancellation through its
-//     cancellation slot (e.g. it lost an `||` race), or `options.stop_token` was stop-requested
-//     (from any thread) before op finished: kIgnored, returns kCancelled. A caller that is
-//     already cancelled when Run starts gets kCancelled without asking the breaker at all;
-//   - op threw: kFailure is recorded and the exception is rethrown to the awaiting coroutine;
-//   - otherwise classify(result): kSuccess returns the value, kFailure returns kUpstreamError,
-//     kTimeout returns kUpstreamSlow, kIgnored returns kCancelled.
-// If classify throws, the permit records kIgnored and the exception propagates.
-//
-// `op` is a callable `(const fusebox::CallContext&) -> boost::asio::awaitable<T>`, T not void.
-// It runs as its own Asio thread of execution on the current executor, so it is cancelled like
-// any Asio operation: its next (or pending) `co_await` of an async operation fails with
-// `operation_aborted`. Cancellation is cooperative: Run returns only once op has finished (its
-// CallContext reference and everything in Run's frame stay valid until then), but the timeout is
-// recorded when the budget runs out, so an op that is slow to wind down never holds its permit
-// (or a half-open probe slot) past call_timeout.
-//
-// `RunAdmitted(breaker, permit, op, classify, options)` is Run() for a permit the caller already
-// took with breaker.TryAcquire(): ask cheaply where the request is, run the call elsewhere.
-//
-// `RunWithRetry(breaker, policy, random, op, classify, options)` retries failures and timeouts
-// with RetryPolicy's backoff (fusebox/retry.h), waiting on a steady_timer between attempts; every
-// attempt is one Run() and asks the breaker for its own permit.
-//
-// Thread safety: Run never blocks a thread (apart from std::stop_callback's destructor, which
-// waits for a stop request that is running concurrently on another thread: a few instructions).
-// op, the budget timer and the stop wait run on the executor of the awaiting coroutine, each as
-// its own Asio thread of execution; Run touches its permit only from the timer and after all
-// three have finished, so a multi-threaded io_context is fine (op's own shared state is op's
-// business: use a strand if it needs one).
-// `options.stop_token` may be stop-requested from any thread. The breaker must outlive the call.
-//
-// Time: the budget is `permit.deadline() - breaker.clock().Now()`, measured on the breaker's
-// Clock and waited on an Asio steady_timer (real time). With a testing::ManualClock the budget is
-// therefore call_timeout of real time unless the test advances the clock past the deadline.
+// Thread safety: Run never blocks a thread. op, the budget timer and the stop wait run on the
+// awaiting coroutine's executor, so a multi-threaded io_context is fine; options.stop_token may be
+// stopped from any thread. The breaker must outlive the call. The budget is measured on the
+// breaker's Clock and waited on a steady_timer (real time).
 //
 // Example:
 //   boost::asio::awaitable<fusebox::Result<Reply>> GetShipping(fusebox::CircuitBreaker& breaker,
@@ -71,7 +24,6 @@
 //           return r.status < 500 ? fusebox::Outcome::kSuccess : fusebox::Outcome::kFailure;
 //         });
 //   }
-//   // In the handler: if (!reply) respond(503, ToString(reply.error().code));
 #pragma once
 
 #include <algorithm>
@@ -277,10 +229,22 @@ auto RunAdmitted(CircuitBreaker& breaker, Permit admitted, Op op, Classify class
   co_return Error{ReasonCode::kCancelled};
 }
 
-// The asynchronous guarded call (see the banner). Acquires a permit with options.priority, runs
-// `op(ctx)` with ctx = {permit deadline, options.stop_token, is probe}, cancels it when the budget
-// runs out or the caller cancels, and records exactly one outcome. Rethrows op's exceptions
-// (after recording kFailure); otherwise never throws on the call path.
+// The asynchronous guarded call. Acquires a permit with options.priority (a refusal returns its
+// Error at once, no work), runs `op(ctx)` with ctx = {permit deadline, options.stop_token, is
+// probe}, and records exactly one outcome, as CircuitBreaker::Call does:
+//   - the budget ran out first (the timer fired, or op returned at or after its deadline by the
+//     breaker's clock): op gets terminal cancellation, kTimeout is recorded at that instant,
+//     returns kUpstreamSlow; op's value or exception is discarded;
+//   - the caller cancelled (terminal cancellation through the awaiting coroutine's slot, or
+//     options.stop_token stopped before op finished): kIgnored, returns kCancelled; a caller
+//     already cancelled when Run starts gets kCancelled without asking the breaker;
+//   - op threw: kFailure is recorded and the exception is rethrown;
+//   - otherwise classify(result): kSuccess returns the value, kFailure kUpstreamError, kTimeout
+//     kUpstreamSlow, kIgnored kCancelled. If classify throws, kIgnored, and it propagates.
+// `op` is `(const fusebox::CallContext&) -> boost::asio::awaitable<T>`, T not void, run as its own
+// Asio thread of execution: its pending `co_await` fails with operation_aborted when cancelled.
+// Run returns only once op has finished (its CallContext stays valid until then). Otherwise never
+// throws on the call path.
 template <typename Op, typename Classify>
   requires internal::GuardedOp<Op> &&
            std::is_invocable_r_v<Outcome, Classify&, const internal::OpValueT<Op>&>

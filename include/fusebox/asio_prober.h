@@ -1,37 +1,22 @@
-// fusebox/asio_prober.h
+// fusebox/asio_prober.h: a breaker's HALF_OPEN probes, run by the breaker's owner on Boost.Asio.
 //
-// A Prober runs a breaker's HALF_OPEN probes itself, on Boost.Asio, so that with
-// `probe_mode = active` no user's call is ever the probe (docs/breaker-rules.md, "Active
-// probing"). The schedule is the breaker's: a probe is due when the wait of the OPEN period
-// (probe_interval, grown by cooldown_multiplier up to probe_interval_max, jittered by
-// cooldown_jitter, and never before a MinOpen hold ends) has passed.
+// With `probe_mode = active` no user's call is ever the probe: a Prober probes on the breaker's
+// schedule (docs/breaker-rules.md, "Active probing"), one probe at a time, under the fleet's
+// probe lease when the breaker is linked (fusebox/fleet.h), so a fleet sends one probe per
+// interval in all. In passive mode it waits (a live Reconfigure may switch modes either way).
 //
-//   CLOSED: idle (woken by the breaker's transitions, not by polling)
-//   OPEN:   wait out CircuitBreaker::TryAcquireProbe's retry_after, then ask again
-//   HALF_OPEN: run the probe op under the probe's budget (start + probe_budget, enforced by
-//           cancellation as in fusebox::asio::RunAdmitted); its Outcome is recorded as the
-//           probe's, and the breaker closes or reopens by its usual rules
+//   CLOSED:    idle (woken by the breaker's transitions, not by polling)
+//   OPEN:      wait out CircuitBreaker::TryAcquireProbe's retry_after, then ask again
+//   HALF_OPEN: run the probe op under the probe's budget (enforced by cancellation, as
+//              fusebox::asio::RunAdmitted does); its Outcome is the probe's
 //
-// The prober probes only while the breaker's probe_mode is kActive (in passive mode the callers
-// probe, and the prober waits: a live Reconfigure may switch modes either way).
-//
-// At most one probe of this prober is in flight. With a fleet coordinator on the breaker
-// (fusebox/fleet.h), TryAcquireProbe asks for the fleet's probe lease, so a fleet sends one probe
-// per interval in all; an instance without the lease asks again a second later and meanwhile
-// learns the result from its peers.
-//
-// Thread safety: all members may be called from any thread. The loop runs on a strand of the
-// executor given. Time: the waits are the breaker's retry_after (its Clock), waited on an Asio
-// steady_timer; with a testing::ManualClock, advance the clock and call Poke() to make the prober
-// look again at once.
-//
-// Lifetime: Stop() (or the destructor) ends the loop: a probe in flight is cancelled and records
-// kIgnored. The breaker must outlive every probe in flight (its permit), as with any call: stop
-// the prober and let its io_context finish (or destroy the io_context, which destroys the loop's
-// frame and its permit) before destroying the breaker. An idle prober may outlive its breaker: it
-// learns of the breaker's end from the breaker itself and stops at its next step (the
-// breaker's destruction must not race that step: destroy it on the prober's executor or after
-// the io_context has stopped). The loop holds the prober's state, not the Prober object.
+// Thread safety: every member may be called from any thread; the loop runs on a strand of the
+// executor given. Waits are the breaker's retry_after on its Clock, waited on a steady_timer: with
+// a testing::ManualClock, advance the clock and call Poke(). Lifetime: Stop() (or the destructor)
+// ends the loop and cancels a probe in flight (kIgnored). The breaker must outlive a probe in
+// flight (stop the prober and let its io_context finish first); an idle prober may outlive its
+// breaker, which tells it of its end (destroy the breaker on the prober's executor or after the
+// io_context has stopped).
 //
 // Example:
 //   auto prober = fusebox::asio::Prober::Start(io.get_executor(), breaker,

@@ -1,40 +1,16 @@
-// fusebox/clock.h
+// fusebox/clock.h: the only source of time in fusebox.
 //
-// The only source of time in fusebox. Every component takes a `Clock&` instead of calling
-// `std::chrono::steady_clock::now()`, so that tests and the simulator can drive time by hand
-// (see fusebox/testing/manual_clock.h) and production can choose the clock's cost.
+// Every component takes a `Clock&` instead of calling steady_clock::now(), so tests and the
+// simulator drive time by hand (fusebox/testing/manual_clock.h). A TimePoint is monotonic, in
+// nanoseconds since the clock's own epoch: only differences (and whole seconds, for time-window
+// buckets) carry meaning. The production clocks: CoarseMonotonicClock (the default, the kernel
+// tick as resolution, a few ns a read), PreciseMonotonicClock (nanoseconds, 20 ns or more a read)
+// and CachedClock (one atomic load a read, of what Refresh() last published: a ClockTicker thread
+// or the program's own event loop must refresh it). When a CachedClock may be a breaker's clock:
+// docs/breaker-rules.md ("The cached clock"); why it is opt-in: docs/architecture.md ("Time").
 //
-// Time is a monotonic `TimePoint` in nanoseconds since the clock's own epoch. Only differences and
-// whole seconds since the epoch (for time-window buckets) carry meaning.
-//
-// The production clocks:
-//   - `CoarseMonotonicClock` (the default): CLOCK_MONOTONIC_COARSE through the vDSO, the kernel
-//     tick as resolution (1-4 ms). 3 to 10 ns a read depending on the host; the breaker reads it
-//     twice per admitted call, which is most of a healthy call's cost.
-//   - `PreciseMonotonicClock`: CLOCK_MONOTONIC, 20 ns or more a read, nanosecond resolution.
-//   - `CachedClock`: one atomic load a read. It returns the reading last published by
-//     `Refresh()`, which reads a source clock (CLOCK_MONOTONIC unless given one). Someone must
-//     refresh it: a `ClockTicker` (a thread refreshing it every period, default 1 ms), or an event
-//     loop calling `Refresh()` once per turn, as nginx caches its time. Its resolution is the
-//     refresh period plus however late the refresher runs.
-//
-// When a CachedClock may be a breaker's clock (the rules: docs/breaker-rules.md, "Clock and
-// ordering"): every reading the breaker takes tolerates an error of a few milliseconds. Cooldowns,
-// call budgets and slow-call thresholds are hundreds of milliseconds or more, and time-window
-// buckets are whole seconds. A duration measured with it (end - start) is off by less than one
-// resolution either way, so a slow-call threshold is exact to within one resolution. Do not use it
-// for anything that needs precision below the resolution (latency histograms, short timers), and
-// do not use it without a refresher: a clock nobody refreshes stands still, and a breaker on it
-// would never leave OPEN and would see every call as instantaneous.
-//
-// Why not the default: a library must not start threads behind its user's back (a ticker wakes
-// the process 1000 times a second while it idles, and is gone in a forked child). A program that
-// owns its threads opts in with a CachedClock and a ClockTicker, or refreshes from its own loop.
-//
-// Thread safety: `Now()` may be called from any thread at any time, and never goes backwards on
-// any thread: readings are published in increasing order only (a Refresh() that read an earlier
-// time than the one published, on a racing thread, publishes nothing). `Refresh()` may be called
-// from any number of threads.
+// Thread safety: Now() may be called from any thread and never goes backwards on any thread;
+// Refresh() may be called from any number of threads.
 //
 // Example:
 //   fusebox::CachedClock clock;               // refreshed from CLOCK_MONOTONIC

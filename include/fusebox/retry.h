@@ -13,15 +13,11 @@
 // cancellation or ignored outcome (kCancelled), a breaker rejection and a full bulkhead
 // (kOverloaded) are final. See `IsRetryable()`.
 //
-// Backoff: the ceiling before attempt n+1 is min(max_backoff, initial_backoff * multiplier^(n-1));
-// the wait is drawn uniformly from [ceiling * (1 - jitter), ceiling] ("full jitter" when
-// jitter = 1), from an injected, seeded `Random`, so a test or the simulator gets the same schedule
-// every run. `RetryPolicy::BackoffFor()` and `RetryPolicy::NextBackoff()` are pure apart from that
-// draw: the asynchronous (Asio) guarded call in fusebox/asio.h reuses them and waits on a timer.
-//
-// The synchronous `Retry::Call` waits between attempts through an injected `Sleeper`. The default,
-// `ThreadSleeper` (see `DefaultSleeper()`), is the *only* place in fusebox that sleeps; tests
-// pass a fake that advances a ManualClock instead, so they run in virtual time.
+// The backoff grows exponentially to a cap and is jittered from an injected, seeded Random, so a
+// test or the simulator gets the same schedule every run (RetryPolicy::BackoffFor); the Asio twin
+// in fusebox/asio.h reuses it. Retry::Call waits through an injected Sleeper: the default,
+// ThreadSleeper, is the only place in fusebox that sleeps; tests pass one that advances a
+// ManualClock.
 //
 // Thread safety: RetryPolicy is a plain value. A Retry may be used by many threads at once (its
 // counters are atomics; its Random must be thread-safe, as fusebox::Random requires). Time: Retry

@@ -1,63 +1,27 @@
-// fusebox/single_flight.h
+// fusebox/single_flight.h: concurrent callers for the same key share one execution.
 //
-// SingleFlight<Key, Value> lets concurrent callers asking for the same key share one execution
-// (Go's golang.org/x/sync/singleflight): the first caller for a key becomes the *leader* and runs
-// the work; callers that arrive while it runs become *followers* and get the leader's result.
-// Twenty users decoding the same VIN make one upstream call, take one rate token, one bulkhead
-// slot and one breaker permit. A flight ends when the leader publishes; the next caller for that
-// key starts a new flight (this is not a cache).
+// As Go's golang.org/x/sync/singleflight: the first caller for a key is the *leader* and runs the
+// work; callers arriving meanwhile are *followers* and get its result. A flight ends when the
+// leader publishes; the next caller starts a new one (this is not a cache). A follower may leave
+// early (its own deadline or stop token) without cancelling the work; a leader destroyed without
+// publishing gives its followers kLeaderAbandoned, never a hang. Synchronous waits (Do, Wait) block
+// on a condition variable; asynchronous ones (Join, OnReady) call back. Where it goes among the
+// other pieces: docs/composition.md ("Single-flight").
 //
 //   Join(key) --no flight for key--> Leader (run the work, then Publish(value) or Fail())
 //             --flight in progress--> Follower (Wait(options) or OnReady(callback))
-//   Leader destroyed (or Abandon()) without publishing --> followers get kLeaderAbandoned
-//   (never a hang)
 //
-// Every follower keeps its own deadline and stop token and may leave early: leaving only stops
-// that follower's wait. It never cancels the shared execution, and the other followers still get
-// the result. A leader's caller that wants to leave early too hands the Leader to whoever runs the
-// work (a detached coroutine, a thread) and waits on `leader.follower()` like any follower.
+// Thread safety: every member of SingleFlight, Leader and Follower may be called concurrently (a
+// Leader object is used by one thread at a time, like any movable value). Key is copyable and
+// hashable; Value is copy-constructible (use a shared_ptr<const T> for big values). The
+// SingleFlight must outlive its Leaders; Followers may outlive both.
 //
-// Two ways to wait:
-//   - Synchronous: `Do(key, fn, options)` or `Follower::Wait(options)` block on a condition
-//     variable until the result is published, `options.stop_token` is stopped, or
-//     `options.deadline` passes. The deadline is a std::chrono::steady_clock::time_point because
-//     the condition variable's timed wait needs a real clock: it is a *wait primitive* (how long to
-//     block), never a time source for decisions. fusebox reads no clock here; a caller holding a
-//     fusebox::TimePoint deadline converts it: steady_clock::now() + (deadline - clock.Now()).
-//   - Asynchronous: `Join(key)` returns a Leader or a Follower. A Follower's `OnReady(callback)`
-//     runs the callback once with the result (inline if the flight is already over, else on the
-//     publishing thread after every lock is released), so an Asio adapter can post to the waiting
-//     coroutine's executor and race it against its own timer. A late callback after the waiter
-//     left is the adapter's to ignore.
-//
-// Errors are typed (FlightError): the leader's work threw or called Fail() (kLeaderFailed); the
-// leader went away or called Abandon() without publishing (kLeaderAbandoned); this waiter's
-// deadline passed (kDeadlineExceeded); its stop token was stopped (kCancelled). Nothing here
-// throws except what `fn` throws in Do(): the followers get kLeaderFailed, then the exception
-// reaches the leader's caller.
-//
-// Thread safety: all members of SingleFlight, Leader and Follower may be called concurrently (a
-// Leader object itself is used by one thread at a time, like any movable value). One mutex guards
-// the key -> flight map; each flight has its own mutex and condition variable.
-// Requirements: Key is copyable, hashable with Hash and comparable with KeyEqual; Value is
-// copy-constructible (every waiter gets its own copy; use a shared_ptr<const T> for big values).
-// Lifetime: the SingleFlight must outlive its Leaders; Followers may outlive both.
-//
-// Example (synchronous):
+// Example:
 //   fusebox::SingleFlight<std::string, Decode> flights;
 //   fusebox::Result<Decode, fusebox::FlightError> decode = flights.Do(
 //       vin, [&] { return DecodeUpstream(vin); },
 //       {.deadline = std::chrono::steady_clock::now() + budget, .stop_token = token});
 //   if (!decode) return Reject(fusebox::ToReasonCode(decode.error()));
-//
-// Example (asynchronous, leader/follower):
-//   auto joined = flights.Join(vin);
-//   if (auto* leader = std::get_if<decltype(flights)::Leader>(&joined)) {
-//     leader->Publish(co_await DecodeUpstream(vin));
-//   } else {
-//     std::get<decltype(flights)::Follower>(joined).OnReady(
-//         [handler](const auto& result) mutable { post(std::move(handler), result); });
-//   }
 #pragma once
 
 #include <atomic>
@@ -121,8 +85,10 @@ constexpr ReasonCode ToReasonCode(FlightError error) noexcept {
 
 // How long one synchronous waiter is willing to wait. Both members are optional.
 struct FlightWaitOptions {
-  // Give up (kDeadlineExceeded) at this instant. A wait primitive for the condition variable, not
-  // a time source for decisions (see the banner). Default: no deadline.
+  // Give up (kDeadlineExceeded) at this instant. A steady_clock time point because the condition
+  // variable's timed wait needs a real clock: a wait primitive, never a time source for decisions
+  // (fusebox reads no clock here). A caller holding a fusebox::TimePoint deadline converts it:
+  // steady_clock::now() + (deadline - clock.Now()). Default: no deadline.
   std::optional<std::chrono::steady_clock::time_point> deadline{};
   // Give up (kCancelled) when this is stopped. Default: no stop token.
   std::stop_token stop_token{};
@@ -143,7 +109,14 @@ class SingleFlight {
   ~SingleFlight() = default;
 
   // Joins the flight for `key`, or starts one. A Leader must run the work and Publish() (or
-  // Fail()); a Follower waits for the leader's result.
+  // Fail()); a Follower waits for the leader's result. The asynchronous use:
+  //   auto joined = flights.Join(vin);
+  //   if (auto* leader = std::get_if<decltype(flights)::Leader>(&joined)) {
+  //     leader->Publish(co_await DecodeUpstream(vin));
+  //   } else {
+  //     std::get<decltype(flights)::Follower>(joined).OnReady(
+  //         [handler](const auto& result) mutable { post(std::move(handler), result); });
+  //   }
   Joined Join(const Key& key);
 
   // The synchronous single-flight call. The leader runs `fn()` on this thread (it is the
@@ -227,7 +200,9 @@ class SingleFlight<Key, Value, Hash, KeyEqual>::Follower {
 
   // Runs `callback(const FlightResult&)` exactly once: now, on this thread, if the flight is
   // over; otherwise on the thread that publishes (or abandons), after every lock is released.
-  // The callback must be quick and must not throw (std::terminate): post to an executor.
+  // The callback must be quick and must not throw (std::terminate): post to an executor (an
+  // Asio adapter posts to the waiting coroutine's executor and races its own timer; a callback
+  // that comes after its waiter left is the adapter's to ignore).
   template <typename F>
     requires std::is_invocable_v<std::decay_t<F>&, const FlightResult&>
   void OnReady(F&& callback) const {
