@@ -9,13 +9,13 @@
 #include <cmath>
 #include <condition_variable>
 #include <limits>
-#include <mutex>
 #include <optional>
 #include <system_error>
 #include <thread>
 #include <utility>
 
 #include "common/duration.h"
+#include "fusebox/thread_annotations.h"
 #include "report.h"
 
 namespace fusebox::sim {
@@ -350,9 +350,11 @@ Result<SweepResult, std::string> RunSweep(const ScenarioFile& file, const BuildO
   std::atomic<std::size_t> done{0};
   std::atomic<std::size_t> first_error{total};
   std::vector<std::optional<std::string>> errors(total);
-  std::mutex mu;
-  std::condition_variable finished;
-  unsigned running = 0;  // Guarded by mu.
+  struct Workers {
+    fusebox::Mutex mu;
+    std::condition_variable_any finished;
+    unsigned running FUSEBOX_GUARDED_BY(mu) = 0;
+  } workers;
 
   auto worker = [&] {
     BuildOptions build = base;
@@ -386,9 +388,9 @@ Result<SweepResult, std::string> RunSweep(const ScenarioFile& file, const BuildO
       }
       done.fetch_add(1, std::memory_order_relaxed);
     }
-    std::lock_guard<std::mutex> lock(mu);
-    if (--running == 0) {
-      finished.notify_all();
+    fusebox::Locked lock(workers.mu);
+    if (--workers.running == 0) {
+      workers.finished.notify_all();
     }
   };
 
@@ -397,22 +399,23 @@ Result<SweepResult, std::string> RunSweep(const ScenarioFile& file, const BuildO
   std::vector<std::thread> threads;
   threads.reserve(jobs);
   {
-    std::lock_guard<std::mutex> lock(mu);
-    running = jobs;
+    fusebox::Locked lock(workers.mu);
+    workers.running = jobs;
   }
   for (unsigned j = 0; j < jobs; ++j) {
     threads.emplace_back(worker);
   }
   {
-    std::unique_lock<std::mutex> lock(mu);
-    while (running > 0) {
+    const auto all_finished = [&]() FUSEBOX_REQUIRES(workers.mu) { return workers.running == 0; };
+    fusebox::Locked lock(workers.mu);
+    while (workers.running > 0) {
       if (options.progress) {
         const std::size_t now_done = done.load(std::memory_order_relaxed);
-        lock.unlock();
+        workers.mu.unlock();
         options.progress(now_done, total);
-        lock.lock();
+        workers.mu.lock();
       }
-      finished.wait_for(lock, std::chrono::milliseconds(100), [&] { return running == 0; });
+      workers.finished.wait_for(workers.mu, std::chrono::milliseconds(100), all_finished);
     }
   }
   for (std::thread& thread : threads) {

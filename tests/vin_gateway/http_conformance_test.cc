@@ -8,7 +8,6 @@
 #include <atomic>
 #include <chrono>
 #include <memory>
-#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -27,6 +26,7 @@
 #include "fusebox/bulkhead.h"
 #include "fusebox/registry.h"
 #include "fusebox/testing/manual_clock.h"
+#include "fusebox/thread_annotations.h"
 #include "http/access_log.h"
 #include "http/admin_route.h"
 #include "http/http_server.h"
@@ -81,7 +81,7 @@ class ConformanceTest : public ::testing::Test {
     options.port = 0;
     auto handler = [this](HttpRequest request) -> fusebox::gateway::HandlerResult {
       {
-        std::lock_guard<std::mutex> lock(mu_);
+        fusebox::Locked lock(mu_);
         seen_.push_back(request.method + " " + request.target + " " + request.body);
       }
       if (request.target.starts_with("/at-once")) {
@@ -99,7 +99,7 @@ class ConformanceTest : public ::testing::Test {
     };
     auto created = fusebox::gateway::HttpServer::Create(io_, options, handler,
                                                         [this](const AccessRecord& record) {
-                                                          std::lock_guard<std::mutex> lock(mu_);
+                                                          fusebox::Locked lock(mu_);
                                                           records_.push_back(record);
                                                         });
     ASSERT_TRUE(created) << created.error();
@@ -121,11 +121,11 @@ class ConformanceTest : public ::testing::Test {
   std::uint16_t port() const { return server_->port(); }
 
   std::vector<std::string> Seen() {
-    std::lock_guard<std::mutex> lock(mu_);
+    fusebox::Locked lock(mu_);
     return seen_;
   }
   std::vector<AccessRecord> Records() {
-    std::lock_guard<std::mutex> lock(mu_);
+    fusebox::Locked lock(mu_);
     return records_;
   }
   // The access log records, once there are `n` (the line is written after the answer).
@@ -143,9 +143,9 @@ class ConformanceTest : public ::testing::Test {
   std::atomic<bool> slow_entered_{false};
   std::unique_ptr<fusebox::gateway::HttpServer> server_;
   std::thread thread_;
-  std::mutex mu_;
-  std::vector<std::string> seen_;      // Guarded by mu_.
-  std::vector<AccessRecord> records_;  // Guarded by mu_.
+  fusebox::Mutex mu_;
+  std::vector<std::string> seen_ FUSEBOX_GUARDED_BY(mu_);
+  std::vector<AccessRecord> records_ FUSEBOX_GUARDED_BY(mu_);
 };
 
 TEST_F(ConformanceTest, TransferEncodingNotEndingInChunkedIs400AndCloses) {

@@ -2,9 +2,9 @@
 #pragma once
 
 #include <chrono>
-#include <mutex>
 
 #include "core/decode.h"
+#include "fusebox/thread_annotations.h"
 
 namespace fusebox::gateway::testing {
 
@@ -13,17 +13,17 @@ class ManualWallClock final : public WallClock {
   // 2024-05-01T00:00:00Z.
   ManualWallClock() : now_(std::chrono::sys_days(std::chrono::year(2024) / 5 / 1)) {}
   WallTime Now() const noexcept override {
-    std::lock_guard<std::mutex> lock(mu_);
+    fusebox::Locked lock(mu_);
     return now_;
   }
   void Advance(std::chrono::nanoseconds d) {
-    std::lock_guard<std::mutex> lock(mu_);
+    fusebox::Locked lock(mu_);
     now_ += std::chrono::duration_cast<WallTime::duration>(d);
   }
 
  private:
-  mutable std::mutex mu_;
-  WallTime now_;  // Guarded by mu_.
+  mutable fusebox::Mutex mu_;
+  WallTime now_ FUSEBOX_GUARDED_BY(mu_);
 };
 
 }  // namespace fusebox::gateway::testing

@@ -13,6 +13,8 @@
 
 #include <gtest/gtest.h>
 
+#include "fusebox/thread_annotations.h"
+
 namespace {
 
 using fusebox::gateway::CommandLine;
@@ -21,23 +23,23 @@ using fusebox::gateway::ReloadReader;
 // What the reads and deliveries of one test share. Held by shared_ptr: a read left running by
 // Stop() may outlive the test's frame.
 struct Probe {
-  std::mutex mu;
-  std::condition_variable changed;
-  bool gate_open = false;              // reads wait here until the test opens it
-  int reads_started = 0;               // Guarded by mu.
-  int reads_finished = 0;              // Guarded by mu.
-  std::vector<std::string> delivered;  // Guarded by mu: each delivery's config_path
-  std::thread::id read_thread;         // Guarded by mu.
+  fusebox::Mutex mu;
+  std::condition_variable_any changed;
+  bool gate_open FUSEBOX_GUARDED_BY(mu) = false;  // reads wait here until the test opens it
+  int reads_started FUSEBOX_GUARDED_BY(mu) = 0;
+  int reads_finished FUSEBOX_GUARDED_BY(mu) = 0;
+  std::vector<std::string> delivered FUSEBOX_GUARDED_BY(mu);  // each delivery's config_path
+  std::thread::id read_thread FUSEBOX_GUARDED_BY(mu);
 
-  // Waits until `done()` holds (under mu).
+  // Waits until `done()` holds; `done` runs under mu (so it is FUSEBOX_REQUIRES(mu)).
   template <typename Done>
   void Await(Done done) {
-    std::unique_lock lock(mu);
-    changed.wait(lock, done);
+    const fusebox::Locked lock(mu);
+    changed.wait(mu, done);
   }
   void OpenGate() {
     {
-      const std::lock_guard lock(mu);
+      const fusebox::Locked lock(mu);
       gate_open = true;
     }
     changed.notify_all();
@@ -47,11 +49,12 @@ struct Probe {
 ReloadReader MakeReader(const std::shared_ptr<Probe>& probe) {
   return ReloadReader(
       [probe]() -> ReloadReader::Reread {
-        std::unique_lock lock(probe->mu);
+        const fusebox::Locked lock(probe->mu);
         const int n = ++probe->reads_started;
         probe->read_thread = std::this_thread::get_id();
         probe->changed.notify_all();
-        probe->changed.wait(lock, [&] { return probe->gate_open; });
+        probe->changed.wait(probe->mu,
+                            [&]() FUSEBOX_REQUIRES(probe->mu) { return probe->gate_open; });
         ++probe->reads_finished;
         probe->changed.notify_all();
         CommandLine line;
@@ -59,7 +62,7 @@ ReloadReader MakeReader(const std::shared_ptr<Probe>& probe) {
         return line;
       },
       [probe](ReloadReader::Reread reread) {
-        const std::lock_guard lock(probe->mu);
+        const fusebox::Locked lock(probe->mu);
         probe->delivered.push_back(reread ? reread->config_path : reread.error().message);
         probe->changed.notify_all();
       });
@@ -70,9 +73,9 @@ TEST(ReloadReaderTest, ReadsOnItsOwnThreadAndDeliversTheResult) {
   probe->OpenGate();
   ReloadReader reader = MakeReader(probe);
   reader.Request();
-  probe->Await([&] { return probe->delivered.size() == 1; });
+  probe->Await([&]() FUSEBOX_REQUIRES(probe->mu) { return probe->delivered.size() == 1; });
   reader.Stop();
-  const std::lock_guard lock(probe->mu);
+  const fusebox::Locked lock(probe->mu);
   EXPECT_EQ(probe->delivered, std::vector<std::string>{"read 1"});
   EXPECT_NE(probe->read_thread, std::this_thread::get_id());
 }
@@ -81,15 +84,15 @@ TEST(ReloadReaderTest, RequestsDuringAReadMakeOneMoreReadNotAQueue) {
   auto probe = std::make_shared<Probe>();
   ReloadReader reader = MakeReader(probe);
   reader.Request();
-  probe->Await([&] { return probe->reads_started == 1; });
+  probe->Await([&]() FUSEBOX_REQUIRES(probe->mu) { return probe->reads_started == 1; });
   // Three more signals while the first read is held.
   reader.Request();
   reader.Request();
   reader.Request();
   probe->OpenGate();
-  probe->Await([&] { return probe->delivered.size() == 2; });
+  probe->Await([&]() FUSEBOX_REQUIRES(probe->mu) { return probe->delivered.size() == 2; });
   reader.Stop();  // idle: joins, so no read can start after this
-  const std::lock_guard lock(probe->mu);
+  const fusebox::Locked lock(probe->mu);
   EXPECT_EQ(probe->reads_started, 2);
   EXPECT_EQ(probe->delivered, (std::vector<std::string>{"read 1", "read 2"}));
 }
@@ -98,14 +101,14 @@ TEST(ReloadReaderTest, StopDoesNotWaitForAReadInProgressAndDropsItsResult) {
   auto probe = std::make_shared<Probe>();
   ReloadReader reader = MakeReader(probe);
   reader.Request();
-  probe->Await([&] { return probe->reads_started == 1; });
+  probe->Await([&]() FUSEBOX_REQUIRES(probe->mu) { return probe->reads_started == 1; });
   reader.Stop();  // the read is still held at the gate: waiting for it would hang here
   probe->OpenGate();
-  probe->Await([&] { return probe->reads_finished == 1; });
+  probe->Await([&]() FUSEBOX_REQUIRES(probe->mu) { return probe->reads_finished == 1; });
   // The reader's thread now finds itself stopped; it delivers nothing, then or later (its
   // deliver function is gone).
   reader.Request();
-  const std::lock_guard lock(probe->mu);
+  const fusebox::Locked lock(probe->mu);
   EXPECT_TRUE(probe->delivered.empty());
   EXPECT_EQ(probe->reads_started, 1);
 }

@@ -5,10 +5,11 @@
 
 #include <condition_variable>
 #include <exception>
-#include <mutex>
 #include <utility>
 
 #include <fmt/format.h>
+
+#include "fusebox/thread_annotations.h"
 
 namespace fusebox::gateway {
 
@@ -17,12 +18,12 @@ struct ReloadReader::State {
       : read(std::move(read_fn)), deliver(std::move(deliver_fn)) {}
 
   const std::function<Reread()> read;  // called on the thread only, outside the lock
-  std::mutex mu;
-  std::condition_variable wake;
-  std::function<void(Reread)> deliver;  // Guarded by mu; emptied by Stop().
-  bool requested = false;               // Guarded by mu: a read is wanted.
-  bool reading = false;                 // Guarded by mu: `read` is running.
-  bool stopping = false;                // Guarded by mu.
+  fusebox::Mutex mu;
+  std::condition_variable_any wake;
+  std::function<void(Reread)> deliver FUSEBOX_GUARDED_BY(mu);  // Emptied by Stop().
+  bool requested FUSEBOX_GUARDED_BY(mu) = false;               // A read is wanted.
+  bool reading FUSEBOX_GUARDED_BY(mu) = false;                 // `read` is running.
+  bool stopping FUSEBOX_GUARDED_BY(mu) = false;
 };
 
 namespace {
@@ -59,7 +60,7 @@ ReloadReader::~ReloadReader() { Stop(); }
 
 void ReloadReader::Request() {
   {
-    const std::lock_guard lock(state_->mu);
+    const fusebox::Locked lock(state_->mu);
     // A flag, not a count: requests during a read make one more read, not a queue of them.
     state_->requested = true;
   }
@@ -69,7 +70,7 @@ void ReloadReader::Request() {
 void ReloadReader::Stop() {
   bool reading = false;
   {
-    const std::lock_guard lock(state_->mu);
+    const fusebox::Locked lock(state_->mu);
     state_->stopping = true;
     // Delivered under the lock (Loop): once this is empty, nothing is delivered any more.
     state_->deliver = nullptr;
@@ -90,17 +91,19 @@ void ReloadReader::Stop() {
 }
 
 void ReloadReader::Loop(const std::shared_ptr<State>& state) {
-  std::unique_lock lock(state->mu);
+  const fusebox::Locked lock(state->mu);
   for (;;) {
-    state->wake.wait(lock, [&] { return state->requested || state->stopping; });
+    state->wake.wait(state->mu, [&]() FUSEBOX_REQUIRES(state->mu) {
+      return state->requested || state->stopping;
+    });
     if (state->stopping) {
       return;
     }
     state->requested = false;
     state->reading = true;
-    lock.unlock();
+    state->mu.unlock();
     Reread reread = ReadOnce(state->read);
-    lock.lock();
+    state->mu.lock();
     state->reading = false;
     if (state->stopping) {
       return;

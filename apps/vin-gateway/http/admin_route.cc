@@ -51,7 +51,7 @@ AdminThrottle::AdminThrottle(fusebox::Clock& clock, AdminThrottleOptions options
 
 std::optional<fusebox::Duration> AdminThrottle::LockedOut(std::string_view client) {
   const fusebox::TimePoint now = clock_.Now();
-  std::lock_guard<std::mutex> lock(mu_);
+  fusebox::Locked lock(mu_);
   auto it = entries_.find(std::string(client));
   if (it == entries_.end() || !it->second.locked_until) {
     return std::nullopt;
@@ -68,7 +68,7 @@ void AdminThrottle::RecordFailure(std::string_view client) {
   const fusebox::TimePoint now = clock_.Now();
   std::string episode;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    fusebox::Locked lock(mu_);
     auto it = entries_.find(std::string(client));
     if (it == entries_.end()) {
       if (entries_.size() >= options_.max_addresses) {
@@ -102,7 +102,7 @@ void AdminThrottle::RecordFailure(std::string_view client) {
 }
 
 void AdminThrottle::RecordSuccess(std::string_view client) {
-  std::lock_guard<std::mutex> lock(mu_);
+  fusebox::Locked lock(mu_);
   entries_.erase(std::string(client));
 }
 
@@ -131,12 +131,12 @@ void AdminThrottle::MakeRoomLocked(fusebox::TimePoint now) {
 }
 
 std::size_t AdminThrottle::tracked_addresses() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  fusebox::Locked lock(mu_);
   return entries_.size();
 }
 
 std::uint64_t AdminThrottle::refused() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  fusebox::Locked lock(mu_);
   return refused_;
 }
 

@@ -31,7 +31,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -39,6 +38,7 @@
 
 #include "fusebox/clock.h"
 #include "fusebox/registry.h"
+#include "fusebox/thread_annotations.h"
 #include "http/http_message.h"
 
 namespace fusebox::gateway {
@@ -73,14 +73,14 @@ class AdminThrottle {
     std::uint32_t failures = 0;
     std::optional<fusebox::TimePoint> locked_until;
   };
-  void MakeRoomLocked(fusebox::TimePoint now);
+  void MakeRoomLocked(fusebox::TimePoint now) FUSEBOX_REQUIRES(mu_);
 
   fusebox::Clock& clock_;
   const AdminThrottleOptions options_;
   const std::function<void(std::string_view)> on_episode_;
-  mutable std::mutex mu_;
-  std::unordered_map<std::string, Entry> entries_;  // Guarded by mu_.
-  std::uint64_t refused_ = 0;                       // Guarded by mu_.
+  mutable fusebox::Mutex mu_;
+  std::unordered_map<std::string, Entry> entries_ FUSEBOX_GUARDED_BY(mu_);
+  std::uint64_t refused_ FUSEBOX_GUARDED_BY(mu_) = 0;
 };
 
 // Whether `authorization` is "Bearer <token>" with exactly `token`: the scheme in any case

@@ -35,6 +35,7 @@
 #include <boost/range/iterator_range.hpp>
 
 #include "core/decode.h"
+#include "fusebox/thread_annotations.h"
 #include "http/access_log.h"
 #include "http/client_address.h"
 #include "http/connection_deadline.h"
@@ -166,11 +167,13 @@ struct HttpServer::Session {
   beast::tcp_stream* stream = nullptr;  // valid while the session coroutine runs
   bool idle = false;                    // waiting for the next request
 
-  std::mutex mu;
+  fusebox::Mutex mu;
   // The request this session waits on, for its handler or for the client to take the answer
-  // (its log record so far and when it began); nullopt otherwise. Guarded by mu.
-  std::optional<std::pair<AccessRecord, std::chrono::steady_clock::time_point>> in_progress;
-  bool cut_off = false;  // LogUnfinishedRequests logged the request in progress. Guarded by mu.
+  // (its log record so far and when it began); nullopt otherwise.
+  std::optional<std::pair<AccessRecord, std::chrono::steady_clock::time_point>> in_progress
+      FUSEBOX_GUARDED_BY(mu);
+  // LogUnfinishedRequests logged the request in progress.
+  bool cut_off FUSEBOX_GUARDED_BY(mu) = false;
 };
 
 struct HttpServer::Impl {
@@ -205,8 +208,8 @@ struct HttpServer::Impl {
   const std::string id_prefix;
   std::atomic<std::uint64_t> next_id{0};
   std::atomic<std::uint64_t> next_session{0};
-  std::mutex mu;
-  std::map<std::uint64_t, std::shared_ptr<Session>> sessions;  // Guarded by mu.
+  fusebox::Mutex mu;
+  std::map<std::uint64_t, std::shared_ptr<Session>> sessions FUSEBOX_GUARDED_BY(mu);
   // LogUnfinishedRequests ran: a session that starts to wait after it logs its request itself.
   std::atomic<bool> unfinished_logged{false};
   std::atomic<std::uint64_t> malformed_forwarded_for{0};
@@ -266,7 +269,7 @@ struct HttpServer::Impl {
   bool LogCutOff(Session& session) {
     std::optional<AccessRecord> record;
     {
-      std::lock_guard<std::mutex> lock(session.mu);
+      fusebox::Locked lock(session.mu);
       if (session.in_progress && !session.cut_off) {
         session.cut_off = true;
         record = session.in_progress->first;
@@ -396,7 +399,7 @@ void HttpServer::StartSession(Impl& impl, tcp::socket socket) {
   session->executor = socket.get_executor();
   const std::uint64_t id = impl.next_session.fetch_add(1, std::memory_order_relaxed);
   {
-    std::lock_guard<std::mutex> lock(impl.mu);
+    fusebox::Locked lock(impl.mu);
     impl.sessions.emplace(id, session);
   }
   connections_.fetch_add(1, std::memory_order_relaxed);
@@ -406,7 +409,7 @@ void HttpServer::StartSession(Impl& impl, tcp::socket socket) {
       [this, &impl, session, id, s = std::move(socket)]() mutable -> net::awaitable<void> {
         co_await Serve(impl, std::move(s), *session);
         {
-          std::lock_guard<std::mutex> lock(impl.mu);
+          fusebox::Locked lock(impl.mu);
           impl.sessions.erase(id);
         }
         connections_.fetch_sub(1, std::memory_order_relaxed);
@@ -423,7 +426,7 @@ void HttpServer::BeginShutdown() {
     boost::system::error_code ignored;
     impl->acceptor.close(ignored);
   });
-  std::lock_guard<std::mutex> lock(impl->mu);
+  fusebox::Locked lock(impl->mu);
   for (const auto& [id, session] : impl->sessions) {
     net::post(session->executor, [session] {
       if (session->idle && session->stream != nullptr) {
@@ -440,7 +443,7 @@ std::size_t HttpServer::LogUnfinishedRequests() {
   impl_->unfinished_logged.store(true);
   std::vector<std::shared_ptr<Session>> sessions;
   {
-    std::lock_guard<std::mutex> lock(impl_->mu);
+    fusebox::Locked lock(impl_->mu);
     for (const auto& [id, session] : impl_->sessions) {
       sessions.push_back(session);
     }
@@ -770,7 +773,7 @@ class HttpServer::Connection {
     }
     shown_ = true;
     {
-      std::lock_guard<std::mutex> lock(session_.mu);
+      fusebox::Locked lock(session_.mu);
       session_.in_progress.emplace(record, started);
     }
     if (impl_.unfinished_logged.load()) {
@@ -784,7 +787,7 @@ class HttpServer::Connection {
       return false;
     }
     shown_ = false;
-    std::lock_guard<std::mutex> lock(session_.mu);
+    fusebox::Locked lock(session_.mu);
     const bool logged = session_.cut_off;
     session_.in_progress.reset();
     session_.cut_off = false;

@@ -67,7 +67,7 @@ LogWriter::~LogWriter() {
     turn = Turn{};  // this thread no longer gathers (its io_context may go before the thread)
   }
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    fusebox::Locked lock(mu_);
     stopping_ = true;
   }
   wake_.notify_one();
@@ -122,17 +122,17 @@ void LogWriter::FlushThisThread() {
 
 void LogWriter::Flush() {
   FlushThisThread();
-  std::unique_lock<std::mutex> lock(mu_);
-  progress_.wait(lock, [&] { return pending_.empty() && !writing_; });
+  fusebox::Locked lock(mu_);
+  progress_.wait(mu_, [&]() FUSEBOX_REQUIRES(mu_) { return pending_.empty() && !writing_; });
 }
 
 std::uint64_t LogWriter::dropped() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  fusebox::Locked lock(mu_);
   return dropped_;
 }
 
 void LogWriter::WriteLines(std::string_view lines, std::uint64_t count) {
-  std::lock_guard<std::mutex> lock(mu_);
+  fusebox::Locked lock(mu_);
   if (pending_.empty() && !writing_) {
     // Nothing queued before these lines: straight to the descriptor, as far as it takes them now.
     std::string with_report;
@@ -211,9 +211,9 @@ std::size_t LogWriter::WriteWithoutBlocking(std::string_view data, bool& refused
 
 void LogWriter::Run() {
   std::string batch;
-  std::unique_lock<std::mutex> lock(mu_);
+  fusebox::Locked lock(mu_);
   for (;;) {
-    wake_.wait(lock, [&] { return stopping_ || !pending_.empty(); });
+    wake_.wait(mu_, [&]() FUSEBOX_REQUIRES(mu_) { return stopping_ || !pending_.empty(); });
     if (pending_.empty()) {
       return;  // stopping, and everything is written
     }
@@ -227,9 +227,9 @@ void LogWriter::Run() {
     pending_.clear();
     pending_lines_ = 0;
     writing_ = true;
-    lock.unlock();
+    mu_.unlock();
     WriteOut(batch);
-    lock.lock();
+    mu_.lock();
     writing_ = false;
     progress_.notify_all();
   }
@@ -253,7 +253,7 @@ void LogWriter::WriteOut(const std::string& batch) {
     }
     // Refused (EPIPE, ENOSPC, EBADF...): the rest of this batch is dropped, and counted.
     const std::uint64_t lost = CountLines(std::string_view(batch).substr(done));
-    std::lock_guard<std::mutex> lock(mu_);
+    fusebox::Locked lock(mu_);
     dropped_ += lost;
     return;
   }

@@ -34,12 +34,13 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <thread>
 
 #include <boost/asio/io_context.hpp>
+
+#include "fusebox/thread_annotations.h"
 
 namespace fusebox::gateway {
 
@@ -75,14 +76,14 @@ class LogWriter {
   struct Turn;
   static Turn& ThisThreadTurn();
   // Complete lines (`count` of them) to the descriptor, in order after everything before.
-  void WriteLines(std::string_view lines, std::uint64_t count);
+  void WriteLines(std::string_view lines, std::uint64_t count) FUSEBOX_EXCLUDES(mu_);
   // Writes what the descriptor takes without blocking and returns how many bytes it took;
   // `refused` when it failed for good (EPIPE, ENOSPC...).
   std::size_t WriteWithoutBlocking(std::string_view data, bool& refused);
   void Run();
   // Writes all of `batch`, waiting for the output; drops (and counts the lines of) what it
   // refuses.
-  void WriteOut(const std::string& batch);
+  void WriteOut(const std::string& batch) FUSEBOX_EXCLUDES(mu_);
 
   // Which writer a thread's turn batch belongs to: a number never reused, not the address (a
   // writer made where an earlier one was would take that writer's batch and its io_context,
@@ -91,15 +92,17 @@ class LogWriter {
   const int fd_;
   const LogWriterOptions options_;
   const bool never_blocks_;  // a regular file or /dev/null: write(2) never waits for a reader
-  mutable std::mutex mu_;
-  std::condition_variable wake_;        // the writer thread: lines queued, or stopping
-  std::condition_variable progress_;    // Flush(): the queue written
-  std::string pending_;                 // the queue for the writer thread. Guarded by mu_.
-  std::uint64_t pending_lines_ = 0;     // lines in pending_. Guarded by mu_.
-  bool writing_ = false;                // the writer thread is writing a batch. Guarded by mu_.
-  std::uint64_t dropped_ = 0;           // Guarded by mu_.
-  std::uint64_t dropped_reported_ = 0;  // Guarded by mu_.
-  bool stopping_ = false;               // Guarded by mu_.
+  mutable fusebox::Mutex mu_;
+  std::condition_variable_any wake_;      // the writer thread: lines queued, or stopping
+  std::condition_variable_any progress_;  // Flush(): the queue written
+  // The queue for the writer thread, and the lines in it.
+  std::string pending_ FUSEBOX_GUARDED_BY(mu_);
+  std::uint64_t pending_lines_ FUSEBOX_GUARDED_BY(mu_) = 0;
+  // The writer thread is writing a batch.
+  bool writing_ FUSEBOX_GUARDED_BY(mu_) = false;
+  std::uint64_t dropped_ FUSEBOX_GUARDED_BY(mu_) = 0;
+  std::uint64_t dropped_reported_ FUSEBOX_GUARDED_BY(mu_) = 0;
+  bool stopping_ FUSEBOX_GUARDED_BY(mu_) = false;
   std::thread thread_;
 };
 

@@ -6,7 +6,7 @@ HotDecodes::Entry HotDecodes::Lookup(const std::string& key) {
   if (capacity_ == 0) {
     return {};
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  fusebox::Locked lock(mu_);
   auto it = index_.find(key);
   if (it == index_.end()) {
     return {};
@@ -19,7 +19,7 @@ void HotDecodes::Put(const std::string& key, DecodePtr decode) {
   if (capacity_ == 0 || decode == nullptr) {
     return;
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  fusebox::Locked lock(mu_);
   if (auto it = index_.find(key); it != index_.end()) {
     if (it->second->second.decode != decode) {
       it->second->second = Entry{std::move(decode), nullptr};
@@ -39,7 +39,7 @@ void HotDecodes::AttachFreshBody(const std::string& key, const DecodePtr& decode
   if (capacity_ == 0) {
     return;
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  fusebox::Locked lock(mu_);
   auto it = index_.find(key);
   if (it != index_.end() && it->second->second.decode == decode) {
     it->second->second.fresh_body = std::move(body);
@@ -47,7 +47,7 @@ void HotDecodes::AttachFreshBody(const std::string& key, const DecodePtr& decode
 }
 
 std::size_t HotDecodes::size() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  fusebox::Locked lock(mu_);
   return order_.size();
 }
 

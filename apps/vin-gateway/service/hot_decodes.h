@@ -23,12 +23,12 @@
 #include <cstddef>
 #include <list>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <utility>
 
 #include "core/decode.h"
+#include "fusebox/thread_annotations.h"
 
 namespace fusebox::gateway {
 
@@ -56,10 +56,10 @@ class HotDecodes {
  private:
   using Order = std::list<std::pair<std::string, Entry>>;  // most recently used first
 
-  mutable std::mutex mu_;
+  mutable fusebox::Mutex mu_;
   const std::size_t capacity_;
-  Order order_;
-  std::unordered_map<std::string, Order::iterator> index_;
+  Order order_ FUSEBOX_GUARDED_BY(mu_);
+  std::unordered_map<std::string, Order::iterator> index_ FUSEBOX_GUARDED_BY(mu_);
 };
 
 }  // namespace fusebox::gateway

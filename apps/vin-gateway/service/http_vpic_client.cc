@@ -6,7 +6,6 @@
 #include <cerrno>
 #include <charconv>
 #include <deque>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
@@ -22,6 +21,7 @@
 #include <boost/beast/ssl.hpp>
 #include <boost/url/parse.hpp>
 
+#include "fusebox/thread_annotations.h"
 #include "service/upstream_answer.h"
 
 namespace fusebox::gateway {
@@ -167,7 +167,7 @@ class HttpVpicClient final : public VpicClient {
     s.requests = requests_.load(std::memory_order_relaxed);
     s.connections_opened = opened_.load(std::memory_order_relaxed);
     s.connections_reused = reused_.load(std::memory_order_relaxed);
-    std::lock_guard<std::mutex> lock(mu_);
+    fusebox::Locked lock(mu_);
     s.idle_connections = idle_.size();
     return s;
   }
@@ -175,7 +175,7 @@ class HttpVpicClient final : public VpicClient {
  private:
   // The pooled connection to reuse, if any is still open.
   std::unique_ptr<Connection> TakeIdle() {
-    std::lock_guard<std::mutex> lock(mu_);
+    fusebox::Locked lock(mu_);
     while (!idle_.empty()) {
       std::unique_ptr<Connection> conn = std::move(idle_.back());
       idle_.pop_back();
@@ -187,7 +187,7 @@ class HttpVpicClient final : public VpicClient {
   }
 
   void ReturnIdle(std::unique_ptr<Connection> conn) {
-    std::lock_guard<std::mutex> lock(mu_);
+    fusebox::Locked lock(mu_);
     if (idle_.size() < options_.max_idle) {
       idle_.push_back(std::move(conn));
     }
@@ -349,8 +349,8 @@ class HttpVpicClient final : public VpicClient {
   const std::string prefix_;  // the base URL's path, without a trailing slash
   std::string host_header_;
   const std::unique_ptr<ssl::context> ssl_context_;
-  mutable std::mutex mu_;
-  std::deque<std::unique_ptr<Connection>> idle_;  // Guarded by mu_.
+  mutable fusebox::Mutex mu_;
+  std::deque<std::unique_ptr<Connection>> idle_ FUSEBOX_GUARDED_BY(mu_);
   std::atomic<std::uint64_t> requests_{0};
   std::atomic<std::uint64_t> opened_{0};
   std::atomic<std::uint64_t> reused_{0};

@@ -1,9 +1,9 @@
 #include <list>
-#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <utility>
 
+#include "fusebox/thread_annotations.h"
 #include "service/cache.h"
 
 namespace fusebox::gateway {
@@ -15,7 +15,7 @@ class MemoryCache final : public ImmediateCache {
   explicit MemoryCache(std::uint64_t max_entries) : max_entries_(max_entries) {}
 
   std::optional<CacheEntry> GetNow(std::string_view key) override {
-    std::lock_guard<std::mutex> lock(mu_);
+    fusebox::Locked lock(mu_);
     ++gets_;
     auto it = index_.find(std::string(key));
     if (it == index_.end()) {
@@ -27,7 +27,7 @@ class MemoryCache final : public ImmediateCache {
   }
 
   void PutNow(std::string_view key, const CacheEntry& entry) override {
-    std::lock_guard<std::mutex> lock(mu_);
+    fusebox::Locked lock(mu_);
     ++puts_;
     std::string k(key);
     if (auto it = index_.find(k); it != index_.end()) {
@@ -45,7 +45,7 @@ class MemoryCache final : public ImmediateCache {
   }
 
   CacheStats Stats() const override {
-    std::lock_guard<std::mutex> lock(mu_);
+    fusebox::Locked lock(mu_);
     CacheStats s;
     s.backend = "memory";
     s.entries = index_.size();
@@ -60,13 +60,13 @@ class MemoryCache final : public ImmediateCache {
  private:
   using Order = std::list<std::pair<std::string, CacheEntry>>;
   const std::uint64_t max_entries_;
-  mutable std::mutex mu_;
-  Order order_;                                             // Guarded by mu_.
-  std::unordered_map<std::string, Order::iterator> index_;  // Guarded by mu_.
-  std::uint64_t gets_ = 0;                                  // Guarded by mu_.
-  std::uint64_t hits_ = 0;                                  // Guarded by mu_.
-  std::uint64_t puts_ = 0;                                  // Guarded by mu_.
-  std::uint64_t evictions_ = 0;                             // Guarded by mu_.
+  mutable fusebox::Mutex mu_;
+  Order order_ FUSEBOX_GUARDED_BY(mu_);
+  std::unordered_map<std::string, Order::iterator> index_ FUSEBOX_GUARDED_BY(mu_);
+  std::uint64_t gets_ FUSEBOX_GUARDED_BY(mu_) = 0;
+  std::uint64_t hits_ FUSEBOX_GUARDED_BY(mu_) = 0;
+  std::uint64_t puts_ FUSEBOX_GUARDED_BY(mu_) = 0;
+  std::uint64_t evictions_ FUSEBOX_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace

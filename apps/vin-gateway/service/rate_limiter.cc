@@ -49,7 +49,7 @@ RateLimiter::Grant RateLimiter::TakeUpTo(std::string_view client, std::size_t n)
     return Grant{n, fusebox::Duration::zero()};
   }
   const fusebox::TimePoint now = clock_.Now();
-  std::lock_guard<std::mutex> lock(mu_);
+  fusebox::Locked lock(mu_);
   auto it = buckets_.find(std::string(client));
   if (it == buckets_.end()) {
     if (buckets_.size() >= max_clients_) {
@@ -75,7 +75,7 @@ RateLimiter::Grant RateLimiter::TakeUpTo(std::string_view client, std::size_t n)
 }
 
 std::size_t RateLimiter::tracked_clients() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  fusebox::Locked lock(mu_);
   return buckets_.size();
 }
 

@@ -28,13 +28,13 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 
 #include "fusebox/clock.h"
+#include "fusebox/thread_annotations.h"
 
 namespace fusebox::gateway {
 
@@ -64,15 +64,15 @@ class RateLimiter {
     double tokens = 0;
     fusebox::TimePoint updated{};
   };
-  void RefillLocked(Bucket& bucket, fusebox::TimePoint now) const;
-  void PruneLocked(fusebox::TimePoint now);
+  void RefillLocked(Bucket& bucket, fusebox::TimePoint now) const FUSEBOX_REQUIRES(mu_);
+  void PruneLocked(fusebox::TimePoint now) FUSEBOX_REQUIRES(mu_);
 
   const double rate_;
   const double burst_;
   fusebox::Clock& clock_;
   const std::size_t max_clients_;
-  mutable std::mutex mu_;
-  std::unordered_map<std::string, Bucket> buckets_;  // Guarded by mu_.
+  mutable fusebox::Mutex mu_;
+  std::unordered_map<std::string, Bucket> buckets_ FUSEBOX_GUARDED_BY(mu_);
   std::atomic<std::uint64_t> rejected_{0};
 };
 

@@ -10,11 +10,12 @@
 #include <charconv>
 #include <chrono>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "fusebox/thread_annotations.h"
 
 namespace fusebox::gateway {
 namespace {
@@ -124,7 +125,7 @@ class RedisCache final : public Cache {
     s.location = options_.location;
     s.healthy = client_.connected();
     {
-      std::lock_guard lock(mu_);
+      fusebox::Locked lock(mu_);
       s.error = s.healthy ? "" : (last_error_.empty() ? "not connected" : last_error_);
     }
     s.gets = gets_.load(std::memory_order_relaxed);
@@ -154,7 +155,7 @@ class RedisCache final : public Cache {
 
   void Error(std::string what) {
     errors_.fetch_add(1, std::memory_order_relaxed);
-    std::lock_guard lock(mu_);
+    fusebox::Locked lock(mu_);
     last_error_ = std::move(what);
   }
 
@@ -179,8 +180,8 @@ class RedisCache final : public Cache {
   fusebox::CircuitBreaker& breaker_;
   const RedisCacheOptions options_;
   std::atomic<std::uint64_t> gets_{0}, hits_{0}, puts_{0}, errors_{0};
-  mutable std::mutex mu_;
-  std::string last_error_;  // Guarded by mu_.
+  mutable fusebox::Mutex mu_;
+  std::string last_error_ FUSEBOX_GUARDED_BY(mu_);
 };
 
 }  // namespace

@@ -23,7 +23,6 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -31,6 +30,7 @@
 
 #include <fmt/format.h>
 
+#include "fusebox/thread_annotations.h"
 #include "service/cache.h"
 #include "service/key_filter.h"
 #include "storage/sqlite.h"
@@ -55,18 +55,18 @@ class SqliteCache final : public ImmediateCache {
         max_entries_(max_entries == 0 ? 1 : max_entries),
         options_(options),
         keys_(max_entries_) {
-    std::lock_guard<std::mutex> lock(mu_);
+    fusebox::Locked lock(mu_);
     OpenLocked(kOpenBusyTimeoutMs);
   }
   SqliteCache(const SqliteCache&) = delete;
   SqliteCache& operator=(const SqliteCache&) = delete;
   ~SqliteCache() override {
-    std::lock_guard<std::mutex> lock(mu_);
+    fusebox::Locked lock(mu_);
     CloseLocked();
   }
 
   std::optional<CacheEntry> GetNow(std::string_view key) override {
-    std::lock_guard<std::mutex> lock(mu_);
+    fusebox::Locked lock(mu_);
     ++gets_;
     RelockIfDueLocked();
     if (!db_.is_open() || !keys_.MayContain(key)) {
@@ -105,7 +105,7 @@ class SqliteCache final : public ImmediateCache {
   }
 
   void PutNow(std::string_view key, const CacheEntry& entry) override {
-    std::lock_guard<std::mutex> lock(mu_);
+    fusebox::Locked lock(mu_);
     ++puts_;
     RelockIfDueLocked();
     if (!db_.is_open()) {
@@ -170,7 +170,7 @@ class SqliteCache final : public ImmediateCache {
   }
 
   CacheStats Stats() const override {
-    std::lock_guard<std::mutex> lock(mu_);
+    fusebox::Locked lock(mu_);
     CacheStats s;
     s.backend = "sqlite";
     s.location = path_;
@@ -191,7 +191,7 @@ class SqliteCache final : public ImmediateCache {
   // waits.
   static constexpr int kOpenBusyTimeoutMs = 1000;
 
-  void RelockIfDueLocked() {
+  void RelockIfDueLocked() FUSEBOX_REQUIRES(mu_) {
     if (!locked_out_ || std::chrono::steady_clock::now() < next_relock_) {
       return;
     }
@@ -213,7 +213,7 @@ class SqliteCache final : public ImmediateCache {
     std::string refusal;  // when the file is readable but not a cache: why
   };
 
-  void OpenLocked(int busy_timeout_ms) {
+  void OpenLocked(int busy_timeout_ms) FUSEBOX_REQUIRES(mu_) {
     refresh_gap_ = static_cast<sqlite3_int64>(std::max<std::uint64_t>(1, max_entries_ / 16));
     // No error names the file or its directory: the error is shown on the public routes
     // (/status, /readyz); the log line that reports it adds the location.
@@ -323,7 +323,7 @@ class SqliteCache final : public ImmediateCache {
   }
 
   // Another process holds the file: broken until a later Get or Put finds it free.
-  void LockedOutLocked() {
+  void LockedOutLocked() FUSEBOX_REQUIRES(mu_) {
     BreakLocked(fmt::format(
         "in use by another process (one gateway per cache file); trying again every {} ms",
         options_.relock_interval.count()));
@@ -333,7 +333,7 @@ class SqliteCache final : public ImmediateCache {
 
   // What the open file is, from its application id and its schema. Reads only: nothing is
   // written before the answer says the file is a cache (or an empty database to make one).
-  Identity IdentifyLocked() {
+  Identity IdentifyLocked() FUSEBOX_REQUIRES(mu_) {
     Identity identity;
     sqlite3_int64 application_id = 0;
     identity.rc =
@@ -412,7 +412,7 @@ class SqliteCache final : public ImmediateCache {
 
   // Runs `sql`, handing each row to `row`. SQLITE_OK when every row was read.
   template <typename RowFn>
-  int EachRowLocked(const char* sql, RowFn&& row) {
+  int EachRowLocked(const char* sql, RowFn&& row) FUSEBOX_REQUIRES(mu_) {
     return sqlite::EachRow(db_.get(), sql, std::forward<RowFn>(row)).rc;
   }
 
@@ -434,7 +434,7 @@ class SqliteCache final : public ImmediateCache {
 
   // The filter, from the keys in the file (at open: the file may hold entries of an earlier run,
   // or of a process that held it while this one was locked out).
-  bool LoadKeysLocked() {
+  bool LoadKeysLocked() FUSEBOX_REQUIRES(mu_) {
     keys_.Clear();
     sqlite::Statement all;
     if (!PrepareLocked(all, "SELECT key FROM decodes")) {
@@ -451,7 +451,7 @@ class SqliteCache final : public ImmediateCache {
     return true;
   }
 
-  bool PrepareLocked(sqlite::Statement& statement, const char* sql) {
+  bool PrepareLocked(sqlite::Statement& statement, const char* sql) FUSEBOX_REQUIRES(mu_) {
     if (statement.Prepare(db_.get(), sql) != SQLITE_OK) {
       BreakLocked(fmt::format("not a usable cache: {}", sqlite3_errmsg(db_.get())));
       return false;
@@ -462,7 +462,7 @@ class SqliteCache final : public ImmediateCache {
   // An operation failed. Busy/locked is taken as transient (this connection holds the file's
   // lock from open on, so it should not happen); anything else means the file cannot be
   // trusted: stop using it.
-  void FailLocked(int rc, const char* what) {
+  void FailLocked(int rc, const char* what) FUSEBOX_REQUIRES(mu_) {
     ++errors_;
     error_ = fmt::format("failed during {}: {}", what, sqlite3_errstr(rc));
     if (rc != SQLITE_BUSY && rc != SQLITE_LOCKED) {
@@ -471,14 +471,14 @@ class SqliteCache final : public ImmediateCache {
     }
   }
 
-  void BreakLocked(std::string why) {
+  void BreakLocked(std::string why) FUSEBOX_REQUIRES(mu_) {
     ++errors_;
     healthy_ = false;
     error_ = std::move(why);
     CloseLocked();
   }
 
-  void CloseLocked() {
+  void CloseLocked() FUSEBOX_REQUIRES(mu_) {
     for (sqlite::Statement* s : {&get_, &touch_, &update_, &insert_, &evict_}) {
       s->Finalize();
     }
@@ -488,26 +488,27 @@ class SqliteCache final : public ImmediateCache {
   const std::string path_;
   const std::uint64_t max_entries_;
   const SqliteCacheOptions options_;
-  mutable std::mutex mu_;
-  KeyFilter keys_;         // Guarded by mu_. The keys in the file (service/key_filter.h).
-  sqlite::Database db_;    // Guarded by mu_; closed when broken.
-  sqlite::Statement get_;  // Guarded by mu_ (like every field below).
-  sqlite::Statement touch_;
-  sqlite::Statement update_;
-  sqlite::Statement insert_;
-  sqlite::Statement evict_;
-  sqlite3_int64 sequence_ = 0;
-  sqlite3_int64 refresh_gap_ = 1;
-  bool healthy_ = true;
-  std::string error_;
-  bool locked_out_ = false;  // another process held the file at the last attempt
-  std::chrono::steady_clock::time_point next_relock_{};
-  std::uint64_t entries_ = 0;
-  std::uint64_t gets_ = 0;
-  std::uint64_t hits_ = 0;
-  std::uint64_t puts_ = 0;
-  std::uint64_t evictions_ = 0;
-  std::uint64_t errors_ = 0;
+  mutable fusebox::Mutex mu_;
+  KeyFilter keys_ FUSEBOX_GUARDED_BY(mu_);       // The keys in the file (service/key_filter.h).
+  sqlite::Database db_ FUSEBOX_GUARDED_BY(mu_);  // Closed when broken.
+  sqlite::Statement get_ FUSEBOX_GUARDED_BY(mu_);
+  sqlite::Statement touch_ FUSEBOX_GUARDED_BY(mu_);
+  sqlite::Statement update_ FUSEBOX_GUARDED_BY(mu_);
+  sqlite::Statement insert_ FUSEBOX_GUARDED_BY(mu_);
+  sqlite::Statement evict_ FUSEBOX_GUARDED_BY(mu_);
+  sqlite3_int64 sequence_ FUSEBOX_GUARDED_BY(mu_) = 0;
+  sqlite3_int64 refresh_gap_ FUSEBOX_GUARDED_BY(mu_) = 1;
+  bool healthy_ FUSEBOX_GUARDED_BY(mu_) = true;
+  std::string error_ FUSEBOX_GUARDED_BY(mu_);
+  // Another process held the file at the last attempt.
+  bool locked_out_ FUSEBOX_GUARDED_BY(mu_) = false;
+  std::chrono::steady_clock::time_point next_relock_ FUSEBOX_GUARDED_BY(mu_){};
+  std::uint64_t entries_ FUSEBOX_GUARDED_BY(mu_) = 0;
+  std::uint64_t gets_ FUSEBOX_GUARDED_BY(mu_) = 0;
+  std::uint64_t hits_ FUSEBOX_GUARDED_BY(mu_) = 0;
+  std::uint64_t puts_ FUSEBOX_GUARDED_BY(mu_) = 0;
+  std::uint64_t evictions_ FUSEBOX_GUARDED_BY(mu_) = 0;
+  std::uint64_t errors_ FUSEBOX_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace

@@ -8,7 +8,7 @@ TransitionLog::TransitionLog(std::size_t capacity)
     : capacity_(std::max<std::size_t>(1, capacity)) {}
 
 void TransitionLog::Record(const fusebox::TransitionEvent& transition, WallTime at) {
-  std::lock_guard<std::mutex> lock(mu_);
+  fusebox::Locked lock(mu_);
   if (records_.size() == capacity_) {
     records_.pop_front();
   }
@@ -17,12 +17,12 @@ void TransitionLog::Record(const fusebox::TransitionEvent& transition, WallTime 
 }
 
 std::vector<TransitionRecord> TransitionLog::Recent() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  fusebox::Locked lock(mu_);
   return {records_.begin(), records_.end()};
 }
 
 std::uint64_t TransitionLog::total() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  fusebox::Locked lock(mu_);
   return total_;
 }
 

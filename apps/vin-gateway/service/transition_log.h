@@ -25,11 +25,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
-#include <mutex>
 #include <vector>
 
 #include "core/decode.h"
 #include "fusebox/events.h"
+#include "fusebox/thread_annotations.h"
 
 namespace fusebox::gateway {
 
@@ -59,9 +59,9 @@ class TransitionLog {
 
  private:
   const std::size_t capacity_;
-  mutable std::mutex mu_;
-  std::deque<TransitionRecord> records_;  // Guarded by mu_.
-  std::uint64_t total_ = 0;               // Guarded by mu_.
+  mutable fusebox::Mutex mu_;
+  std::deque<TransitionRecord> records_ FUSEBOX_GUARDED_BY(mu_);
+  std::uint64_t total_ FUSEBOX_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace fusebox::gateway
