@@ -6,6 +6,10 @@
 // Reconnects with exponential backoff for as long as the client lives. For a budget per command,
 // race the callback against a timer (the late reply is then ignored by the caller).
 //
+// Not a stable API yet: it is public because fusebox::redis ships it beside RedisFleetLink, and
+// vin-gateway's Redis cache is its one user; it will change as the Redis support grows
+// (authentication, TLS, Sentinel).
+//
 // Thread safety: every member may be called from any thread. Lifetime: as RedisFleetLink (the
 // io_context outlives the client; StopNow once no thread runs it).
 //
