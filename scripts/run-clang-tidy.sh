@@ -10,8 +10,9 @@
 #   scripts/run-clang-tidy.sh [build-dir]     default build dir: build/release
 #
 # Needs a configured build dir with compile_commands.json (CMAKE_EXPORT_COMPILE_COMMANDS is on);
-# it need not be built. Runs two files at a time (TIDY_JOBS), each for at most 600 s of wall time
-# (TIDY_FILE_LIMIT). Exits 1 on any finding (WarningsAsErrors: '*') or a file over its limit.
+# it need not be built. Runs two files at a time (TIDY_JOBS), each within 300 s of CPU
+# (TIDY_FILE_CPU_LIMIT) and 40 min of wall time (TIDY_FILE_WALL_LIMIT), tried twice. Exits 1 on
+# any finding (WarningsAsErrors: '*') or a file over its limits twice.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -21,7 +22,8 @@ build_dir="${1:-build/release}"
 db="$build_dir/compile_commands.json"
 clang_tidy="${CLANG_TIDY:-clang-tidy-16}"
 jobs="${TIDY_JOBS:-2}"
-per_file_limit="${TIDY_FILE_LIMIT:-600}"  # seconds of wall time for one file
+cpu_limit="${TIDY_FILE_CPU_LIMIT:-300}"    # seconds of CPU for one file
+wall_limit="${TIDY_FILE_WALL_LIMIT:-2400}"  # seconds of wall time for one file
 
 if ! command -v "$clang_tidy" >/dev/null; then
   echo "run-clang-tidy: $clang_tidy not found (scripts/install-deps.sh installs it)" >&2
@@ -68,18 +70,26 @@ fi
 
 echo "run-clang-tidy: $clang_tidy on $src_count files of src/, $header_units public headers" \
   "and $app_count files of apps/"
-# One file: clang-tidy under a time limit, so that a file the tool cannot finish is named and
-# fails the run instead of holding it (the slowest file takes about 25 s on one core).
+# One file: clang-tidy under limits, so that a file the tool cannot finish is named instead of
+# holding the run: 300 s of CPU (the slowest file takes about 25 s) and 40 minutes of wall time
+# (a run at the lowest priority beside the builds may wait long for a core). A file stopped by
+# either is tried once more, then fails the run.
 tidy_one() {
-  local rc=0
-  timeout -k 10 "$per_file_limit" "$clang_tidy" -p "$build_dir" --quiet "$1" || rc=$?
-  if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
-    echo "run-clang-tidy: $1: not done after ${per_file_limit} s; stopped" >&2
-  fi
+  local attempt rc
+  for attempt in 1 2; do
+    rc=0
+    (ulimit -t "$cpu_limit" && exec timeout -k 10 "$wall_limit" "$clang_tidy" -p "$build_dir" \
+      --quiet "$1") || rc=$?
+    # 124/137: timeout's signals; 152 (128 + SIGXCPU): the CPU limit.
+    if [ "$rc" -ne 124 ] && [ "$rc" -ne 137 ] && [ "$rc" -ne 152 ]; then
+      return "$rc"
+    fi
+    echo "run-clang-tidy: $1: stopped over its limits (exit $rc, attempt $attempt of 2)" >&2
+  done
   return "$rc"
 }
 export -f tidy_one
-export clang_tidy build_dir per_file_limit
+export clang_tidy build_dir cpu_limit wall_limit
 # xargs exits 123 when any invocation fails; each file is reported on its own.
 # shellcheck disable=SC2016 # $1 is the inner shell's argument, expanded there
 if ! printf '%s\0' "${files[@]}" | xargs -0 -n 1 -P "$jobs" bash -c 'tidy_one "$1"' tidy_one; then
