@@ -122,6 +122,9 @@ Result<AdaptivePermit> AdaptiveLimit::TryAcquire() noexcept {
 
 void AdaptiveLimit::OnRecord(TimePoint start, std::uint32_t peak, Sample sample) noexcept {
   in_flight_.fetch_sub(1, std::memory_order_release);
+  if (sample == Sample::kNothing) {
+    return;  // nothing learnt: no clock read, no lock
+  }
   const TimePoint now = clock_.Now();
   std::optional<LimitChange> change;
   {
@@ -141,7 +144,7 @@ void AdaptiveLimit::OnRecord(TimePoint start, std::uint32_t peak, Sample sample)
       }
     }
     // While measuring, a call admitted before the pin came back through a queue it helped make.
-    if (sample != Sample::kNothing && !(w.measuring && peak > config_.min_limit)) {
+    if (!(w.measuring && peak > config_.min_limit)) {
       if (w.samples == 0) {
         w.opened_at = now;
       }

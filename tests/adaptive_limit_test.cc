@@ -68,13 +68,14 @@ class AdaptiveLimitTest : public ::testing::Test {
     return n;
   }
 
-  // Closes the window, teaching nothing: one window's length later, one call that is dropped
-  // unrecorded.
-  void Settle(AdaptiveLimit& limit) {
+  // Closes the window of the last round: one window's length later, one more call as long as
+  // the round's (so the next window's mean is unchanged), whose record finds the window due.
+  void Settle(AdaptiveLimit& limit, Duration latency) {
     clock_.Advance(limit.config().sample_window);
     auto permit = limit.TryAcquire();
     ASSERT_TRUE(permit.has_value());
-    permit->Record(Outcome::kIgnored);
+    clock_.Advance(latency);
+    permit->Record(Outcome::kSuccess);
   }
 
   fusebox::testing::ManualClock clock_{TimePoint(seconds(1000))};
@@ -142,7 +143,7 @@ TEST_F(AdaptiveLimitTest, GrowsWhileCallsComeBackAtTheNoLoadLatencyAndStopsAtThe
   std::uint32_t previous = limit->limit();
   for (int round = 0; round < 200; ++round) {
     Round(*limit, 1000, fast);
-    Settle(*limit);
+    Settle(*limit, milliseconds(100));
     EXPECT_GE(limit->limit(), previous) << "round " << round;
     EXPECT_LE(limit->limit(), 60U);
     previous = limit->limit();
@@ -160,7 +161,7 @@ TEST_F(AdaptiveLimitTest, CallersUsingUnderHalfTheLimitMoveNothing) {
   for (int round = 0; round < 50; ++round) {
     Round(*limit, 7, [](std::uint32_t) { return milliseconds(100); });
   }
-  Settle(*limit);
+  Settle(*limit, milliseconds(100));
   EXPECT_EQ(limit->limit(), 16U);
   EXPECT_EQ(limit->Stats().windows, 50U);
   EXPECT_TRUE(changes_.empty());
@@ -171,12 +172,12 @@ TEST_F(AdaptiveLimitTest, ComesDownWhenCallsQueueAtTheDependency) {
   config.initial_limit = 200;
   auto limit = Make(config);
   Round(*limit, 1, [](std::uint32_t) { return milliseconds(100); });  // the no-load latency
-  Settle(*limit);
+  Settle(*limit, milliseconds(100));
   ASSERT_EQ(limit->limit(), 200U);  // one caller: under half the limit, no change
   std::uint32_t previous = limit->limit();
   for (int round = 0; round < 10; ++round) {
     Round(*limit, 1000, [](std::uint32_t) { return milliseconds(400); });
-    Settle(*limit);
+    Settle(*limit, milliseconds(400));
     EXPECT_LT(limit->limit(), previous) << "round " << round;
     previous = limit->limit();
   }
@@ -187,7 +188,7 @@ TEST_F(AdaptiveLimitTest, ADropCutsTheLimitByTheBackoffRatioDownToTheMinimum) {
   auto limit = Make(Config());
   Round(
       *limit, 1000, [](std::uint32_t) { return milliseconds(100); }, Outcome::kTimeout);
-  Settle(*limit);
+  Settle(*limit, milliseconds(100));
   EXPECT_EQ(limit->limit(), 14U);  // floor(16 * 0.9)
   ASSERT_EQ(changes_.size(), 1U);
   EXPECT_TRUE(changes_[0].drop);
@@ -200,13 +201,13 @@ TEST_F(AdaptiveLimitTest, ADropCutsTheLimitByTheBackoffRatioDownToTheMinimum) {
     clock_.Advance(milliseconds(100));
     permit->RecordDrop();
   }
-  Settle(*limit);
+  Settle(*limit, milliseconds(100));
   EXPECT_EQ(limit->limit(), 12U);  // floor(14.4 * 0.9)
   for (int round = 0; round < 100; ++round) {
     Round(
         *limit, 1000, [](std::uint32_t) { return milliseconds(100); }, Outcome::kTimeout);
   }
-  Settle(*limit);
+  Settle(*limit, milliseconds(100));
   EXPECT_EQ(limit->limit(), 2U);
 }
 
@@ -216,7 +217,7 @@ TEST_F(AdaptiveLimitTest, FailuresThatCameBackAreLatencySamplesNotDrops) {
     Round(
         *limit, 1000, [](std::uint32_t) { return milliseconds(100); }, Outcome::kFailure);
   }
-  Settle(*limit);
+  Settle(*limit, milliseconds(100));
   EXPECT_GT(limit->limit(), 16U);
   EXPECT_TRUE(changes_.empty() || !changes_.back().drop);
   EXPECT_EQ(limit->Stats().no_load_latency, milliseconds(100));
@@ -238,7 +239,7 @@ TEST_F(AdaptiveLimitTest, AWindowClosesOnlyWhenOldEnoughAndFullEnough) {
   clock_.Advance(seconds(1));
   Round(*limit, 1, fast);  // closes the window of the last round; opens one
   Round(*limit, 1, fast);
-  Settle(*limit);
+  Settle(*limit, milliseconds(100));
   EXPECT_EQ(limit->Stats().windows, 2U);
 }
 
@@ -247,7 +248,7 @@ TEST_F(AdaptiveLimitTest, TheNoLoadLatencyStartsAfreshAfterItsResetInterval) {
   config.no_load_reset = seconds(10);
   auto limit = Make(config);
   Round(*limit, 1, [](std::uint32_t) { return milliseconds(50); });
-  Settle(*limit);
+  Settle(*limit, milliseconds(50));
   EXPECT_EQ(limit->Stats().no_load_latency, milliseconds(50));
   // The dependency is now slower for good: 80 ms. Until the reset, its old best stands.
   for (int round = 0; round < 100; ++round) {  // 8 s
@@ -257,7 +258,7 @@ TEST_F(AdaptiveLimitTest, TheNoLoadLatencyStartsAfreshAfterItsResetInterval) {
   for (int round = 0; round < 30; ++round) {  // 2.4 s more: past the reset
     Round(*limit, 1, [](std::uint32_t) { return milliseconds(80); });
   }
-  Settle(*limit);
+  Settle(*limit, milliseconds(80));
   EXPECT_EQ(limit->Stats().no_load_latency, milliseconds(80));
 }
 
