@@ -27,6 +27,8 @@
 #include <thread>
 #include <vector>
 
+#include "fusebox/adaptive_limit.h"
+#include "fusebox/bulkhead.h"
 #include "fusebox/circuit_breaker.h"
 #include "fusebox/fleet.h"
 #include "fusebox/registry.h"
@@ -72,6 +74,51 @@ void BM_ClosedAcquireRecord(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_ClosedAcquireRecord)->Threads(1)->Threads(2)->UseRealTime();
+
+// The bulkhead's admission and release, and the adaptive limit's beside it: admission alone (the
+// permit dropped, which teaches the limit nothing), and admission with a recorded latency (two
+// clock reads and the sample window's lock). The limit is far above what the threads hold, so
+// nothing is refused; its windows close once a second, as in production.
+void BM_BulkheadAcquireRelease(benchmark::State& state) {
+  static std::unique_ptr<Bulkhead> bulkhead;
+  if (state.thread_index() == 0) {
+    bulkhead = Bulkhead::Create("bench", {.max_concurrent = 1000}).value();
+  }
+  for (auto _ : state) {
+    auto permit = bulkhead->TryAcquire();
+    benchmark::DoNotOptimize(permit);
+  }
+}
+BENCHMARK(BM_BulkheadAcquireRelease)->Threads(1)->Threads(2)->UseRealTime();
+
+std::unique_ptr<AdaptiveLimit> MakeAdaptiveLimit() {
+  return AdaptiveLimit::Create("bench", {.max_limit = 1000, .initial_limit = 1000}).value();
+}
+
+void BM_AdaptiveLimitAcquire(benchmark::State& state) {
+  static std::unique_ptr<AdaptiveLimit> limit;
+  if (state.thread_index() == 0) {
+    limit = MakeAdaptiveLimit();
+  }
+  for (auto _ : state) {
+    auto permit = limit->TryAcquire();
+    benchmark::DoNotOptimize(permit);
+  }
+}
+BENCHMARK(BM_AdaptiveLimitAcquire)->Threads(1)->Threads(2)->UseRealTime();
+
+void BM_AdaptiveLimitAcquireRecord(benchmark::State& state) {
+  static std::unique_ptr<AdaptiveLimit> limit;
+  if (state.thread_index() == 0) {
+    limit = MakeAdaptiveLimit();
+  }
+  for (auto _ : state) {
+    auto permit = limit->TryAcquire();
+    benchmark::DoNotOptimize(permit);
+    permit->Record(Outcome::kSuccess);
+  }
+}
+BENCHMARK(BM_AdaptiveLimitAcquireRecord)->Threads(1)->Threads(2)->UseRealTime();
 
 // BM_ClosedAcquireRecord with a CachedClock: each clock read is one load.
 void BM_ClosedAcquireRecordCachedClock(benchmark::State& state) {
