@@ -95,7 +95,8 @@ std::unique_ptr<AdaptiveLimit> MakeAdaptiveLimit() {
   return AdaptiveLimit::Create("bench", {.max_limit = 1000, .initial_limit = 1000}).value();
 }
 
-void BM_AdaptiveLimitAcquire(benchmark::State& state) {
+// Admission, then either a recorded latency or a release that teaches nothing.
+void RunAdaptiveLimit(benchmark::State& state, bool record) {
   static std::unique_ptr<AdaptiveLimit> limit;
   if (state.thread_index() == 0) {
     limit = MakeAdaptiveLimit();
@@ -103,21 +104,16 @@ void BM_AdaptiveLimitAcquire(benchmark::State& state) {
   for (auto _ : state) {
     auto permit = limit->TryAcquire();
     benchmark::DoNotOptimize(permit);
+    if (record) {
+      permit->Record(Outcome::kSuccess);
+    }
   }
 }
+
+void BM_AdaptiveLimitAcquire(benchmark::State& state) { RunAdaptiveLimit(state, false); }
 BENCHMARK(BM_AdaptiveLimitAcquire)->Threads(1)->Threads(2)->UseRealTime();
 
-void BM_AdaptiveLimitAcquireRecord(benchmark::State& state) {
-  static std::unique_ptr<AdaptiveLimit> limit;
-  if (state.thread_index() == 0) {
-    limit = MakeAdaptiveLimit();
-  }
-  for (auto _ : state) {
-    auto permit = limit->TryAcquire();
-    benchmark::DoNotOptimize(permit);
-    permit->Record(Outcome::kSuccess);
-  }
-}
+void BM_AdaptiveLimitAcquireRecord(benchmark::State& state) { RunAdaptiveLimit(state, true); }
 BENCHMARK(BM_AdaptiveLimitAcquireRecord)->Threads(1)->Threads(2)->UseRealTime();
 
 // BM_ClosedAcquireRecord with a CachedClock: each clock read is one load.
