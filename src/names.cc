@@ -26,6 +26,8 @@ std::string_view ToString(ReasonCode code) noexcept {
       return "CANCELLED";
     case ReasonCode::kCircuitRecovering:
       return "CIRCUIT_RECOVERING";
+    case ReasonCode::kThrottled:
+      return "THROTTLED";
   }
   return "UNKNOWN";
 }

@@ -158,6 +158,7 @@ std::optional<Duration> Retry::AfterFailure(CircuitBreaker& breaker, std::uint32
         cancelled_.fetch_add(1, std::memory_order_relaxed);
         break;
       case ReasonCode::kOverloaded:
+      case ReasonCode::kThrottled:
         break;
     }
     calls_.fetch_add(1, std::memory_order_relaxed);

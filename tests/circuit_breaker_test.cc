@@ -107,6 +107,7 @@ TEST(ReasonCodeTest, NamesAreTheContractStrings) {
   EXPECT_EQ(ToString(ReasonCode::kUpstreamSlow), "UPSTREAM_SLOW");
   EXPECT_EQ(ToString(ReasonCode::kUpstreamError), "UPSTREAM_ERROR");
   EXPECT_EQ(ToString(ReasonCode::kOverloaded), "OVERLOADED");
+  EXPECT_EQ(ToString(ReasonCode::kThrottled), "THROTTLED");
   EXPECT_EQ(ToString(State::kHalfOpen), "HALF_OPEN");
   EXPECT_EQ(ToString(State::kMetricsOnly), "METRICS_ONLY");
 }

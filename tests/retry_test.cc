@@ -273,6 +273,7 @@ TEST(RetryRuleTest, OnlyFailuresAndTimeoutsAreRetryable) {
   EXPECT_FALSE(fusebox::IsRetryable(ReasonCode::kCircuitOpen));
   EXPECT_FALSE(fusebox::IsRetryable(ReasonCode::kCircuitHalfOpen));
   EXPECT_FALSE(fusebox::IsRetryable(ReasonCode::kOverloaded));
+  EXPECT_FALSE(fusebox::IsRetryable(ReasonCode::kThrottled));
   EXPECT_FALSE(fusebox::IsRetryable(ReasonCode::kCancelled));
 }
 
@@ -301,7 +302,8 @@ TEST(RetryRuleTest, NextBackoffEndsOnFinalErrorsWithoutDrawing) {
   const RetryPolicy policy;  // jitter 1: a wait would draw
   CountingRandom random(1);
   for (ReasonCode code : {ReasonCode::kCircuitOpen, ReasonCode::kCircuitHalfOpen,
-                          ReasonCode::kOverloaded, ReasonCode::kCancelled}) {
+                          ReasonCode::kOverloaded, ReasonCode::kThrottled,
+                          ReasonCode::kCancelled}) {
     EXPECT_EQ(policy.NextBackoff(1, Error{code}, random), std::nullopt) << fusebox::ToString(code);
   }
   EXPECT_EQ(random.draws, 0);

@@ -57,8 +57,8 @@ namespace fusebox {
 // The retry rule, shared by the synchronous and the asynchronous guarded calls.
 // Retryable: kUpstreamError (a failure) and kUpstreamSlow (a timeout). Final: kCircuitOpen,
 // kCircuitHalfOpen and kCircuitRecovering (the breaker said no: retrying would defeat it),
-// kOverloaded (a full bulkhead is load shedding: retrying adds load), kCancelled (the caller gave
-// up or the call was ignored).
+// kOverloaded and kThrottled (load shedding: retrying adds the load that was shed), kCancelled
+// (the caller gave up or the call was ignored).
 constexpr bool IsRetryable(ReasonCode code) noexcept {
   return code == ReasonCode::kUpstreamError || code == ReasonCode::kUpstreamSlow;
 }

@@ -39,19 +39,20 @@ enum class ReasonCode : std::uint8_t {
   kOverloaded,         // the bulkhead was full.
   kCancelled,          // the caller cancelled (an ignored outcome).
   kCircuitRecovering,  // CLOSED during the recovery ramp: not this call's share of the traffic.
+  kThrottled,          // the client-side throttle shed the call (the dependency refuses many).
 };
 
 // "CIRCUIT_OPEN", "CIRCUIT_HALF_OPEN", "UPSTREAM_SLOW", "UPSTREAM_ERROR", "OVERLOADED",
-// "CANCELLED", "CIRCUIT_RECOVERING".
+// "CANCELLED", "CIRCUIT_RECOVERING", "THROTTLED".
 std::string_view ToString(ReasonCode code) noexcept;
 
 // Why a call did not produce a value.
 struct Error {
   ReasonCode code = ReasonCode::kUpstreamError;
   // For kCircuitOpen: time left until a probe may be admitted (0 when it may be admitted now;
-  // the configured cooldown for FORCED_OPEN, which only an operator ends). For kCircuitHalfOpen
-  // and kOverloaded: a short hint (at least 1 s is a sound Retry-After). For kCircuitRecovering:
-  // 1 s, or the time left in the ramp when shorter. Otherwise zero.
+  // the configured cooldown for FORCED_OPEN, which only an operator ends). For kCircuitHalfOpen,
+  // kOverloaded and kThrottled: a short hint (at least 1 s is a sound Retry-After). For
+  // kCircuitRecovering: 1 s, or the time left in the ramp when shorter. Otherwise zero.
   Duration retry_after{0};
 
   friend bool operator==(const Error&, const Error&) = default;
