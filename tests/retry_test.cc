@@ -301,9 +301,9 @@ TEST(RetryRuleTest, NextBackoffEndsAfterTheLastAttempt) {
 TEST(RetryRuleTest, NextBackoffEndsOnFinalErrorsWithoutDrawing) {
   const RetryPolicy policy;  // jitter 1: a wait would draw
   CountingRandom random(1);
-  for (ReasonCode code : {ReasonCode::kCircuitOpen, ReasonCode::kCircuitHalfOpen,
-                          ReasonCode::kOverloaded, ReasonCode::kThrottled,
-                          ReasonCode::kCancelled}) {
+  for (ReasonCode code :
+       {ReasonCode::kCircuitOpen, ReasonCode::kCircuitHalfOpen, ReasonCode::kOverloaded,
+        ReasonCode::kThrottled, ReasonCode::kCancelled}) {
     EXPECT_EQ(policy.NextBackoff(1, Error{code}, random), std::nullopt) << fusebox::ToString(code);
   }
   EXPECT_EQ(random.draws, 0);

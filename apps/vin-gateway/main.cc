@@ -40,7 +40,6 @@
 #include "config/config.h"
 #include "config/reload_reader.h"
 #include "fusebox/asio_prober.h"
-#include "fusebox/bulkhead.h"
 #include "fusebox/clock.h"
 #include "fusebox/fleet.h"
 #include "fusebox/redis_client.h"
@@ -58,6 +57,7 @@
 #include "service/http_vpic_client.h"
 #include "service/rate_limiter.h"
 #include "service/redis_cache.h"
+#include "service/upstream_limits.h"
 
 namespace {
 
@@ -272,18 +272,19 @@ void StopRedisClients(FleetParts& fleet, CacheParts& cache) {
 fusebox::gateway::HttpServerOptions ServerOptions(
     const fusebox::gateway::GatewayConfig& config,
     const fusebox::gateway::TrustedProxies& trusted_proxies, const LogFn& log) {
-  return {.host = config.listen_host,
-          .port = config.listen_port,
-          .client_timeout = config.client_timeout,
-          // A client that stops reading holds its connection no longer than a silent one.
-          .write_timeout = config.client_timeout,
-          // Upstream calls in flight and idle pooled connections (max_in_flight each), plus room
-          // for the cache and the log: running out of descriptors must cost client connections,
-          // never an upstream call (which would read as the upstream's failure).
-          .descriptor_reserve = 2 * static_cast<std::size_t>(config.max_in_flight) + 32,
-          .trusted_proxies = trusted_proxies,
-          .client_ipv6_prefix = config.client_ipv6_prefix,
-          .event_log = log};
+  return {
+      .host = config.listen_host,
+      .port = config.listen_port,
+      .client_timeout = config.client_timeout,
+      // A client that stops reading holds its connection no longer than a silent one.
+      .write_timeout = config.client_timeout,
+      // Upstream calls in flight and idle pooled connections (the cap each), plus room
+      // for the cache and the log: running out of descriptors must cost client connections,
+      // never an upstream call (which would read as the upstream's failure).
+      .descriptor_reserve = 2 * static_cast<std::size_t>(config.upstream_concurrency_cap()) + 32,
+      .trusted_proxies = trusted_proxies,
+      .client_ipv6_prefix = config.client_ipv6_prefix,
+      .event_log = log};
 }
 
 // SIGHUP re-reads the config file. The signal is taken on the first event loop, but the file is
@@ -428,14 +429,15 @@ void RunEventLoops(const std::vector<std::unique_ptr<net::io_context>>& contexts
   }
 }
 
-// What stands between the gateway and vPIC: the breaker (in its registry) and the bulkhead.
+// What stands between the gateway and vPIC: the breaker (in its registry), the cap on calls in
+// flight and the throttle.
 struct UpstreamGuards {
   std::unique_ptr<fusebox::Registry> registry;
   std::shared_ptr<fusebox::CircuitBreaker> breaker;
-  std::unique_ptr<fusebox::Bulkhead> bulkhead;
+  std::unique_ptr<fusebox::gateway::UpstreamLimits> limits;
 };
 std::optional<UpstreamGuards> MakeUpstreamGuards(const fusebox::gateway::GatewayConfig& config,
-                                                 const LogFn& log) {
+                                                 fusebox::Clock& clock, const LogFn& log) {
   UpstreamGuards guards;
   guards.registry = std::make_unique<fusebox::Registry>(config.BreakerConfig());
   if (auto error = guards.registry->Configure("vpic", config.BreakerConfig())) {
@@ -448,12 +450,22 @@ std::optional<UpstreamGuards> MakeUpstreamGuards(const fusebox::gateway::Gateway
     return std::nullopt;
   }
   guards.breaker = std::move(*breaker);
-  auto bulkhead = fusebox::Bulkhead::Create("vpic", {.max_concurrent = config.max_in_flight});
-  if (!bulkhead) {
-    log("error", bulkhead.error().message);
+  std::optional<std::uint32_t> fixed;
+  if (!config.max_in_flight_auto) {
+    fixed = config.max_in_flight;
+  }
+  auto limits =
+      fusebox::gateway::UpstreamLimits::Create({.fixed = fixed,
+                                                .min = config.max_in_flight_min,
+                                                .max = config.max_in_flight_max,
+                                                .throttle_k = config.throttle,
+                                                .throttle_window = config.throttle_window},
+                                               clock);
+  if (!limits) {
+    log("error", limits.error().message);
     return std::nullopt;
   }
-  guards.bulkhead = std::move(*bulkhead);
+  guards.limits = std::move(*limits);
   return guards;
 }
 
@@ -562,23 +574,23 @@ int Run(const fusebox::gateway::GatewayConfig& config, const std::vector<std::st
   const std::function<void()> stop_all = [&loops] { loops.StopAll(); };
   fusebox::Clock& clock = fusebox::DefaultClock();
 
-  std::optional<UpstreamGuards> guards = MakeUpstreamGuards(config, log);
+  std::optional<UpstreamGuards> guards = MakeUpstreamGuards(config, clock, log);
   if (!guards) {
     return 2;
   }
   fusebox::Registry& registry = *guards->registry;
   fusebox::CircuitBreaker& breaker = *guards->breaker;
-  fusebox::Bulkhead& bulkhead = *guards->bulkhead;
+  fusebox::gateway::UpstreamLimits& limits = *guards->limits;
   std::optional<CacheParts> cache_parts = MakeCache(config, registry, io, log);
   if (!cache_parts) {
     return 2;
   }
   std::unique_ptr<fusebox::gateway::Cache>& cache = cache_parts->cache;
   fusebox::gateway::RateLimiter limiter(config.client_rate, config.effective_client_burst(), clock);
-  auto client =
-      fusebox::gateway::MakeHttpVpicClient(io.get_executor(), {.base_url = config.upstream_url,
-                                                               .ca_file = config.upstream_ca,
-                                                               .max_idle = config.max_in_flight});
+  auto client = fusebox::gateway::MakeHttpVpicClient(
+      io.get_executor(), {.base_url = config.upstream_url,
+                          .ca_file = config.upstream_ca,
+                          .max_idle = config.upstream_concurrency_cap()});
   if (!client) {
     log("error", client.error());
     return 2;
@@ -589,7 +601,7 @@ int Run(const fusebox::gateway::GatewayConfig& config, const std::vector<std::st
   }
   fusebox::gateway::GatewayMetrics metrics;
   fusebox::gateway::DecodeService service(
-      {*cache, **client, breaker, bulkhead, limiter, clock, wall_clock, metrics,
+      {*cache, **client, breaker, limits, limiter, clock, wall_clock, metrics,
        offline ? &*offline : nullptr, UpstreamHoldLog(log)},
       ServiceOptions(config));
 
@@ -599,7 +611,7 @@ int Run(const fusebox::gateway::GatewayConfig& config, const std::vector<std::st
   FleetParts fleet_parts = StartFleet(config, io, breaker);
 
   std::unique_ptr<fusebox::gateway::HttpServer> server;
-  fusebox::gateway::Router router({service, registry, *cache, bulkhead, metrics, limiter, **client,
+  fusebox::gateway::Router router({service, registry, *cache, limits, metrics, limiter, **client,
                                    admin_token, admin_throttle,
                                    [&server] { return server && server->shutting_down(); },
                                    FleetReporter(config, fleet_parts)});

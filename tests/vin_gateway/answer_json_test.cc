@@ -89,7 +89,7 @@ TEST(AnswerBodyTest, EveryBodyIsTheSerializedObject) {
       }
     }
   }
-  EXPECT_EQ(compared, 11 * 9 * 2 * 7 * 3 * 3 * 2 * 3 * 2 * 3);
+  EXPECT_EQ(compared, 12 * 9 * 2 * 7 * 3 * 3 * 2 * 3 * 2 * 3);
 }
 
 TEST(AnswerBodyTest, ARefusalBodyIsValidJsonWithItsFields) {

@@ -225,6 +225,51 @@ TEST(ConfigTest, EveryNumericFlagNamesItsRange) {
   }
 }
 
+TEST(ConfigTest, MaxInFlightTakesAutoWithItsBounds) {
+  auto parsed =
+      Parse({"--max-in-flight", "auto", "--max-in-flight-min", "4", "--max-in-flight-max", "64"});
+  ASSERT_TRUE(parsed) << parsed.error().message;
+  EXPECT_TRUE(parsed->config.max_in_flight_auto);
+  EXPECT_EQ(parsed->config.max_in_flight_min, 4U);
+  EXPECT_EQ(parsed->config.upstream_concurrency_cap(), 64U);
+
+  const TomlFile file("vin_gateway_config_auto.toml", "max_in_flight = \"auto\"\n");
+  auto from_file = Parse({"--config", file.path()});
+  ASSERT_TRUE(from_file) << from_file.error().message;
+  EXPECT_TRUE(from_file->config.max_in_flight_auto);
+  // A number on the command line replaces the file's auto.
+  auto fixed = Parse({"--config", file.path(), "--max-in-flight", "8"});
+  ASSERT_TRUE(fixed) << fixed.error().message;
+  EXPECT_FALSE(fixed->config.max_in_flight_auto);
+  EXPECT_EQ(fixed->config.upstream_concurrency_cap(), 8U);
+
+  auto word = Parse({"--max-in-flight", "lots"});
+  ASSERT_FALSE(word);
+  EXPECT_EQ(word.error().field, "--max-in-flight");
+  auto inverted =
+      Parse({"--max-in-flight", "auto", "--max-in-flight-min", "10", "--max-in-flight-max", "5"});
+  ASSERT_FALSE(inverted);
+  EXPECT_EQ(inverted.error().field, "--max-in-flight-max");
+  EXPECT_EQ(inverted.error().message,
+            "--max-in-flight-max must be at least --max-in-flight-min (10), got 5");
+}
+
+TEST(ConfigTest, ThrottleIsOffByDefaultAndTakesKFromOne) {
+  auto defaults = Parse({});
+  ASSERT_TRUE(defaults) << defaults.error().message;
+  EXPECT_EQ(defaults->config.throttle, 0);
+  auto on = Parse({"--throttle", "2", "--throttle-window", "10s"});
+  ASSERT_TRUE(on) << on.error().message;
+  EXPECT_EQ(on->config.throttle, 2);
+  EXPECT_EQ(on->config.throttle_window, 10s);
+  auto below_one = Parse({"--throttle", "0.5"});
+  ASSERT_FALSE(below_one);
+  EXPECT_EQ(below_one.error().message, "--throttle must be in 0 (off) or [1, 100], got 0.5");
+  auto short_window = Parse({"--throttle-window", "10ms"});
+  ASSERT_FALSE(short_window);
+  EXPECT_EQ(short_window.error().field, "--throttle-window");
+}
+
 TEST(ConfigTest, MalformedValuesNameTheFlag) {
   auto duration = Parse({"--cooldown", "soon"});
   ASSERT_FALSE(duration);

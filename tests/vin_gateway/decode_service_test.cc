@@ -22,7 +22,6 @@
 #include <boost/json/serialize.hpp>
 
 #include "core/answer_json.h"
-#include "fusebox/bulkhead.h"
 #include "fusebox/circuit_breaker.h"
 #include "fusebox/testing/manual_clock.h"
 #include "service/cache.h"
@@ -30,6 +29,7 @@
 #include "service/hot_decodes.h"
 #include "service/rate_limiter.h"
 #include "service/transition_log.h"
+#include "service/upstream_limits.h"
 #include "vin_gateway/fake_vpic_client.h"
 #include "vin_gateway/manual_wall_clock.h"
 
@@ -57,6 +57,8 @@ struct Options {
   fusebox::Duration cooldown = 20s;
   std::uint32_t failure_threshold = 3;
   std::uint32_t max_in_flight = 16;
+  bool adaptive = false;  // an adaptive cap in [1, max_in_flight] instead of a fixed one
+  double throttle_k = 0;  // 0: no throttle; its window is 10 s
   double rate = 0;
   double burst = 40;
   std::unique_ptr<fusebox::gateway::Cache> cache = nullptr;
@@ -73,12 +75,19 @@ class Harness {
     config.cooldown = options.cooldown;
     config.half_open_successes = 1;
     breaker = std::move(fusebox::CircuitBreaker::Create("vpic", config, {.clock = &clock}).value());
-    bulkhead = std::move(
-        fusebox::Bulkhead::Create("vpic", {.max_concurrent = options.max_in_flight}).value());
+    limits = std::move(
+        fusebox::gateway::UpstreamLimits::Create(
+            {.fixed = options.adaptive ? std::nullopt : std::optional(options.max_in_flight),
+             .min = 1,
+             .max = options.max_in_flight,
+             .throttle_k = options.throttle_k,
+             .throttle_window = 10s},
+            clock)
+            .value());
     cache = options.cache ? std::move(options.cache) : fusebox::gateway::MakeMemoryCache(1000);
     limiter = std::make_unique<fusebox::gateway::RateLimiter>(options.rate, options.burst, clock);
     service = std::make_unique<fusebox::gateway::DecodeService>(
-        fusebox::gateway::DecodeServiceDeps{*cache, client, *breaker, *bulkhead, *limiter, clock,
+        fusebox::gateway::DecodeServiceDeps{*cache, client, *breaker, *limits, *limiter, clock,
                                             wall, metrics},
         fusebox::gateway::DecodeServiceOptions{.cache_ttl = 24h,
                                                .hot_entries = options.hot_entries,
@@ -139,7 +148,7 @@ class Harness {
   fusebox::gateway::testing::ManualWallClock wall;
   FakeVpicClient client;
   std::unique_ptr<fusebox::CircuitBreaker> breaker;
-  std::unique_ptr<fusebox::Bulkhead> bulkhead;
+  std::unique_ptr<fusebox::gateway::UpstreamLimits> limits;
   std::unique_ptr<fusebox::gateway::Cache> cache;
   std::unique_ptr<fusebox::gateway::RateLimiter> limiter;
   fusebox::gateway::GatewayMetrics metrics;
@@ -560,6 +569,58 @@ TEST(DecodeServiceTest, FullBulkheadIsOverloadedBeforeTheBreakerIsAsked) {
   h.io.restart();
   h.io.run();
   EXPECT_EQ(first->value_or(DecodeAnswer{}).status, DecodeStatus::kOk);
+}
+
+TEST(DecodeServiceTest, AnAdaptiveCapIsOverloadedAtItsLimit) {
+  Harness h({.max_in_flight = 2, .adaptive = true});  // starts at 16 clamped to [1, 2]
+  ASSERT_TRUE(h.limits->adaptive());
+  EXPECT_EQ(h.limits->limit(), 2U);
+  h.client.hold = true;
+  auto first = h.Start(kOthers.at(0));
+  auto second = h.Start(kOthers.at(1));
+  h.Poll();
+  auto third = h.Start(kOthers.at(2));
+  h.Poll();
+  ASSERT_TRUE(third->has_value());
+  EXPECT_EQ((*third)->status, DecodeStatus::kOverloaded);
+  EXPECT_EQ(h.limits->in_flight(), 2U);
+  h.client.Release();
+  h.io.restart();
+  h.io.run();
+  EXPECT_EQ(first->value_or(DecodeAnswer{}).status, DecodeStatus::kOk);
+  EXPECT_EQ(second->value_or(DecodeAnswer{}).status, DecodeStatus::kOk);
+  EXPECT_EQ(h.limits->in_flight(), 0U);
+}
+
+// vPIC refuses everything with 503 but the breaker would need 1000 in a row: the throttle sheds
+// the calls instead, each answered THROTTLED (503, Retry-After), and vPIC is spared them.
+TEST(DecodeServiceTest, TheThrottleShedsWhileVpicRefusesMost) {
+  Harness h({.failure_threshold = 1000, .throttle_k = 2});
+  h.client.mode = Mode::kStatus;
+  h.client.status = 503;
+  int throttled = 0;
+  for (int i = 0; i < 60; ++i) {
+    const DecodeAnswer answer = h.Decode(kOthers.at(static_cast<std::size_t>(i) % kOthers.size()));
+    if (answer.status == DecodeStatus::kThrottled) {
+      ++throttled;
+      EXPECT_EQ(answer.http_status(), 503U);
+      EXPECT_GE(fusebox::gateway::RetryAfterSeconds(answer.retry_after), 1);
+    } else {
+      EXPECT_EQ(answer.status, DecodeStatus::kUpstreamError);
+    }
+  }
+  EXPECT_GT(throttled, 30);  // p = r / (r + 1) once everything failed
+  EXPECT_EQ(h.client.calls, 60 - throttled);
+  EXPECT_EQ(h.breaker->state(), fusebox::State::kClosed);  // the throttle shed, not the breaker
+  ASSERT_NE(h.limits->throttle(), nullptr);
+  EXPECT_EQ(h.limits->throttle()->Stats().refused, static_cast<std::uint64_t>(throttled));
+
+  // vPIC recovers: once the window has passed, nothing is shed.
+  h.client.mode = Mode::kOk;
+  h.clock.Advance(10s);
+  for (int i = 0; i < 20; ++i) {
+    EXPECT_EQ(h.Decode(kOthers.at(static_cast<std::size_t>(i))).status, DecodeStatus::kOk);
+  }
 }
 
 TEST(DecodeServiceTest, EmptyBucketIsRateLimitedWithoutAnUpstreamCall) {

@@ -23,7 +23,6 @@
 #include <boost/asio/use_awaitable.hpp>
 
 #include "core/log_format.h"
-#include "fusebox/bulkhead.h"
 #include "fusebox/registry.h"
 #include "fusebox/testing/manual_clock.h"
 #include "fusebox/thread_annotations.h"
@@ -35,6 +34,7 @@
 #include "service/decode_service.h"
 #include "service/gateway_metrics.h"
 #include "service/rate_limiter.h"
+#include "service/upstream_limits.h"
 #include "vin_gateway/fake_vpic_client.h"
 #include "vin_gateway/manual_wall_clock.h"
 #include "vin_gateway/raw_client.h"
@@ -502,11 +502,11 @@ class RoutedConformanceTest : public ::testing::Test {
     (void)registry_.Configure("vpic", fusebox::CircuitBreakerConfig{});
     breaker_ = registry_.Get("vpic").value();
     service_ = std::make_unique<fusebox::gateway::DecodeService>(
-        fusebox::gateway::DecodeServiceDeps{*cache_, client_, *breaker_, *bulkhead_, limiter_,
-                                            clock_, wall_, metrics_},
+        fusebox::gateway::DecodeServiceDeps{*cache_, client_, *breaker_, *limits_, limiter_, clock_,
+                                            wall_, metrics_},
         fusebox::gateway::DecodeServiceOptions{});
     router_ = std::make_unique<fusebox::gateway::Router>(
-        fusebox::gateway::RouterDeps{*service_, registry_, *cache_, *bulkhead_, metrics_, limiter_,
+        fusebox::gateway::RouterDeps{*service_, registry_, *cache_, *limits_, metrics_, limiter_,
                                      client_, std::string("t0ken"), admin_throttle_, nullptr});
     auto created = fusebox::gateway::HttpServer::Create(
         io_, {.host = "127.0.0.1", .port = 0},
@@ -540,8 +540,8 @@ class RoutedConformanceTest : public ::testing::Test {
   fusebox::gateway::testing::FakeVpicClient client_;
   fusebox::Registry registry_{fusebox::CircuitBreakerConfig{}, {.clock = &clock_}};
   std::shared_ptr<fusebox::CircuitBreaker> breaker_;
-  std::unique_ptr<fusebox::Bulkhead> bulkhead_ =
-      std::move(fusebox::Bulkhead::Create("vpic", {.max_concurrent = 4}).value());
+  std::unique_ptr<fusebox::gateway::UpstreamLimits> limits_ =
+      fusebox::gateway::UpstreamLimits::Fixed(4);
   std::unique_ptr<fusebox::gateway::Cache> cache_ = fusebox::gateway::MakeMemoryCache(100);
   fusebox::gateway::RateLimiter limiter_{0, 1, clock_};
   fusebox::gateway::GatewayMetrics metrics_;

@@ -330,6 +330,43 @@ TEST_F(GatewayIntegrationTest, FullBulkheadIsOverloaded) {
   EXPECT_EQ(UpstreamCalls(), 1);
 }
 
+TEST_F(GatewayIntegrationTest, AnAdaptiveCapAndTheThrottleShowInStatusAndMetrics) {
+  StartSim();
+  StartGateway({"--max-in-flight", "auto", "--max-in-flight-min", "2", "--max-in-flight-max", "40",
+                "--throttle", "2", "--throttle-window", "30s", "--failure-threshold", "1000",
+                "--probe-mode", "passive"});
+  EXPECT_EQ(Decode(kVins[0]).status, 200);
+  json::value status = Json(Get("/status"));
+  EXPECT_EQ(status.at("bulkhead").at("mode"), "auto");
+  EXPECT_EQ(status.at("bulkhead").at("max_in_flight"), 16);  // the adaptive limit's start
+  EXPECT_EQ(status.at("bulkhead").at("min"), 2);
+  EXPECT_EQ(status.at("bulkhead").at("max"), 40);
+  EXPECT_EQ(status.at("throttle").at("k"), 2.0);
+  EXPECT_EQ(status.at("throttle").at("refusal_probability"), 0.0);
+
+  // vPIC refuses everything: the throttle sheds a share as THROTTLED before the breaker (which
+  // would need 1000 failures) trips.
+  Fault(R"({"mode":"error","status":503})");
+  int throttled = 0;
+  for (std::size_t i = 1; i < 12; ++i) {
+    const HttpResult r = Decode(kVins[i % kVins.size()]);
+    if (Field(r, "status") == "THROTTLED") {
+      ++throttled;
+      EXPECT_EQ(r.status, 503);
+      EXPECT_EQ(r.headers.at("retry-after"), "1");
+    }
+  }
+  EXPECT_GT(throttled, 0);
+  status = Json(Get("/status"));
+  EXPECT_GT(status.at("throttle").at("refusal_probability").to_number<double>(), 0.5);
+  EXPECT_EQ(status.at("throttle").at("refused"), throttled);
+  const std::string metrics = Get("/metrics").body;
+  EXPECT_NE(metrics.find("vin_gateway_concurrency_limit{mode=\"auto\"} "), std::string::npos);
+  EXPECT_NE(metrics.find("vin_gateway_throttle_refused_total " + std::to_string(throttled)),
+            std::string::npos)
+      << metrics;
+}
+
 TEST_F(GatewayIntegrationTest, ClientRateLimitAnswers429) {
   StartSim();
   StartGateway({"--client-rate", "0.5", "--client-burst", "2"});

@@ -23,7 +23,6 @@
 
 #include "core/answer_json.h"
 #include "core/vin.h"
-#include "fusebox/bulkhead.h"
 #include "fusebox/circuit_breaker.h"
 #include "fusebox/testing/manual_clock.h"
 #include "offline/offline_decoder.h"
@@ -31,6 +30,7 @@
 #include "service/decode_service.h"
 #include "service/gateway_metrics.h"
 #include "service/rate_limiter.h"
+#include "service/upstream_limits.h"
 #include "vin_gateway/fake_vpic_client.h"
 #include "vin_gateway/manual_wall_clock.h"
 
@@ -224,11 +224,11 @@ class Gateway {
     config.cooldown = 20s;
     config.half_open_successes = 1;
     breaker = std::move(fusebox::CircuitBreaker::Create("vpic", config, {.clock = &clock}).value());
-    bulkhead = std::move(fusebox::Bulkhead::Create("vpic", {.max_concurrent = 16}).value());
+    limits = fusebox::gateway::UpstreamLimits::Fixed(16);
     cache = fusebox::gateway::MakeMemoryCache(1000);
     limiter = std::make_unique<fusebox::gateway::RateLimiter>(0, 40, clock);
     service = std::make_unique<fusebox::gateway::DecodeService>(
-        fusebox::gateway::DecodeServiceDeps{*cache, client, *breaker, *bulkhead, *limiter, clock,
+        fusebox::gateway::DecodeServiceDeps{*cache, client, *breaker, *limits, *limiter, clock,
                                             wall, metrics, &vpic.decoder()},
         fusebox::gateway::DecodeServiceOptions{.cache_ttl = 24h});
   }
@@ -274,7 +274,7 @@ class Gateway {
   fusebox::gateway::testing::ManualWallClock wall;
   fusebox::gateway::testing::FakeVpicClient client;
   std::unique_ptr<fusebox::CircuitBreaker> breaker;
-  std::unique_ptr<fusebox::Bulkhead> bulkhead;
+  std::unique_ptr<fusebox::gateway::UpstreamLimits> limits;
   std::unique_ptr<fusebox::gateway::Cache> cache;
   std::unique_ptr<fusebox::gateway::RateLimiter> limiter;
   fusebox::gateway::GatewayMetrics metrics;

@@ -26,7 +26,6 @@
 #include <boost/json/value_to.hpp>
 
 #include "core/decode_status.h"
-#include "fusebox/bulkhead.h"
 #include "fusebox/registry.h"
 #include "fusebox/testing/manual_clock.h"
 #include "http/access_log.h"
@@ -34,6 +33,7 @@
 #include "http/transport_status.h"
 #include "http/web_assets.h"
 #include "service/decode_service.h"
+#include "service/upstream_limits.h"
 #include "vin_gateway/fake_vpic_client.h"
 #include "vin_gateway/manual_wall_clock.h"
 
@@ -60,13 +60,13 @@ class RouterHarness {
     config.cooldown = 20s;
     (void)registry.Configure("vpic", config);
     breaker = registry.Get("vpic").value();
-    bulkhead = std::move(fusebox::Bulkhead::Create("vpic", {.max_concurrent = 4}).value());
+    limits = fusebox::gateway::UpstreamLimits::Fixed(4);
     service = std::make_unique<fusebox::gateway::DecodeService>(
-        fusebox::gateway::DecodeServiceDeps{*cache, client, *breaker, *bulkhead, limiter, clock,
-                                            wall, metrics},
+        fusebox::gateway::DecodeServiceDeps{*cache, client, *breaker, *limits, limiter, clock, wall,
+                                            metrics},
         fusebox::gateway::DecodeServiceOptions{});
     router = std::make_unique<fusebox::gateway::Router>(fusebox::gateway::RouterDeps{
-        *service, registry, *cache, *bulkhead, metrics, limiter, client, std::move(token),
+        *service, registry, *cache, *limits, metrics, limiter, client, std::move(token),
         admin_throttle, [this] { return draining; }});
   }
 
@@ -121,7 +121,7 @@ class RouterHarness {
   fusebox::gateway::testing::FakeVpicClient client;
   fusebox::Registry registry;
   std::shared_ptr<fusebox::CircuitBreaker> breaker;
-  std::unique_ptr<fusebox::Bulkhead> bulkhead;
+  std::unique_ptr<fusebox::gateway::UpstreamLimits> limits;
   std::unique_ptr<fusebox::gateway::Cache> cache = fusebox::gateway::MakeMemoryCache(100);
   fusebox::gateway::RateLimiter limiter{0, 1, clock};
   fusebox::gateway::GatewayMetrics metrics;
@@ -145,6 +145,8 @@ TEST(StatusMappingTest, EveryStatusHasItsHttpCode) {
   EXPECT_EQ(fusebox::gateway::HttpStatus(DecodeStatus::kUpstreamSlow), 504U);
   EXPECT_EQ(fusebox::gateway::HttpStatus(DecodeStatus::kUpstreamError), 502U);
   EXPECT_EQ(fusebox::gateway::HttpStatus(DecodeStatus::kOverloaded), 503U);
+  EXPECT_EQ(fusebox::gateway::HttpStatus(DecodeStatus::kThrottled), 503U);
+  EXPECT_EQ(fusebox::gateway::ToString(DecodeStatus::kThrottled), "THROTTLED");
   EXPECT_EQ(fusebox::gateway::HttpStatus(DecodeStatus::kRateLimited), 429U);
   EXPECT_EQ(fusebox::gateway::HttpStatus(TransportStatus::kOk), 200U);
   EXPECT_EQ(fusebox::gateway::HttpStatus(TransportStatus::kBadRequest), 400U);
@@ -157,9 +159,9 @@ TEST(StatusMappingTest, EveryStatusHasItsHttpCode) {
 }
 
 TEST(StatusMappingTest, RetryAfterGoesWithTheStatusesThatPromiseIt) {
-  for (DecodeStatus s :
-       {DecodeStatus::kCircuitOpen, DecodeStatus::kCircuitHalfOpen,
-        DecodeStatus::kCircuitRecovering, DecodeStatus::kOverloaded, DecodeStatus::kRateLimited}) {
+  for (DecodeStatus s : {DecodeStatus::kCircuitOpen, DecodeStatus::kCircuitHalfOpen,
+                         DecodeStatus::kCircuitRecovering, DecodeStatus::kOverloaded,
+                         DecodeStatus::kRateLimited, DecodeStatus::kThrottled}) {
     EXPECT_TRUE(fusebox::gateway::HasRetryAfter(s)) << fusebox::gateway::ToString(s);
   }
   for (DecodeStatus s : {DecodeStatus::kOk, DecodeStatus::kVinInvalid, DecodeStatus::kUpstreamSlow,
@@ -173,8 +175,9 @@ TEST(StatusMappingTest, StaleStandsInOnlyForImpossibleLiveDecodes) {
   for (DecodeStatus s : fusebox::gateway::kAllDecodeStatuses) {
     stale += fusebox::gateway::AllowsStale(s) ? 1 : 0;
   }
-  EXPECT_EQ(stale, 8);  // CIRCUIT_RECOVERING, LOCAL_OVERLOADED and UPSTREAM_LATE too
+  EXPECT_EQ(stale, 9);  // CIRCUIT_RECOVERING, LOCAL_OVERLOADED, UPSTREAM_LATE, THROTTLED too
   EXPECT_TRUE(fusebox::gateway::AllowsStale(DecodeStatus::kCircuitRecovering));
+  EXPECT_TRUE(fusebox::gateway::AllowsStale(DecodeStatus::kThrottled));
   EXPECT_FALSE(fusebox::gateway::AllowsStale(DecodeStatus::kRateLimited));
   EXPECT_FALSE(fusebox::gateway::AllowsStale(DecodeStatus::kVinInvalid));
 }
@@ -184,7 +187,7 @@ TEST(StatusMappingTest, UpstreamReasonsNeverReadAsInvalidInput) {
        {fusebox::ReasonCode::kCircuitOpen, fusebox::ReasonCode::kCircuitHalfOpen,
         fusebox::ReasonCode::kCircuitRecovering, fusebox::ReasonCode::kUpstreamSlow,
         fusebox::ReasonCode::kUpstreamError, fusebox::ReasonCode::kOverloaded,
-        fusebox::ReasonCode::kCancelled}) {
+        fusebox::ReasonCode::kCancelled, fusebox::ReasonCode::kThrottled}) {
     const DecodeStatus s = fusebox::gateway::FromReason(code);
     EXPECT_NE(s, DecodeStatus::kVinInvalid);
     if (code == fusebox::ReasonCode::kCircuitRecovering) {

@@ -332,6 +332,65 @@ std::optional<ConfigError> CheckClientRate(const GatewayConfig& config, std::str
   return CheckDouble(flag, config.client_rate, 0, 1e6);
 }
 
+std::optional<ConfigError> ApplyMaxInFlight(GatewayConfig& config, std::string_view flag,
+                                            std::string_view value) {
+  if (value == "auto") {
+    config.max_in_flight_auto = true;
+    return std::nullopt;
+  }
+  const auto n = ParseUnsigned<std::uint64_t>(value);
+  if (!n) {
+    return Malformed(flag, value, "a whole number or auto");
+  }
+  config.max_in_flight_auto = false;
+  config.max_in_flight = static_cast<std::uint32_t>(
+      std::min<std::uint64_t>(*n, std::numeric_limits<std::uint32_t>::max()));
+  return std::nullopt;
+}
+
+std::optional<ConfigError> CheckMaxInFlight(const GatewayConfig& config, std::string_view flag) {
+  if (config.max_in_flight_auto) {
+    return std::nullopt;
+  }
+  return CheckRange<std::uint32_t>(flag, config.max_in_flight, 1, 100000);
+}
+
+bool SameMaxInFlight(const GatewayConfig& a, const GatewayConfig& b) {
+  return a.max_in_flight_auto == b.max_in_flight_auto && a.max_in_flight == b.max_in_flight;
+}
+
+std::optional<ConfigError> CheckMaxInFlightMax(const GatewayConfig& config, std::string_view flag) {
+  if (auto error = CheckRange<std::uint32_t>(flag, config.max_in_flight_max, 1, 100000)) {
+    return error;
+  }
+  if (config.max_in_flight_max < config.max_in_flight_min) {
+    return ConfigError{std::string(flag),
+                       fmt::format("{} must be at least --max-in-flight-min ({}), got {}", flag,
+                                   config.max_in_flight_min, config.max_in_flight_max)};
+  }
+  return std::nullopt;
+}
+
+std::optional<ConfigError> ApplyThrottle(GatewayConfig& config, std::string_view flag,
+                                         std::string_view value) {
+  const auto d = ParseDouble(value);
+  if (!d) {
+    return Malformed(flag, value, "a number (0 disables)");
+  }
+  config.throttle = *d;
+  return std::nullopt;
+}
+
+std::optional<ConfigError> CheckThrottle(const GatewayConfig& config, std::string_view flag) {
+  if (config.throttle == 0) {
+    return std::nullopt;
+  }
+  if (!(config.throttle >= 1 && config.throttle <= 100)) {
+    return RangeError(flag, "0 (off) or [1, 100]", FormatNumber(config.throttle));
+  }
+  return std::nullopt;
+}
+
 std::optional<ConfigError> ApplyClientBurst(GatewayConfig& config, std::string_view flag,
                                             std::string_view value) {
   const auto d = ParseDouble(value);
@@ -505,9 +564,24 @@ constexpr Setting kProcessSettings[] = {
      ApplyDuration<&G::cache_ttl>, CheckDurationField<&G::cache_ttl, kSecond, 3650 * kDay>,
      Same<&G::cache_ttl>},
     // (the breaker's settings go here)
-    {"--max-in-flight", "max_in_flight", "upstream calls at once (default 16)",
-     ApplyWhole<std::uint32_t, &G::max_in_flight>,
-     CheckWholeField<std::uint32_t, &G::max_in_flight, 1, 100000>, Same<&G::max_in_flight>},
+    {"--max-in-flight", "max_in_flight",
+     "upstream calls at once: a number, or auto (an adaptive limit; default 16)", ApplyMaxInFlight,
+     CheckMaxInFlight, SameMaxInFlight},
+    {"--max-in-flight-min", "max_in_flight_min",
+     "with --max-in-flight auto: the least the limit goes to (default 3)",
+     ApplyWhole<std::uint32_t, &G::max_in_flight_min>,
+     CheckWholeField<std::uint32_t, &G::max_in_flight_min, 1, 100000>, Same<&G::max_in_flight_min>},
+    {"--max-in-flight-max", "max_in_flight_max",
+     "with --max-in-flight auto: the most the limit goes to (default 256)",
+     ApplyWhole<std::uint32_t, &G::max_in_flight_max>, CheckMaxInFlightMax,
+     Same<&G::max_in_flight_max>},
+    {"--throttle", "throttle",
+     "client-side throttling of vPIC calls: k, nothing is shed while more than 1/k succeed; "
+     "0 disables (default 0)",
+     ApplyThrottle, CheckThrottle, Same<&G::throttle>},
+    {"--throttle-window", "throttle_window", "how far back the throttle counts (default 30s)",
+     ApplyDuration<&G::throttle_window>,
+     CheckDurationField<&G::throttle_window, 100 * kMs, 60 * kMinute>, Same<&G::throttle_window>},
     {"--client-rate", "client_rate",
      "decodes per second per client (address; IPv6: per network, see --client-ipv6-prefix), "
      "0 disables (default 20)",

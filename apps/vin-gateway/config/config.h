@@ -86,8 +86,25 @@ struct GatewayConfig {
     breaker.probe_budget = std::chrono::seconds(2);
     return breaker;
   }
-  // --max-in-flight: upstream calls at once (the bulkhead). Default 16, range [1, 100000].
+  // --max-in-flight: upstream calls at once: a number (a fixed cap, the bulkhead) or `auto` (an
+  // adaptive limit, fusebox::AdaptiveLimit, that starts at 16 and moves between
+  // --max-in-flight-min and --max-in-flight-max with vPIC's latency). Default 16, range
+  // [1, 100000].
   std::uint32_t max_in_flight = 16;
+  bool max_in_flight_auto = false;
+  // --max-in-flight-min / --max-in-flight-max: the adaptive limit's bounds (with `auto` only).
+  // Default 3 and 256, range [1, 100000], min <= max.
+  std::uint32_t max_in_flight_min = 3;
+  std::uint32_t max_in_flight_max = 256;
+  // The most upstream calls that may ever be in flight: the fixed cap, or the adaptive maximum.
+  std::uint32_t upstream_concurrency_cap() const {
+    return max_in_flight_auto ? max_in_flight_max : max_in_flight;
+  }
+  // --throttle: client-side throttling of vPIC calls (fusebox::Throttle): k, the multiplier on
+  // accepted calls (nothing is shed while more than 1/k succeed). 0 (default): off; else [1, 100].
+  double throttle = 0;
+  // --throttle-window: how far back the throttle's counts reach. Default 30s, range [100ms, 1h].
+  Duration throttle_window = std::chrono::seconds(30);
   // --client-rate: tokens per second of each client's bucket (an address; an IPv6 client's
   // --client-ipv6-prefix network); 0 disables the limit.
   // Default 20, range [0, 1000000].

@@ -29,6 +29,8 @@ std::string_view ToString(DecodeStatus status) noexcept {
       return "LOCAL_OVERLOADED";
     case DecodeStatus::kUpstreamLate:
       return "UPSTREAM_LATE";
+    case DecodeStatus::kThrottled:
+      return "THROTTLED";
   }
   return "UPSTREAM_ERROR";
 }
@@ -44,6 +46,7 @@ unsigned HttpStatus(DecodeStatus status) noexcept {
     case DecodeStatus::kCircuitRecovering:
     case DecodeStatus::kOverloaded:
     case DecodeStatus::kLocalOverloaded:
+    case DecodeStatus::kThrottled:
       return 503;
     case DecodeStatus::kUpstreamSlow:
     case DecodeStatus::kUpstreamLate:
@@ -64,6 +67,7 @@ bool HasRetryAfter(DecodeStatus status) noexcept {
     case DecodeStatus::kOverloaded:
     case DecodeStatus::kRateLimited:
     case DecodeStatus::kLocalOverloaded:
+    case DecodeStatus::kThrottled:
       return true;
     default:
       return false;
@@ -97,6 +101,9 @@ std::string_view DefaultMessage(DecodeStatus status) noexcept {
     case DecodeStatus::kUpstreamLate:
       return "Live decode late \u2014 the vehicle database has not answered yet; a copy was "
              "served and the live answer will refresh it.";
+    case DecodeStatus::kThrottled:
+      return "Decode held back \u2014 the vehicle database is refusing many decodes, so fewer "
+             "are being sent; try again shortly.";
   }
   return "Decode failed.";
 }
@@ -141,6 +148,7 @@ bool AllowsStale(DecodeStatus status) noexcept {
     case DecodeStatus::kOverloaded:
     case DecodeStatus::kLocalOverloaded:
     case DecodeStatus::kUpstreamLate:
+    case DecodeStatus::kThrottled:
       return true;
     default:
       return false;
@@ -167,6 +175,8 @@ DecodeStatus FromReason(fusebox::ReasonCode code) noexcept {
       return DecodeStatus::kUpstreamError;
     case fusebox::ReasonCode::kOverloaded:
       return DecodeStatus::kOverloaded;
+    case fusebox::ReasonCode::kThrottled:
+      return DecodeStatus::kThrottled;
   }
   return DecodeStatus::kUpstreamError;
 }

@@ -54,6 +54,7 @@ enum class DecodeStatus : std::uint8_t {
   kRateLimited,
   kLocalOverloaded,
   kUpstreamLate,
+  kThrottled,
 };
 
 inline constexpr DecodeStatus kAllDecodeStatuses[] = {
@@ -68,6 +69,7 @@ inline constexpr DecodeStatus kAllDecodeStatuses[] = {
     DecodeStatus::kRateLimited,
     DecodeStatus::kLocalOverloaded,
     DecodeStatus::kUpstreamLate,
+    DecodeStatus::kThrottled,
 };
 
 // What the vehicle database did when its decodes last failed: answered with errors (an HTTP

@@ -55,14 +55,39 @@ HttpResponse MetricsResponse(const RouterDeps& deps) {
       cache.backend, cache.entries, cache.backend, cache.healthy ? 1 : 0, cache.backend,
       cache.evictions, cache.backend, cache.errors);
   out += fmt::format(
-      "# HELP vin_gateway_bulkhead_in_flight Upstream calls holding a bulkhead slot.\n"
+      "# HELP vin_gateway_bulkhead_in_flight Upstream calls holding a slot of the cap.\n"
       "# TYPE vin_gateway_bulkhead_in_flight gauge\nvin_gateway_bulkhead_in_flight {}\n"
       "# HELP vin_gateway_bulkhead_rejected_total Calls refused with OVERLOADED.\n"
       "# TYPE vin_gateway_bulkhead_rejected_total counter\n"
       "vin_gateway_bulkhead_rejected_total {}\n"
+      "# HELP vin_gateway_concurrency_limit The cap on upstream calls in flight (moves with "
+      "--max-in-flight auto).\n"
+      "# TYPE vin_gateway_concurrency_limit gauge\nvin_gateway_concurrency_limit{{mode=\"{}\"}} "
+      "{}\n"
       "# HELP vin_gateway_rate_limited_total Requests refused with RATE_LIMITED.\n"
       "# TYPE vin_gateway_rate_limited_total counter\nvin_gateway_rate_limited_total {}\n",
-      deps.bulkhead.in_flight(), deps.bulkhead.rejected(), deps.limiter.rejected());
+      deps.limits.in_flight(), deps.limits.rejected(), deps.limits.adaptive() ? "auto" : "fixed",
+      deps.limits.limit(), deps.limiter.rejected());
+  if (const std::optional<fusebox::Duration> no_load = deps.limits.no_load_latency()) {
+    out += fmt::format(
+        "# HELP vin_gateway_no_load_latency_seconds The adaptive limit's estimate of vPIC's "
+        "latency without load.\n"
+        "# TYPE vin_gateway_no_load_latency_seconds gauge\n"
+        "vin_gateway_no_load_latency_seconds {}\n",
+        std::chrono::duration<double>(*no_load).count());
+  }
+  if (const fusebox::Throttle* throttle = deps.limits.throttle()) {
+    const fusebox::ThrottleStats stats = throttle->Stats();
+    out += fmt::format(
+        "# HELP vin_gateway_throttle_refusal_probability The share of vPIC calls the throttle "
+        "sheds now.\n"
+        "# TYPE vin_gateway_throttle_refusal_probability gauge\n"
+        "vin_gateway_throttle_refusal_probability {}\n"
+        "# HELP vin_gateway_throttle_refused_total Calls refused with THROTTLED.\n"
+        "# TYPE vin_gateway_throttle_refused_total counter\n"
+        "vin_gateway_throttle_refused_total {}\n",
+        stats.refusal_probability, stats.refused);
+  }
   if (const std::optional<std::string> snapshot = deps.service.offline_snapshot()) {
     out += fmt::format(
         "# HELP vin_gateway_offline_snapshot_info The offline vPIC database's snapshot date.\n"

@@ -1,14 +1,14 @@
 // vin-gateway/http/route_deps.h
 //
 // What the routes read and drive: the decode service (decodes), and for the operations routes
-// (/readyz, /status, /metrics, /admin) the breaker registry, the cache, the bulkhead, the gateway's
-// counters, the rate limiter and the upstream client; for /admin the token and the brute-force
-// throttle (admin_route.h). All owned by main; the routes hold references.
+// (/readyz, /status, /metrics, /admin) the breaker registry, the cache, the upstream limits, the
+// gateway's counters, the rate limiter and the upstream client; for /admin the token and the
+// brute-force throttle (admin_route.h). All owned by main; the routes hold references.
 //
 // Thread safety: the referenced objects are all safe for concurrent use. Time: none.
 //
 // Example:
-//   RouterDeps deps{service, registry, *cache, *bulkhead, metrics, limiter, *client, token,
+//   RouterDeps deps{service, registry, *cache, *limits, metrics, limiter, *client, token,
 //                   admin_throttle, [&] { return server->shutting_down(); }};
 #pragma once
 
@@ -16,13 +16,13 @@
 #include <optional>
 #include <string>
 
-#include "fusebox/bulkhead.h"
 #include "fusebox/fleet.h"
 #include "fusebox/registry.h"
 #include "service/cache.h"
 #include "service/decode_service.h"
 #include "service/gateway_metrics.h"
 #include "service/rate_limiter.h"
+#include "service/upstream_limits.h"
 #include "service/vpic_client.h"
 
 namespace fusebox::gateway {
@@ -42,7 +42,7 @@ struct RouterDeps {
   DecodeService& service;
   fusebox::Registry& registry;
   Cache& cache;
-  fusebox::Bulkhead& bulkhead;
+  const UpstreamLimits& limits;  // the cap on vPIC calls in flight, and the throttle
   GatewayMetrics& metrics;
   RateLimiter& limiter;
   VpicClient& client;

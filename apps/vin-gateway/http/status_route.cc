@@ -170,6 +170,39 @@ json::value FleetJson(const RouterDeps& deps) {
   return fleet;
 }
 
+// The cap on vPIC calls in flight: `max_in_flight` is the cap in force (the adaptive limit's
+// current value with --max-in-flight auto).
+json::object LimitsJson(const UpstreamLimits& limits) {
+  json::object out;
+  out["mode"] = limits.adaptive() ? "auto" : "fixed";
+  out["max_in_flight"] = limits.limit();
+  out["in_flight"] = limits.in_flight();
+  out["admitted"] = limits.admitted();
+  out["rejected"] = limits.rejected();
+  if (const fusebox::AdaptiveLimit* adaptive = limits.adaptive_limit()) {
+    out["min"] = adaptive->config().min_limit;
+    out["max"] = adaptive->config().max_limit;
+    const std::optional<fusebox::Duration> no_load = limits.no_load_latency();
+    out["no_load_latency_ms"] =
+        no_load ? json::value(std::chrono::duration<double, std::milli>(*no_load).count())
+                : json::value(nullptr);
+  }
+  return out;
+}
+
+json::object ThrottleJson(const fusebox::Throttle& throttle) {
+  const fusebox::ThrottleStats stats = throttle.Stats();
+  json::object out;
+  out["k"] = throttle.config().k;
+  out["window_s"] = std::chrono::duration<double>(throttle.config().window).count();
+  out["refusal_probability"] = stats.refusal_probability;
+  out["sent_in_window"] = stats.sent;
+  out["accepted_in_window"] = stats.accepts;
+  out["refused_in_window"] = stats.refused_in_window;
+  out["refused"] = stats.refused;
+  return out;
+}
+
 }  // namespace
 
 HttpResponse StatusResponse(const RouterDeps& deps) {
@@ -182,12 +215,10 @@ HttpResponse StatusResponse(const RouterDeps& deps) {
   }
   body["breakers"] = std::move(breakers);
   body["cache"] = CacheJson(deps.cache.Stats());
-  json::object bulkhead;
-  bulkhead["max_in_flight"] = deps.bulkhead.max_concurrent();
-  bulkhead["in_flight"] = deps.bulkhead.in_flight();
-  bulkhead["admitted"] = deps.bulkhead.admitted();
-  bulkhead["rejected"] = deps.bulkhead.rejected();
-  body["bulkhead"] = std::move(bulkhead);
+  body["bulkhead"] = LimitsJson(deps.limits);
+  if (const fusebox::Throttle* throttle = deps.limits.throttle()) {
+    body["throttle"] = ThrottleJson(*throttle);
+  }
   json::object flights;
   flights["in_flight"] = deps.service.single_flight_in_flight();
   flights["leaders"] = deps.metrics.leaders();

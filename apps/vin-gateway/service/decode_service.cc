@@ -37,6 +37,7 @@ struct Attempt {
   UpstreamResult result = UpstreamResult::kTransport;
   std::optional<VpicAnswer> answer;     // on success
   std::optional<Duration> retry_after;  // a 429's Retry-After
+  bool refused_for_load = false;        // 429 or 503: vPIC said it is too busy
   std::string detail;
 };
 
@@ -44,6 +45,7 @@ struct Attempt {
 struct Seen {
   bool called = false;
   UpstreamResult result = UpstreamResult::kTransport;
+  bool refused_for_load = false;
   std::optional<Duration> retry_after;
   std::string detail;
 };
@@ -77,6 +79,7 @@ Attempt Classify(UpstreamReply reply, const std::vector<BatchItem>& items, Durat
   if (reply.status != 200) {
     attempt.result = UpstreamResult::kHttpError;
     attempt.detail = fmt::format("HTTP {}", reply.status);
+    attempt.refused_for_load = reply.status == 429 || reply.status == 503;
     if (reply.status == 429 && reply.retry_after) {
       attempt.retry_after = std::min(*reply.retry_after, max_hold);
     }
@@ -349,19 +352,36 @@ std::optional<std::string> DecodeService::offline_snapshot() const {
   return deps_.offline->snapshot_date();
 }
 
-fusebox::Result<DecodeService::Admission> DecodeService::Admit(fusebox::Priority priority) {
-  fusebox::Result<fusebox::BulkheadPermit> slot = deps_.bulkhead.TryAcquire();
-  if (!slot) {
-    return slot.error();
-  }
-  fusebox::Result<fusebox::Permit> permit = deps_.breaker.TryAcquire(priority);
-  if (!permit) {
-    return permit.error();  // retry_after includes the upstream's own wait (HoldOpen)
-  }
-  return Admission{std::move(*slot), std::move(*permit)};
+fusebox::Result<fusebox::Admission> DecodeService::Admit(fusebox::Priority priority) {
+  // The cap, the breaker, the throttle, in the library's order; a breaker refusal's retry_after
+  // includes the upstream's own wait (HoldOpen).
+  return fusebox::Admit(deps_.limits.Guards(deps_.breaker), priority);
 }
 
-net::awaitable<DecodeService::Live> DecodeService::CallUpstream(Admission admission,
+namespace {
+
+// What the cap and the throttle learn from one finished call (the breaker learnt it from
+// RunAdmitted): vPIC's "too busy" is a drop, a local shortage or a cancellation nothing.
+void RecordLimits(fusebox::Admission& admission, const fusebox::Result<Attempt>& result,
+                  const Seen& seen) {
+  if (!seen.called) {
+    admission.Record(fusebox::Outcome::kIgnored);
+  } else if (seen.refused_for_load) {
+    admission.RecordRefusedForLoad();
+  } else if (result) {
+    admission.Record(fusebox::Outcome::kSuccess);
+  } else if (result.error().code == ReasonCode::kUpstreamSlow) {
+    admission.Record(fusebox::Outcome::kTimeout);
+  } else if (result.error().code == ReasonCode::kUpstreamError) {
+    admission.Record(fusebox::Outcome::kFailure);
+  } else {
+    admission.Record(fusebox::Outcome::kIgnored);
+  }
+}
+
+}  // namespace
+
+net::awaitable<DecodeService::Live> DecodeService::CallUpstream(fusebox::Admission admission,
                                                                 std::vector<BatchItem> items,
                                                                 fusebox::Priority priority,
                                                                 std::vector<DecodePtr>* decoded) {
@@ -391,6 +411,7 @@ net::awaitable<DecodeService::Live> DecodeService::CallUpstream(Admission admiss
       attempt.detail = "local: out of memory";
     }
     seen.result = attempt.result;
+    seen.refused_for_load = attempt.refused_for_load;
     seen.retry_after = attempt.retry_after;
     seen.detail = attempt.detail;
     if (attempt.retry_after) {
@@ -400,8 +421,9 @@ net::awaitable<DecodeService::Live> DecodeService::CallUpstream(Admission admiss
   };
   const fusebox::TimePoint start = deps_.clock.Now();
   fusebox::Result<Attempt> result = co_await fusebox::asio::RunAdmitted(
-      deps_.breaker, std::move(admission.permit), std::move(op),
+      deps_.breaker, admission.TakePermit(), std::move(op),
       [](const Attempt& a) { return a.outcome; }, fusebox::CallOptions{.priority = priority});
+  RecordLimits(admission, result, seen);
   if (seen.called) {
     const Duration latency = deps_.clock.Now() - start;
     live.latency = latency;
@@ -488,7 +510,7 @@ net::awaitable<void> DecodeService::StoreThenRelease(DecodePtr decode) {
 }
 
 net::awaitable<void> DecodeService::Lead(Flights::Leader leader, std::string vin, int model_year,
-                                         Admission admission) {
+                                         fusebox::Admission admission) {
   Live live;
   // Built outside the co_await: GCC 12 rejects an initializer list inside one.
   std::vector<BatchItem> items;
@@ -564,7 +586,7 @@ net::awaitable<DecodeAnswer> DecodeService::Decode(Step step, std::string client
       }
       deps_.metrics.CountLeader();
       answer.joined = false;  // a follower that re-joined after an abandoned flight may lead
-      fusebox::Result<Admission> admission = Admit(fusebox::Priority::kInteractive);
+      fusebox::Result<fusebox::Admission> admission = Admit(fusebox::Priority::kInteractive);
       if (!admission) {
         // Refused here, in this coroutine: the flight ends with the refusal (anyone who joined
         // it meanwhile on another thread gets the same answer). The stale copy is the younger
@@ -671,7 +693,8 @@ net::awaitable<DecodeService::FlightWait> DecodeService::AwaitFlight(Flights::Fo
   co_return wait;
 }
 
-net::awaitable<void> DecodeService::RunBatchCall(Admission admission, std::vector<BatchItem> items,
+net::awaitable<void> DecodeService::RunBatchCall(fusebox::Admission admission,
+                                                 std::vector<BatchItem> items,
                                                  std::shared_ptr<BatchChannel> channel) {
   auto flight = std::make_shared<BatchFlight>();
   try {
@@ -756,7 +779,7 @@ net::awaitable<std::vector<DecodeAnswer>> DecodeService::DecodeBatch(
   const std::map<std::string, std::size_t, std::less<>>& item_index = plan.item_index;
   auto flight = std::make_shared<BatchFlight>();
   std::vector<bool> late(answers.size(), false);
-  fusebox::Result<Admission> admission = Admit(fusebox::Priority::kBatch);
+  fusebox::Result<fusebox::Admission> admission = Admit(fusebox::Priority::kBatch);
   if (!admission) {
     flight->live.error = admission.error();
   } else {

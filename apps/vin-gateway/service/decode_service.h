@@ -5,9 +5,10 @@
 //
 //   validate --bad--> VIN_INVALID          fresh cache --hit--> OK (source cache)
 //   single-flight join --follower--> the leader's outcome
-//   client rate limit --empty--> RATE_LIMITED    bulkhead --full--> OVERLOADED
-//   breaker --open / probe taken--> CIRCUIT_OPEN / CIRCUIT_HALF_OPEN / CIRCUIT_RECOVERING
-//   one budgeted upstream call --> OK (cached) | UPSTREAM_SLOW | UPSTREAM_ERROR | LOCAL_OVERLOADED
+//   client rate limit --empty--> RATE_LIMITED    upstream cap (fixed or adaptive) --full-->
+//   OVERLOADED breaker --open / probe taken--> CIRCUIT_OPEN / CIRCUIT_HALF_OPEN /
+//   CIRCUIT_RECOVERING throttle (--throttle) --shed--> THROTTLED one budgeted upstream call --> OK
+//   (cached) | UPSTREAM_SLOW | UPSTREAM_ERROR | LOCAL_OVERLOADED
 //
 // An impossible live decode is answered with the stored copy (stale), else the offline decode;
 // past the answer deadline a decode with such a fallback gets it as UPSTREAM_LATE while its call
@@ -46,7 +47,7 @@
 #include "core/decode_answer.h"
 #include "core/decode_status.h"
 #include "core/vin.h"
-#include "fusebox/bulkhead.h"
+#include "fusebox/admission.h"
 #include "fusebox/circuit_breaker.h"
 #include "fusebox/clock.h"
 #include "fusebox/events.h"
@@ -58,6 +59,7 @@
 #include "service/hot_decodes.h"
 #include "service/rate_limiter.h"
 #include "service/transition_log.h"
+#include "service/upstream_limits.h"
 #include "service/vpic_client.h"
 
 namespace fusebox::gateway {
@@ -81,7 +83,7 @@ struct DecodeServiceDeps {
   Cache& cache;
   VpicClient& client;
   fusebox::CircuitBreaker& breaker;
-  fusebox::Bulkhead& bulkhead;
+  UpstreamLimits& limits;  // the cap on calls in flight, and the throttle
   RateLimiter& limiter;
   fusebox::Clock& clock;
   WallClock& wall_clock;
@@ -167,12 +169,6 @@ class DecodeService {
  private:
   using Flights = fusebox::SingleFlight<std::string, Live>;
 
-  // The right to make one upstream call: a bulkhead slot and a breaker permit, taken in that
-  // order (a call that cannot run never takes the probe slot).
-  struct Admission {
-    fusebox::BulkheadPermit slot;
-    fusebox::Permit permit;
-  };
   // What the cache holds for one key.
   struct Lookup {
     DecodePtr fresh;                                // younger than the TTL
@@ -181,7 +177,7 @@ class DecodeService {
   };
 
   boost::asio::awaitable<void> Lead(Flights::Leader leader, std::string vin, int model_year,
-                                    Admission admission);
+                                    fusebox::Admission admission);
   // A batch's upstream call, on its own: what it produced goes to `channel` (one message).
   struct BatchFlight {
     Live live;
@@ -189,10 +185,14 @@ class DecodeService {
   };
   using BatchChannel = boost::asio::experimental::concurrent_channel<void(
       boost::system::error_code, std::shared_ptr<BatchFlight>)>;
-  boost::asio::awaitable<void> RunBatchCall(Admission admission, std::vector<BatchItem> items,
+  boost::asio::awaitable<void> RunBatchCall(fusebox::Admission admission,
+                                            std::vector<BatchItem> items,
                                             std::shared_ptr<BatchChannel> channel);
-  fusebox::Result<Admission> Admit(fusebox::Priority priority);
-  boost::asio::awaitable<Live> CallUpstream(Admission admission, std::vector<BatchItem> items,
+  // The right to make one upstream call: the cap's slot, the breaker's permit and the throttle's
+  // ticket (fusebox::Admit's order: a call that cannot run never takes the probe slot).
+  fusebox::Result<fusebox::Admission> Admit(fusebox::Priority priority);
+  boost::asio::awaitable<Live> CallUpstream(fusebox::Admission admission,
+                                            std::vector<BatchItem> items,
                                             fusebox::Priority priority,
                                             std::vector<DecodePtr>* decoded);
   // The front, then (when the front has no fresh copy) one backend read.

@@ -264,6 +264,8 @@
       'it cannot reach the vehicle database right now. Your VIN looks fine.'],
     UPSTREAM_LATE: ['Live decode late',
       'the vehicle database has not answered yet; its answer will refresh this copy.'],
+    THROTTLED: ['Decode held back',
+      'the vehicle database is refusing many decodes, so fewer are being sent. Your VIN looks fine.'],
   };
 
   // The words of a pause follow what the vehicle database did (the answer's upstream_problem):
@@ -517,7 +519,7 @@
   const BATCH_LABEL = {
     OK: 'Decoded', VIN_INVALID: 'Invalid', CIRCUIT_OPEN: 'Paused', CIRCUIT_HALF_OPEN: 'Recovering',
     CIRCUIT_RECOVERING: 'Recovering', UPSTREAM_SLOW: 'Timed out', UPSTREAM_ERROR: 'Database error', OVERLOADED: 'Busy',
-    RATE_LIMITED: 'Rate limited', LOCAL_OVERLOADED: 'Busy', UPSTREAM_LATE: 'Late',
+    RATE_LIMITED: 'Rate limited', LOCAL_OVERLOADED: 'Busy', UPSTREAM_LATE: 'Late', THROTTLED: 'Held back',
   };
 
   function batchRow(item, index, line) {

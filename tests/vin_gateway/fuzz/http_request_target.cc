@@ -27,7 +27,6 @@
 #include <boost/json/parse.hpp>
 
 #include "core/decode.h"
-#include "fusebox/bulkhead.h"
 #include "fusebox/circuit_breaker.h"
 #include "fusebox/registry.h"
 #include "fusebox/testing/manual_clock.h"
@@ -41,6 +40,7 @@
 #include "service/decode_service.h"
 #include "service/gateway_metrics.h"
 #include "service/rate_limiter.h"
+#include "service/upstream_limits.h"
 #include "vin_gateway/fake_vpic_client.h"
 #include "vin_gateway/fuzz/fuzz_targets.h"
 #include "vin_gateway/manual_wall_clock.h"
@@ -62,7 +62,7 @@ constexpr int kMaxRequests = 8;
 struct Gateway {
   Gateway()
       : registry(fusebox::CircuitBreakerConfig{}, {.clock = &clock}),
-        bulkhead(std::move(fusebox::Bulkhead::Create("vpic", {.max_concurrent = 4}).value())),
+        limits(UpstreamLimits::Fixed(4)),
         cache(MakeMemoryCache(64)) {
     fusebox::CircuitBreakerConfig config;
     config.failure_threshold = 3;
@@ -70,9 +70,9 @@ struct Gateway {
     (void)registry.Configure("vpic", config);
     breaker = registry.Get("vpic").value();
     service = std::make_unique<DecodeService>(
-        DecodeServiceDeps{*cache, client, *breaker, *bulkhead, limiter, clock, wall, metrics},
+        DecodeServiceDeps{*cache, client, *breaker, *limits, limiter, clock, wall, metrics},
         DecodeServiceOptions{});
-    router = std::make_unique<Router>(RouterDeps{*service, registry, *cache, *bulkhead, metrics,
+    router = std::make_unique<Router>(RouterDeps{*service, registry, *cache, *limits, metrics,
                                                  limiter, client, std::string("fuzz-token"),
                                                  admin_throttle, [] { return false; }});
   }
@@ -82,7 +82,7 @@ struct Gateway {
   testing::FakeVpicClient client;
   fusebox::Registry registry;
   std::shared_ptr<fusebox::CircuitBreaker> breaker;
-  std::unique_ptr<fusebox::Bulkhead> bulkhead;
+  std::unique_ptr<UpstreamLimits> limits;
   std::unique_ptr<Cache> cache;
   RateLimiter limiter{1, 3, clock};
   AdminThrottle admin_throttle{clock};
