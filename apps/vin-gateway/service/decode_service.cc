@@ -364,19 +364,19 @@ namespace {
 // RunAdmitted): vPIC's "too busy" is a drop, a local shortage or a cancellation nothing.
 void RecordLimits(fusebox::Admission& admission, const fusebox::Result<Attempt>& result,
                   const Seen& seen) {
-  if (!seen.called) {
-    admission.Record(fusebox::Outcome::kIgnored);
-  } else if (seen.refused_for_load) {
+  if (seen.called && seen.refused_for_load) {
     admission.RecordRefusedForLoad();
-  } else if (result) {
-    admission.Record(fusebox::Outcome::kSuccess);
-  } else if (result.error().code == ReasonCode::kUpstreamSlow) {
-    admission.Record(fusebox::Outcome::kTimeout);
-  } else if (result.error().code == ReasonCode::kUpstreamError) {
-    admission.Record(fusebox::Outcome::kFailure);
-  } else {
-    admission.Record(fusebox::Outcome::kIgnored);
+    return;
   }
+  fusebox::Outcome outcome = fusebox::Outcome::kIgnored;  // not called, cancelled, local
+  if (seen.called && result) {
+    outcome = fusebox::Outcome::kSuccess;
+  } else if (seen.called && result.error().code == ReasonCode::kUpstreamSlow) {
+    outcome = fusebox::Outcome::kTimeout;
+  } else if (seen.called && result.error().code == ReasonCode::kUpstreamError) {
+    outcome = fusebox::Outcome::kFailure;
+  }
+  admission.Record(outcome);
 }
 
 }  // namespace
