@@ -558,7 +558,9 @@ constexpr Setting kProcessSettings[] = {
      CheckListen, SameListen},
     {"--upstream-url", "upstream_url", "vPIC base URL (default https://vpic.nhtsa.dot.gov)",
      ApplyText<&G::upstream_url>, CheckUpstreamUrl, Same<&G::upstream_url>},
-    {"--cache", "cache", "cache URI: sqlite:PATH or memory (default sqlite:var/vin-cache.sqlite)",
+    {"--cache", "cache",
+     "cache URI: sqlite:PATH, memory or redis://HOST:PORT[/DB] (default "
+     "sqlite:var/vin-cache.sqlite)",
      ApplyText<&G::cache_uri>, CheckCacheUri, Same<&G::cache_uri>},
     {"--cache-ttl", "cache_ttl", "serve cached decodes this long (default 30d)",
      ApplyDuration<&G::cache_ttl>, CheckDurationField<&G::cache_ttl, kSecond, 3650 * kDay>,
