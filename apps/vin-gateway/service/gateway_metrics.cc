@@ -92,8 +92,11 @@ void GatewayMetrics::AppendPrometheus(std::string& out) const {
       if (n == 0 && (status != DecodeStatus::kOk || source == Source::kOffline)) {
         continue;
       }
+      // An answer without a decode (a refusal, an invalid VIN) is source="none": Prometheus
+      // reads an empty label value as no label at all.
+      const std::string_view label = source == Source::kNone ? "none" : ToString(source);
       out += fmt::format("vin_gateway_answers_total{{status=\"{}\",source=\"{}\"}} {}\n",
-                         ToString(status), ToString(source), n);
+                         ToString(status), label, n);
     }
   }
   Help(out, "vin_gateway_stale_answers_total", "counter",

@@ -36,7 +36,7 @@ scenario_breaker_open() {
   local nginx_paced_p99 nginx_paced_rps
   local rounds_ok=1 ratios="" g_rps g_p99 n_rps n_p99 ok
   local g_rps_spread g_p99_spread n_rps_spread n_p99_spread
-  open_metric='vin_gateway_answers_total{status="CIRCUIT_OPEN",source=""}'
+  open_metric='vin_gateway_answers_total{status="CIRCUIT_OPEN",source="none"}'
   start_gateway gateway-s2 --cache "$(sqlite_cache s2)" --threads "${load_threads}"
   admin force-open
   probe_vin=$(vins FB 99999)

@@ -11,7 +11,7 @@ scenario_memory() {
     "(hits, open rejections, 422s, /healthz)"
   local cached=() cached_vin rss_file url hits_before open_before hits opens total chunk
   local memory_start memory_end rss_start rss_mid rss_end rss_max samples growth overall measured
-  local open_metric='vin_gateway_answers_total{status="CIRCUIT_OPEN",source=""}'
+  local open_metric='vin_gateway_answers_total{status="CIRCUIT_OPEN",source="none"}'
   start_gateway gateway-s4 --cache "$(sqlite_cache s4)" --threads "${load_threads}"
   BENCH_CACHED=${cached_vins}
   export BENCH_CACHED
