@@ -378,6 +378,9 @@ TEST_F(GatewayIntegrationTest, ClientRateLimitAnswers429) {
   EXPECT_GE(std::stoi(limited.headers.at("retry-after")), 1);
   EXPECT_EQ(Decode(kVins[0]).status, 200);  // a cache hit takes no token
   EXPECT_EQ(UpstreamCalls(), 2);
+  // /status and /metrics count the same fresh hits (the in-process front's included).
+  EXPECT_EQ(Json(Get("/status")).at("cache").at("fresh_hits"), 1);
+  EXPECT_NE(Get("/metrics").body.find("vin_gateway_cache_hits_total 1\n"), std::string::npos);
 }
 
 TEST_F(GatewayIntegrationTest, VerifiesTheUpstreamCertificate) {

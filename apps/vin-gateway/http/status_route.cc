@@ -116,7 +116,10 @@ json::object BreakerJson(const fusebox::CircuitBreaker& breaker,
   return b;
 }
 
-json::object CacheJson(const CacheStats& s) {
+// `gets` and `hits` are the backend's (reads the in-process front did not answer);
+// `fresh_hits` counts every fresh answer from the cache, front included, as
+// vin_gateway_cache_hits_total does.
+json::object CacheJson(const CacheStats& s, std::uint64_t fresh_hits) {
   json::object c;
   // Not the location: the file's path says too much about the host to anyone who can reach
   // /status or /readyz (the startup log line names it for the operator).
@@ -129,6 +132,7 @@ json::object CacheJson(const CacheStats& s) {
   c["max_entries"] = s.max_entries;
   c["gets"] = s.gets;
   c["hits"] = s.hits;
+  c["fresh_hits"] = fresh_hits;
   c["puts"] = s.puts;
   c["evictions"] = s.evictions;
   c["errors"] = s.errors;
@@ -143,7 +147,7 @@ HttpResponse ReadyResponse(const RouterDeps& deps) {
   }
   json::object body = StatusJson(TransportStatus::kOk, "Ready.");
   body["ready"] = true;
-  body["cache"] = CacheJson(deps.cache.Stats());
+  body["cache"] = CacheJson(deps.cache.Stats(), deps.metrics.fresh_hits());
   return JsonResponse(200, body, "OK");
 }
 
@@ -214,7 +218,7 @@ HttpResponse StatusResponse(const RouterDeps& deps) {
     breakers.push_back(BreakerJson(*breaker, ours ? &transitions : nullptr));
   }
   body["breakers"] = std::move(breakers);
-  body["cache"] = CacheJson(deps.cache.Stats());
+  body["cache"] = CacheJson(deps.cache.Stats(), deps.metrics.fresh_hits());
   body["bulkhead"] = LimitsJson(deps.limits);
   if (const fusebox::Throttle* throttle = deps.limits.throttle()) {
     body["throttle"] = ThrottleJson(*throttle);
