@@ -679,6 +679,10 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "vin-gateway: %s\n", parsed.error().message.c_str());
       return 2;
     }
+    if (parsed->version) {
+      std::fputs(parsed->version_text.c_str(), stdout);
+      return 0;
+    }
     if (parsed->help) {
       std::fputs(parsed->help_text.c_str(), stdout);
       return 0;

@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include "fusebox/breaker_settings.h"
+#include "fusebox/version.h"
 
 namespace {
 
@@ -252,6 +253,13 @@ TEST(ConfigTest, MaxInFlightTakesAutoWithItsBounds) {
   EXPECT_EQ(inverted.error().field, "--max-in-flight-max");
   EXPECT_EQ(inverted.error().message,
             "--max-in-flight-max must be at least --max-in-flight-min (10), got 5");
+}
+
+TEST(ConfigTest, VersionIsTheProjects) {
+  auto parsed = Parse({"--version"});
+  ASSERT_TRUE(parsed) << parsed.error().message;
+  EXPECT_TRUE(parsed->version);
+  EXPECT_EQ(parsed->version_text, std::string("vin-gateway ") + fusebox::kVersion + "\n");
 }
 
 TEST(ConfigTest, ThrottleIsOffByDefaultAndTakesKFromOne) {

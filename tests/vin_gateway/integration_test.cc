@@ -23,6 +23,7 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/value.hpp>
 
+#include "fusebox/version.h"
 #include "reliability/reliability_support.h"
 #include "vin_gateway/process_harness.h"
 
@@ -381,6 +382,15 @@ TEST_F(GatewayIntegrationTest, ClientRateLimitAnswers429) {
   // /status and /metrics count the same fresh hits (the in-process front's included).
   EXPECT_EQ(Json(Get("/status")).at("cache").at("fresh_hits"), 1);
   EXPECT_NE(Get("/metrics").body.find("vin_gateway_cache_hits_total 1\n"), std::string::npos);
+}
+
+TEST_F(GatewayIntegrationTest, TheVersionIsExported) {
+  StartSim();
+  StartGateway();
+  EXPECT_NE(Get("/metrics")
+                .body.find(std::string("vin_gateway_build_info{version=\"") + fusebox::kVersion +
+                           "\"} 1\n"),
+            std::string::npos);
 }
 
 TEST_F(GatewayIntegrationTest, VerifiesTheUpstreamCertificate) {

@@ -29,6 +29,7 @@
 #include "core/vin.h"
 #include "fusebox/breaker_settings.h"
 #include "fusebox/redis_url.h"
+#include "fusebox/version.h"
 
 namespace fusebox::gateway {
 namespace {
@@ -1023,6 +1024,7 @@ fusebox::Result<CommandLine, ConfigError> ParseCommandLine(const std::vector<std
   CLI::App app{"vin-gateway: VIN decodes in front of NHTSA vPIC, guarded by a circuit breaker",
                "vin-gateway"};
   std::string config_path;
+  app.set_version_flag("--version", std::string(fusebox::kVersion), "print the version and exit");
   app.add_option("--config", config_path,
                  "TOML file (a regular file of at most 1 MiB, not empty); flags override it");
   const std::vector<Setting>& settings = Settings();
@@ -1056,6 +1058,10 @@ fusebox::Result<CommandLine, ConfigError> ParseCommandLine(const std::vector<std
   } catch (const CLI::CallForHelp&) {
     out.help = true;
     out.help_text = app.help();
+    return out;
+  } catch (const CLI::CallForVersion&) {
+    out.version = true;
+    out.version_text = fmt::format("vin-gateway {}\n", fusebox::kVersion);
     return out;
   } catch (const CLI::ParseError& e) {
     return ConfigError{"command line", e.what()};

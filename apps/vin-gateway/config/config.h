@@ -178,6 +178,8 @@ struct CommandLine {
   std::string config_path;  // --config, "" when none
   bool help = false;
   std::string help_text;
+  bool version = false;  // --version: print version_text and exit
+  std::string version_text;
 };
 
 // Parses argv (argv[0] is the program name) and the --config file, then validates.

@@ -6,6 +6,7 @@
 
 #include "fusebox/circuit_breaker.h"
 #include "fusebox/metrics.h"
+#include "fusebox/version.h"
 
 namespace fusebox::gateway {
 
@@ -13,6 +14,10 @@ HttpResponse MetricsResponse(const RouterDeps& deps) {
   HttpResponse response;
   response.content_type = "text/plain; version=0.0.4; charset=utf-8";
   std::string& out = response.body;
+  out += fmt::format(
+      "# HELP vin_gateway_build_info The running vin-gateway's version (1).\n"
+      "# TYPE vin_gateway_build_info gauge\nvin_gateway_build_info{{version=\"{}\"}} 1\n",
+      fusebox::kVersion);
   // The library's series per breaker, then the gateway's own breaker series, each family
   // grouped under its HELP and TYPE lines.
   std::string policy =
