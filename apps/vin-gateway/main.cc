@@ -573,8 +573,11 @@ int Run(const fusebox::gateway::GatewayConfig& config, const std::vector<std::st
   net::io_context& io = loops.first();
   const std::function<void()> stop_all = [&loops] { loops.StopAll(); };
   fusebox::Clock& clock = fusebox::DefaultClock();
+  // Latencies (the log, the histogram, the adaptive limit's samples) need more than the coarse
+  // clock's kernel tick: a loopback or cached vPIC answers in about a millisecond.
+  fusebox::PreciseMonotonicClock precise_clock;
 
-  std::optional<UpstreamGuards> guards = MakeUpstreamGuards(config, clock, log);
+  std::optional<UpstreamGuards> guards = MakeUpstreamGuards(config, precise_clock, log);
   if (!guards) {
     return 2;
   }
@@ -602,7 +605,7 @@ int Run(const fusebox::gateway::GatewayConfig& config, const std::vector<std::st
   fusebox::gateway::GatewayMetrics metrics;
   fusebox::gateway::DecodeService service(
       {*cache, **client, breaker, limits, limiter, clock, wall_clock, metrics,
-       offline ? &*offline : nullptr, UpstreamHoldLog(log)},
+       offline ? &*offline : nullptr, UpstreamHoldLog(log), &precise_clock},
       ServiceOptions(config));
 
   const std::optional<std::string> admin_token = AdminTokenFromEnvironment();

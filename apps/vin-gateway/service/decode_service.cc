@@ -419,13 +419,13 @@ net::awaitable<DecodeService::Live> DecodeService::CallUpstream(fusebox::Admissi
     }
     co_return attempt;
   };
-  const fusebox::TimePoint start = deps_.clock.Now();
+  const fusebox::TimePoint start = latency_clock().Now();
   fusebox::Result<Attempt> result = co_await fusebox::asio::RunAdmitted(
       deps_.breaker, admission.TakePermit(), std::move(op),
       [](const Attempt& a) { return a.outcome; }, fusebox::CallOptions{.priority = priority});
   RecordLimits(admission, result, seen);
   if (seen.called) {
-    const Duration latency = deps_.clock.Now() - start;
+    const Duration latency = latency_clock().Now() - start;
     live.latency = latency;
     const bool timed_out = !result && result.error().code == ReasonCode::kUpstreamSlow;
     deps_.metrics.ObserveUpstream(timed_out ? UpstreamResult::kTimeout : seen.result, latency);
@@ -465,7 +465,7 @@ net::awaitable<DecodeService::Live> DecodeService::CallUpstream(fusebox::Admissi
 net::awaitable<fusebox::Outcome> DecodeService::Probe(std::string vin) {
   std::vector<BatchItem> items;
   items.push_back(BatchItem{std::move(vin), 0});
-  const fusebox::TimePoint start = deps_.clock.Now();
+  const fusebox::TimePoint start = latency_clock().Now();
   Attempt attempt;
   {
     InFlight in_flight(deps_.metrics);
@@ -479,7 +479,7 @@ net::awaitable<fusebox::Outcome> DecodeService::Probe(std::string vin) {
       attempt.result = UpstreamResult::kLocal;
     }
   }
-  deps_.metrics.ObserveUpstream(attempt.result, deps_.clock.Now() - start);
+  deps_.metrics.ObserveUpstream(attempt.result, latency_clock().Now() - start);
   if (attempt.outcome == fusebox::Outcome::kFailure) {
     NoteProblem(attempt.result, false);
   }
