@@ -1030,4 +1030,22 @@ TEST(AccessLogTest, JsonLineIsOneObject) {
   EXPECT_TRUE(v.at("upstream_ms").is_null());
 }
 
+// Durations are plain numbers a person reads: milliseconds to the microsecond, no exponent.
+TEST(AccessLogTest, JsonDurationsHaveNoExponent) {
+  fusebox::gateway::AccessRecord r;
+  r.upstream_latency = std::chrono::microseconds(1400);
+  r.elapsed = 4ms;
+  const std::string line = fusebox::gateway::FormatAccessRecord(
+      r, fusebox::gateway::LogFormat::kJson, fusebox::gateway::WallTime{});
+  EXPECT_NE(line.find("\"upstream_ms\":1.4,"), std::string::npos) << line;
+  EXPECT_NE(line.find("\"elapsed_ms\":4}"), std::string::npos) << line;
+  const json::value v = json::parse(line);
+  EXPECT_DOUBLE_EQ(v.at("upstream_ms").to_number<double>(), 1.4);
+  r.upstream_latency = std::chrono::nanoseconds(12'345);
+  r.elapsed = 0ms;
+  const std::string small = fusebox::gateway::FormatAccessRecord(
+      r, fusebox::gateway::LogFormat::kJson, fusebox::gateway::WallTime{});
+  EXPECT_NE(small.find("\"upstream_ms\":0.012,\"elapsed_ms\":0}"), std::string::npos) << small;
+}
+
 }  // namespace

@@ -186,6 +186,19 @@ void AppendPrintable(std::string& out, std::string_view v) {
 // U+2028 and U+2029, which JSON allows raw. Outside its strings a line holds only ASCII
 // punctuation, numbers and literals, so each is within a string, where the escape stands for the
 // same character.
+// Milliseconds to the microsecond as a JSON number: no exponent, no trailing zeros ("1.4",
+// "7000", "0.012").
+std::string JsonMillis(fusebox::Duration d) {
+  std::string text = fmt::format("{:.3f}", Millis(d));
+  while (text.back() == '0') {
+    text.pop_back();
+  }
+  if (text.back() == '.') {
+    text.pop_back();
+  }
+  return text == "-0" ? std::string("0") : text;
+}
+
 std::string PrintableJson(std::string line) {
   // Nearly every line is ASCII without DEL: one pass finds that out, without a copy.
   const auto first = std::find_if(line.begin(), line.end(),
@@ -344,19 +357,22 @@ std::string FormatAccessRecord(const AccessRecord& record, LogFormat format, Wal
     o["status"] = SanitizeUtf8(r.status);
     o["vin"] = SanitizeUtf8(r.vin);
     o["source"] = SanitizeUtf8(r.source);
-    if (r.upstream_latency) {
-      o["upstream_ms"] = Millis(*r.upstream_latency);
-    } else {
-      o["upstream_ms"] = nullptr;
-    }
-    o["elapsed_ms"] = Millis(r.elapsed);
     if (!r.detail.empty()) {
       o["upstream_error"] = SanitizeUtf8(r.detail);
     }
     if (!r.note.empty()) {
       o["note"] = SanitizeUtf8(r.note);
     }
-    return PrintableJson(boost::json::serialize(o));
+    // The durations are written by hand: Boost.JSON prints every double with an exponent
+    // (4E0, 1.4E0), which log tools read but people do not.
+    std::string line = boost::json::serialize(o);
+    line.pop_back();  // the closing brace
+    line += ",\"upstream_ms\":";
+    line += r.upstream_latency ? JsonMillis(*r.upstream_latency) : std::string("null");
+    line += ",\"elapsed_ms\":";
+    line += JsonMillis(r.elapsed);
+    line += '}';
+    return PrintableJson(std::move(line));
   }
 }
 
