@@ -41,9 +41,19 @@ std::optional<ConfigError> RetryPolicy::Validate() const {
   if (!(multiplier >= 1.0 && multiplier <= 100.0)) {
     return RangeError("multiplier", "[1, 100]", Number(multiplier));
   }
-  if (max_backoff < initial_backoff || max_backoff > kOneDay) {
-    return RangeError("max_backoff", "[initial_backoff (" + Seconds(initial_backoff) + "), 86400s]",
-                      Seconds(max_backoff));
+  if (max_backoff > kOneDay) {
+    return RangeError("max_backoff", "[initial_backoff, 86400s]", Seconds(max_backoff));
+  }
+  if (max_backoff < initial_backoff) {
+    // Either may be the one the caller set (the other left at its default): the field is the
+    // one that differs from its default, and the message names both.
+    const RetryPolicy defaults;
+    const bool initial_set = initial_backoff != defaults.initial_backoff;
+    return ConfigError{initial_set ? "initial_backoff" : "max_backoff",
+                       "initial_backoff (" + Seconds(initial_backoff) +
+                           ") must not exceed max_backoff (" + Seconds(max_backoff) +
+                           (max_backoff == defaults.max_backoff ? ", the default" : "") +
+                           "): raise max_backoff or lower initial_backoff"};
   }
   if (!(jitter >= 0.0 && jitter <= 1.0)) {
     return RangeError("jitter", "[0, 1]", Number(jitter));

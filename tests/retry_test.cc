@@ -133,8 +133,27 @@ TEST(RetryPolicyTest, ValidateRefusesMaxBackoffBelowInitialBackoff) {
   policy.max_backoff = seconds(1);
   auto error = policy.Validate();
   ASSERT_TRUE(error.has_value());
-  EXPECT_EQ(error->field, "max_backoff");
-  EXPECT_EQ(error->message, "max_backoff must be in [initial_backoff (2s), 86400s], got 1s");
+  EXPECT_EQ(error->field, "initial_backoff");
+  EXPECT_EQ(error->message,
+            "initial_backoff (2s) must not exceed max_backoff (1s): raise max_backoff or lower "
+            "initial_backoff");
+}
+
+// Setting only initial_backoff above the default cap blames the field that was set, and says
+// the cap is the default.
+TEST(RetryPolicyTest, AnInitialBackoffAboveTheDefaultCapNamesBoth) {
+  RetryPolicy policy;
+  policy.initial_backoff = seconds(20);
+  auto error = policy.Validate();
+  ASSERT_TRUE(error.has_value());
+  EXPECT_EQ(error->field, "initial_backoff");
+  EXPECT_EQ(error->message,
+            "initial_backoff (20s) must not exceed max_backoff (10s, the default): raise "
+            "max_backoff or lower initial_backoff");
+  // Lowering only the cap below the default initial backoff blames the cap.
+  RetryPolicy low_cap;
+  low_cap.max_backoff = std::chrono::milliseconds(50);
+  EXPECT_EQ(low_cap.Validate()->field, "max_backoff");
 }
 
 TEST(RetryPolicyTest, ValidateRefusesJitterOutsideZeroToOne) {
