@@ -1,16 +1,32 @@
 #include "fusebox/metrics.h"
 
 #include <array>
-#include <cstdio>
+#include <charconv>
+#include <cmath>
 #include <string>
+#include <system_error>
 
 namespace fusebox {
 namespace {
 
+// The shortest text that reads back as `value` (0.2, not %.17g's 0.20000000000000001), in
+// Prometheus's spelling of the special values.
+void AppendNumber(std::string& out, double value) {
+  if (std::isnan(value)) {
+    out += "NaN";
+    return;
+  }
+  if (std::isinf(value)) {
+    out += value > 0 ? "+Inf" : "-Inf";
+    return;
+  }
+  std::array<char, 32> number{};
+  const auto [end, ec] = std::to_chars(number.data(), number.data() + number.size(), value);
+  out.append(number.data(), ec == std::errc() ? end : number.data());
+}
+
 void Line(std::string& out, const char* metric, const std::string& name, const char* extra_label,
           double value) {
-  std::array<char, 64> number{};
-  std::snprintf(number.data(), number.size(), "%.17g", value);
   out += metric;
   out += "{breaker=\"";
   out += name;
@@ -20,7 +36,7 @@ void Line(std::string& out, const char* metric, const std::string& name, const c
     out += extra_label;
   }
   out += "} ";
-  out += number.data();
+  AppendNumber(out, value);
   out += '\n';
 }
 

@@ -41,6 +41,17 @@ TEST(MetricsTest, HelpLinesCanBeLeftOutForTheSecondBreaker) {
   EXPECT_THAT(text, HasSubstr("fusebox_calls_total{breaker=\"x\"} 0\n"));
 }
 
+TEST(MetricsTest, NumbersAreTheShortestThatReadBack) {
+  MetricsSnapshot m;
+  m.name = "x";
+  m.failure_rate = 0.2;
+  m.slow_call_rate = 1.0 / 3.0;
+  std::string text;
+  AppendPrometheus(text, m, false);
+  EXPECT_THAT(text, HasSubstr("fusebox_failure_rate{breaker=\"x\"} 0.2\n"));
+  EXPECT_THAT(text, HasSubstr("fusebox_slow_call_rate{breaker=\"x\"} 0.3333333333333333\n"));
+}
+
 TEST(MetricsTest, LabelValuesAreEscaped) {
   MetricsSnapshot m;
   m.name = "a\"b\\c\nd";
