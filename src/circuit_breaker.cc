@@ -774,6 +774,10 @@ void CircuitBreaker::operator delete(void* block) noexcept { ::operator delete(b
 
 Result<std::unique_ptr<CircuitBreaker>, ConfigError> CircuitBreaker::Create(
     std::string name, Config config, CircuitBreakerDeps deps) {
+  if (name.empty()) {
+    return ConfigError{"name",
+                       "name must not be empty: it labels the breaker's metrics, events and logs"};
+  }
   if (auto error = config.Validate()) {
     return *error;
   }
