@@ -1249,4 +1249,33 @@ TEST_F(BreakerTest, LessonTraceOutageAndAutomaticRecovery) {
 }
 
 }  // namespace
+TEST(CircuitBreakerCallTest, TheContextSaysHowMuchOfTheBudgetIsLeft) {
+  testing::ManualClock clock{TimePoint{} + std::chrono::seconds(10)};
+  auto b =
+      CircuitBreaker::Create("ctx", {.call_timeout = std::chrono::seconds(7)}, {.clock = &clock})
+          .value();
+  auto result = b->Call(
+      [&](const CallContext& ctx) {
+        EXPECT_EQ(ctx.remaining(), std::chrono::seconds(7));
+        clock.Advance(std::chrono::seconds(5));
+        EXPECT_EQ(ctx.remaining(), std::chrono::seconds(2));
+        const auto steady_deadline = ctx.steady_deadline();
+        const auto steady_left = steady_deadline - std::chrono::steady_clock::now();
+        EXPECT_LE(steady_left, std::chrono::seconds(2));
+        EXPECT_GT(steady_left, std::chrono::seconds(1));
+        clock.Advance(std::chrono::seconds(3));
+        EXPECT_EQ(ctx.remaining(), Duration::zero());  // past the deadline: zero, not negative
+        return 1;
+      },
+      [](int) { return Outcome::kSuccess; });
+  ASSERT_FALSE(result.has_value());  // it came back past its budget: a timeout
+  EXPECT_EQ(result.error().code, ReasonCode::kUpstreamSlow);
+}
+
+TEST(CircuitBreakerCreateTest, AnEmptyNameIsRefused) {
+  auto created = fusebox::CircuitBreaker::Create("", {});
+  ASSERT_FALSE(created.has_value());
+  EXPECT_EQ(created.error().field, "name");
+}
+
 }  // namespace fusebox

@@ -169,7 +169,8 @@ auto RunAdmitted(CircuitBreaker& breaker, Permit admitted, Op op, Classify class
     permit->Record(Outcome::kIgnored);
     co_return Error{ReasonCode::kCancelled};
   }
-  const CallContext ctx{permit->deadline(), options.stop_token, permit->is_probe()};
+  const CallContext ctx{permit->deadline(), options.stop_token, permit->is_probe(),
+                        &breaker.clock()};
   const net::any_io_executor executor = co_await net::this_coro::executor;
 
   net::steady_timer timer(executor);

@@ -283,16 +283,28 @@ struct CallOptions {
 // What a guarded operation receives: its deadline (start + call_timeout), which it must honour
 // (socket timeouts, poll deadlines...), and the caller's stop token.
 struct CallContext {
-  TimePoint deadline{};
+  TimePoint deadline{};  // on the breaker's clock
   std::stop_token stop_token{};
   bool probe = false;
+  const Clock* clock = nullptr;  // the breaker's clock, which `deadline` is on
+
+  // The time left until the deadline (zero once it has passed, or without a clock).
+  Duration remaining() const noexcept {
+    return clock == nullptr ? Duration::zero()
+                            : std::max(Duration::zero(), deadline - clock->Now());
+  }
+  // The deadline as a steady_clock time point, for a timer or a timed wait (a socket's, a
+  // condition variable's, FlightWaitOptions::deadline): steady_clock::now() + remaining().
+  std::chrono::steady_clock::time_point steady_deadline() const noexcept {
+    return std::chrono::steady_clock::now() + remaining();
+  }
 };
 
 class CircuitBreaker {
  public:
   using Config = CircuitBreakerConfig;
 
-  // Refuses an invalid config with the ConfigError of Validate().
+  // Refuses an empty name (field "name") and an invalid config (the ConfigError of Validate()).
   static Result<std::unique_ptr<CircuitBreaker>, ConfigError> Create(std::string name,
                                                                      Config config,
                                                                      CircuitBreakerDeps deps = {});
@@ -466,7 +478,8 @@ auto CircuitBreaker::Call(Op&& op, Classify&& classify, CallOptions options)
   if (!permit) {
     return permit.error();
   }
-  const CallContext ctx{permit->deadline(), std::move(options.stop_token), permit->is_probe()};
+  const CallContext ctx{permit->deadline(), std::move(options.stop_token), permit->is_probe(),
+                        &clock()};
   std::optional<std::invoke_result_t<Op&, const CallContext&>> result;
   try {
     result.emplace(std::invoke(op, ctx));

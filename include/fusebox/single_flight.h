@@ -87,8 +87,8 @@ constexpr ReasonCode ToReasonCode(FlightError error) noexcept {
 struct FlightWaitOptions {
   // Give up (kDeadlineExceeded) at this instant. A steady_clock time point because the condition
   // variable's timed wait needs a real clock: a wait primitive, never a time source for decisions
-  // (fusebox reads no clock here). A caller holding a fusebox::TimePoint deadline converts it:
-  // steady_clock::now() + (deadline - clock.Now()). Default: no deadline.
+  // (fusebox reads no clock here). A guarded call's deadline converts with
+  // CallContext::steady_deadline(). Default: no deadline.
   std::optional<std::chrono::steady_clock::time_point> deadline{};
   // Give up (kCancelled) when this is stopped. Default: no stop token.
   std::stop_token stop_token{};
