@@ -44,8 +44,10 @@ class Registry {
   // (Create() checks them up front).
   explicit Registry(CircuitBreakerConfig defaults = {}, CircuitBreakerDeps deps = {});
 
-  // Sets the config of `name`. Fails with the ConfigError when the config is invalid, or with
-  // field "name" when the breaker already exists (a live breaker's config is immutable).
+  // Sets the config `name` is created with. Fails with the ConfigError when the config is
+  // invalid, or with field "name" when the breaker already exists: a live breaker is changed
+  // with its own CircuitBreaker::Reconfigure (Find(name)->Reconfigure(config)), which keeps its
+  // state and counters.
   std::optional<ConfigError> Configure(const std::string& name, const CircuitBreakerConfig& config);
 
   // The breaker for `name`, created on first use. Fails only when its config is invalid.
