@@ -77,6 +77,13 @@ SCENARIO FILES (TOML; see docs/scenarios.md and docs/scenario-format.md)
                                          to `capacity` over `warmup` (a service warming its
                                          caches), from the phase's start and again after
                                          each collapse
+                                queue    `capacity` servers, `latency` a call; the calls
+                                         beyond wait in line (FIFO) and leave it at
+                                         call_timeout; a call timed out while served keeps
+                                         its server until its service ends
+                                refuse   serves at most `capacity` calls in flight (answering
+                                         after latency); one more is refused at once (a
+                                         failure, counted in `refused`)
   [[variant]]                 name, plus any keys/tables above applied over the base;
                               `run` runs the base, then every variant
 
@@ -92,7 +99,8 @@ OUTPUT
         varying fastest; no recovery -> empty cell); json: {"points": [{"params", "counters"}]}.
   Counters: calls allowed rejected_open rejected_probe_cap succeeded failed timeouts slow
   probes wasted_probes recovery_delay_s, and the extras late relapses max_in_flight
-  (and rejected_recovering, CIRCUIT_RECOVERING, when a run has breaker.recovery_ramp).
+  (and rejected_recovering, CIRCUIT_RECOVERING, when a run has breaker.recovery_ramp;
+  refused when a run has a refuse phase).
 
 PARAMETERS (sweep)
   KEY is a dotted scenario key: breaker.cooldown, traffic.rate, traffic.stream[1].rate,

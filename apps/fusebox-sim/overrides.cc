@@ -210,19 +210,4 @@ void ScenarioReader::ApplyOverrideKey(const Override& o) {
   }
 }
 
-void ScenarioReader::CheckModeOverride(std::size_t i) {
-  const Phase& phase = scenario_.phases[i];
-  const bool fragile = phase.mode == Mode::kFragile;
-  if (fragile && (phase.capacity == 0 || phase.relapse == 0)) {
-    Fail(Location{0, 0, fmt::format("upstream.phase[{}].mode (override)", i)},
-         "mode \"fragile\" needs capacity and relapse in the file");
-  }
-  const bool warming = phase.mode == Mode::kWarming;
-  if (warming && (phase.capacity == 0 || phase.relapse == 0 || phase.cold_capacity == 0 ||
-                  phase.warmup == 0)) {
-    Fail(Location{0, 0, fmt::format("upstream.phase[{}].mode (override)", i)},
-         "mode \"warming\" needs capacity, relapse, cold_capacity and warmup in the file");
-  }
-}
-
 }  // namespace fusebox::sim

@@ -80,8 +80,23 @@ std::string_view ModeColor(Mode mode) {
       return "#ffcc80";
     case Mode::kWarming:
       return "#ffe0b2";
+    case Mode::kQueue:
+      return "#b3e5fc";
+    case Mode::kRefuse:
+      return "#f8bbd0";
   }
   return "#ffffff";
+}
+
+// The modes whose `capacity` is a number of servers or calls in flight the in-flight chart draws.
+bool HasServingCapacity(Mode mode) { return mode == Mode::kQueue || mode == Mode::kRefuse; }
+
+// A phase's label on the upstream row: its mode, and the capacity of a queue or refuse phase.
+std::string PhaseLabel(const Phase& phase) {
+  if (HasServingCapacity(phase.mode)) {
+    return fmt::format("{} {}", ToString(phase.mode), phase.capacity);
+  }
+  return std::string(ToString(phase.mode));
 }
 
 constexpr std::string_view kCollapsedColor = "#b71c1c";
@@ -231,11 +246,11 @@ double UpstreamRow(Svg& svg, double y, const Scenario& scenario, const RunResult
   for (const Phase& phase : scenario.phases) {
     const double x0 = time.XOfMicros(phase.from);
     const double x1 = time.XOfMicros(phase.to);
-    std::string title = fmt::format("{}: [{} s, {} s)", ToString(phase.mode),
+    std::string title = fmt::format("{}: [{} s, {} s)", PhaseLabel(phase),
                                     FormatSeconds(phase.from), FormatSeconds(phase.to));
     svg.RectWithTitle(x0, y, x1 - x0, kRow, ModeColor(phase.mode), title);
     if (x1 - x0 > 40) {
-      svg.Text((x0 + x1) / 2, y + 14, ToString(phase.mode), 10, "middle");
+      svg.Text((x0 + x1) / 2, y + 14, PhaseLabel(phase), 10, "middle");
     }
   }
   for (const auto& [from, to] : run.collapses) {
@@ -416,8 +431,29 @@ double CallsChart(Svg& svg, double y, const Timeline& timeline, const TimeScale&
   return y + kCallsHeight;
 }
 
-// Peak calls in flight per bin; drawn only for a run that ever had more than one at once.
-double InFlightChart(Svg& svg, double y, const RunResult& run, const TimeScale& time) {
+// The capacity of each queue or refuse phase, dashed, over the in-flight chart (0 at `base`,
+// `f_max` at `base - height`).
+void CapacityLines(Svg& svg, double base, double height, double f_max, const Scenario& scenario,
+                   const TimeScale& time) {
+  for (const Phase& phase : scenario.phases) {
+    if (!HasServingCapacity(phase.mode)) {
+      continue;
+    }
+    const double yy = base - phase.capacity / f_max * height;
+    svg.Raw(fmt::format(
+        "<line x1=\"{:.2f}\" y1=\"{:.2f}\" x2=\"{:.2f}\" y2=\"{:.2f}\" stroke=\"#616161\" "
+        "stroke-width=\"1\" stroke-dasharray=\"4 3\"><title>{}</title></line>\n",
+        time.XOfMicros(phase.from), yy, time.XOfMicros(phase.to), yy,
+        Escape(fmt::format("capacity {} ({}) from {} s to {} s", phase.capacity,
+                           ToString(phase.mode), FormatSeconds(phase.from),
+                           FormatSeconds(phase.to)))));
+  }
+}
+
+// Peak calls in flight per bin; drawn only for a run that ever had more than one at once. The
+// capacity of a queue or refuse upstream is drawn over it.
+double InFlightChart(Svg& svg, double y, const Scenario& scenario, const RunResult& run,
+                     const TimeScale& time) {
   const Timeline& timeline = run.timeline;
   if (!(run.counters.max_in_flight > 1 && !timeline.bins.empty())) {
     return y;
@@ -425,7 +461,12 @@ double InFlightChart(Svg& svg, double y, const RunResult& run, const TimeScale& 
   y += 6;
   svg.Text(10, y + kInFlightHeight / 2 + 4, "in flight", 11);
   svg.Rect(kLeft, y, kPlotWidth, kInFlightHeight, "#fafafa");
-  const double f_max = static_cast<double>(run.counters.max_in_flight);
+  double f_max = static_cast<double>(run.counters.max_in_flight);
+  for (const Phase& phase : scenario.phases) {
+    if (HasServingCapacity(phase.mode)) {
+      f_max = std::max(f_max, static_cast<double>(phase.capacity));
+    }
+  }
   svg.Text(kLeft - 4, y + 8, Num(f_max), 9, "end", "fill=\"#555555\"");
   svg.Text(kLeft - 4, y + kInFlightHeight, "0", 9, "end", "fill=\"#555555\"");
   std::string points;
@@ -440,6 +481,7 @@ double InFlightChart(Svg& svg, double y, const RunResult& run, const TimeScale& 
       fmt::format("<polyline points=\"{}\" fill=\"none\" stroke=\"#3949ab\" "
                   "stroke-width=\"1.2\"/>\n",
                   points));
+  CapacityLines(svg, y + kInFlightHeight, kInFlightHeight - 4, f_max, scenario, time);
   return y + kInFlightHeight;
 }
 
@@ -463,7 +505,7 @@ double RunPanel(Svg& svg, double y, const Scenario& scenario, const RunResult& r
   y = UpstreamRow(svg, y, scenario, run, time);
   y = BreakerRow(svg, y, run, time);
   y = CallsChart(svg, y, run.timeline, time);
-  y = InFlightChart(svg, y, run, time);
+  y = InFlightChart(svg, y, scenario, run, time);
   return TimeAxis(svg, y, time);
 }
 
@@ -480,7 +522,8 @@ double TimeSpan(const std::vector<Scenario>& scenarios, const std::vector<RunRes
 }
 
 // The colour keys under the panels; returns the y below them.
-double RunLegends(Svg& svg, double y, const std::vector<RunResult>& runs) {
+double RunLegends(Svg& svg, double y, const std::vector<Scenario>& scenarios,
+                  const std::vector<RunResult>& runs) {
   y += 4;
   svg.Text(10, y + 1, "calls", 11);
   Legend(svg, kLeft, y,
@@ -512,6 +555,18 @@ double RunLegends(Svg& svg, double y, const std::vector<RunResult>& runs) {
           {"fragile", ModeColor(Mode::kFragile)},
           {"collapsed", kCollapsedColor},
           {"ok", ModeColor(Mode::kOk)}});
+  // Only where a run has a queue or refuse phase, so the other scenarios' plots stay as they were.
+  const bool serving = std::any_of(scenarios.begin(), scenarios.end(), [](const Scenario& s) {
+    return std::any_of(s.phases.begin(), s.phases.end(),
+                       [](const Phase& p) { return HasServingCapacity(p.mode); });
+  });
+  if (serving) {
+    y += 20;
+    Legend(svg, kLeft + 320, y,
+           {{"queue", ModeColor(Mode::kQueue)}, {"refuse", ModeColor(Mode::kRefuse)}});
+    svg.Line(kLeft + 500, y - 3, kLeft + 524, y - 3, "#616161", 1, "stroke-dasharray=\"4 3\"");
+    svg.Text(kLeft + 530, y + 1, "capacity (in flight chart)", 11);
+  }
   return y + 16;
 }
 
@@ -539,14 +594,15 @@ struct ChartedCounters {
 
 // The two counters the trade-off is about first, then any that varies.
 ChartedCounters ChartedCountersOf(const SweepResult& sweep) {
-  const std::vector<std::string_view>& names = CounterNames();
+  const CounterColumns columns = ColumnsOf(sweep);
+  const std::vector<std::string_view> names = CounterNames(columns);
   ChartedCounters counters;
   counters.values.resize(names.size());
   std::vector<std::size_t> varying;
   for (std::size_t c = 0; c < names.size(); ++c) {
     std::vector<std::optional<double>>& values = counters.values[c];
     for (const SweepPoint& point : sweep.points) {
-      const std::string text = CounterValues(point.counters)[c];
+      const std::string text = CounterValues(point.counters, columns)[c];
       values.push_back(text.empty() ? std::nullopt : std::optional<double>(std::stod(text)));
     }
     if (names[c] == "wasted_probes" || names[c] == "recovery_delay_s") {
@@ -765,12 +821,12 @@ std::string RunSvg(const std::vector<Scenario>& scenarios, const std::vector<Run
   for (std::size_t i = 0; i < runs.size(); ++i) {
     y = RunPanel(svg, y, scenarios[i], runs[i], t_max);
   }
-  return svg.Finish(RunLegends(svg, y, runs));
+  return svg.Finish(RunLegends(svg, y, scenarios, runs));
 }
 
 std::string SweepSvg(const std::string& title, const SweepResult& sweep) {
   Svg svg;
-  const std::vector<std::string_view>& names = CounterNames();
+  const std::vector<std::string_view> names = CounterNames(ColumnsOf(sweep));
   const ChartedCounters counters = ChartedCountersOf(sweep);
   const SweepLines lines = SweepLinesOf(sweep);
   const SweepAxis axis = SweepAxisOf(sweep);

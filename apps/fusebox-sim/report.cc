@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-
+#include <array>
 #include <cstdint>
 #include <string>
 
@@ -12,6 +12,41 @@
 
 namespace fusebox::sim {
 namespace {
+
+std::string Count(std::uint64_t value) { return fmt::format("{}", value); }
+
+// Every counter once, in output order: its name, its value as text, and for a counter only some
+// scenarios have, the column that shows it.
+struct CounterSpec {
+  std::string_view name;
+  std::string (*value)(const Counters&);
+  bool (*shown)(const CounterColumns&);  // null: always shown
+};
+
+const std::array<CounterSpec, 16> kCounterSpecs = {{
+    {"calls", [](const Counters& c) { return Count(c.calls); }, nullptr},
+    {"allowed", [](const Counters& c) { return Count(c.allowed); }, nullptr},
+    {"rejected_open", [](const Counters& c) { return Count(c.rejected_open); }, nullptr},
+    {"rejected_probe_cap", [](const Counters& c) { return Count(c.rejected_probe_cap); }, nullptr},
+    {"succeeded", [](const Counters& c) { return Count(c.succeeded); }, nullptr},
+    {"failed", [](const Counters& c) { return Count(c.failed); }, nullptr},
+    {"timeouts", [](const Counters& c) { return Count(c.timeouts); }, nullptr},
+    {"slow", [](const Counters& c) { return Count(c.slow); }, nullptr},
+    {"probes", [](const Counters& c) { return Count(c.probes); }, nullptr},
+    {"wasted_probes", [](const Counters& c) { return Count(c.wasted_probes); }, nullptr},
+    {"recovery_delay_s",
+     [](const Counters& c) {
+       return c.recovery_delay ? FormatSeconds(*c.recovery_delay) : std::string();
+     },
+     nullptr},
+    {"late", [](const Counters& c) { return Count(c.late); }, nullptr},
+    {"relapses", [](const Counters& c) { return Count(c.relapses); }, nullptr},
+    {"max_in_flight", [](const Counters& c) { return Count(c.max_in_flight); }, nullptr},
+    {"rejected_recovering", [](const Counters& c) { return Count(c.rejected_recovering); },
+     [](const CounterColumns& columns) { return columns.recovering; }},
+    {"refused", [](const Counters& c) { return Count(c.refused); },
+     [](const CounterColumns& columns) { return columns.refused; }},
+}};
 
 void AppendTransitionsJson(std::string& out, const std::vector<Transition>& transitions,
                            std::string_view indent) {
@@ -30,9 +65,9 @@ void AppendTransitionsJson(std::string& out, const std::vector<Transition>& tran
 }
 
 void AppendCountersJson(std::string& out, const Counters& counters, std::string_view indent,
-                        bool with_recovering) {
-  const std::vector<std::string_view>& names = CounterNames(with_recovering);
-  const std::vector<std::string> values = CounterValues(counters, with_recovering);
+                        CounterColumns columns) {
+  const std::vector<std::string_view> names = CounterNames(columns);
+  const std::vector<std::string> values = CounterValues(counters, columns);
   out += "{\n";
   for (std::size_t i = 0; i < names.size(); ++i) {
     out += fmt::format("{}  \"{}\": {}{}\n", indent, names[i],
@@ -57,7 +92,7 @@ void AppendStreamsJson(std::string& out, const std::vector<StreamCounters>& stre
 
 // One run as a JSON object whose members are indented by `indent` + 2.
 void AppendRunJson(std::string& out, const RunResult& run, const std::string& indent,
-                   bool with_name_first, bool with_recovering) {
+                   bool with_name_first, CounterColumns columns) {
   const std::string inner = indent + "  ";
   out += "{\n";
   if (with_name_first) {
@@ -67,7 +102,7 @@ void AppendRunJson(std::string& out, const RunResult& run, const std::string& in
   out += fmt::format("{}\"transitions\": ", inner);
   AppendTransitionsJson(out, run.transitions, inner);
   out += fmt::format(",\n{}\"counters\": ", inner);
-  AppendCountersJson(out, run.counters, inner, with_recovering);
+  AppendCountersJson(out, run.counters, inner, columns);
   if (!with_name_first) {
     out += fmt::format(",\n{}\"name\": {}", inner, JsonQuote(run.name));
   }
@@ -75,55 +110,45 @@ void AppendRunJson(std::string& out, const RunResult& run, const std::string& in
   AppendStreamsJson(out, run.streams, inner);
 }
 
-// Whether any of the runs had a recovery ramp: then every output of them shows
-// rejected_recovering.
-bool AnyRamp(const std::vector<RunResult>& runs) {
-  return std::any_of(runs.begin(), runs.end(),
-                     [](const RunResult& r) { return r.counters.recovery_ramp; });
-}
-
-bool AnyRamp(const SweepResult& sweep) {
-  return std::any_of(sweep.points.begin(), sweep.points.end(),
-                     [](const SweepPoint& p) { return p.counters.recovery_ramp; });
+// The columns of any of the runs: every output of them shows those counters.
+CounterColumns ColumnsOf(const std::vector<RunResult>& runs) {
+  CounterColumns columns;
+  for (const RunResult& run : runs) {
+    columns |= ColumnsOf(run.counters);
+  }
+  return columns;
 }
 
 }  // namespace
 
-const std::vector<std::string_view>& CounterNames(bool with_recovering) {
-  static const std::vector<std::string_view> counter_names = {
-      "calls",     "allowed",       "rejected_open",    "rejected_probe_cap",
-      "succeeded", "failed",        "timeouts",         "slow",
-      "probes",    "wasted_probes", "recovery_delay_s", "late",
-      "relapses",  "max_in_flight",
-  };
-  static const std::vector<std::string_view> with_recovering_names = [] {
-    std::vector<std::string_view> names = counter_names;
-    names.emplace_back("rejected_recovering");
-    return names;
-  }();
-  return with_recovering ? with_recovering_names : counter_names;
+CounterColumns ColumnsOf(const Counters& counters) {
+  return CounterColumns{.recovering = counters.recovery_ramp, .refused = counters.refuse_mode};
 }
 
-std::vector<std::string> CounterValues(const Counters& c, bool with_recovering) {
-  auto n = [](std::uint64_t v) { return fmt::format("{}", v); };
-  std::vector<std::string> values = {
-      n(c.calls),
-      n(c.allowed),
-      n(c.rejected_open),
-      n(c.rejected_probe_cap),
-      n(c.succeeded),
-      n(c.failed),
-      n(c.timeouts),
-      n(c.slow),
-      n(c.probes),
-      n(c.wasted_probes),
-      c.recovery_delay ? FormatSeconds(*c.recovery_delay) : std::string(),
-      n(c.late),
-      n(c.relapses),
-      n(c.max_in_flight),
-  };
-  if (with_recovering) {
-    values.push_back(n(c.rejected_recovering));
+CounterColumns ColumnsOf(const SweepResult& sweep) {
+  CounterColumns columns;
+  for (const SweepPoint& point : sweep.points) {
+    columns |= ColumnsOf(point.counters);
+  }
+  return columns;
+}
+
+std::vector<std::string_view> CounterNames(CounterColumns columns) {
+  std::vector<std::string_view> names;
+  for (const CounterSpec& spec : kCounterSpecs) {
+    if (spec.shown == nullptr || spec.shown(columns)) {
+      names.push_back(spec.name);
+    }
+  }
+  return names;
+}
+
+std::vector<std::string> CounterValues(const Counters& counters, CounterColumns columns) {
+  std::vector<std::string> values;
+  for (const CounterSpec& spec : kCounterSpecs) {
+    if (spec.shown == nullptr || spec.shown(columns)) {
+      values.push_back(spec.value(counters));
+    }
   }
   return values;
 }
@@ -158,7 +183,7 @@ std::string JsonQuote(std::string_view text) {
 
 std::string RunText(const std::vector<RunResult>& runs, bool with_headers) {
   std::string out;
-  const bool with_recovering = AnyRamp(runs);
+  const CounterColumns columns = ColumnsOf(runs);
   for (const RunResult& run : runs) {
     if (with_headers) {
       out += fmt::format("{}=== {} ===\n", out.empty() ? "" : "\n", run.name);
@@ -172,8 +197,8 @@ std::string RunText(const std::vector<RunResult>& runs, bool with_headers) {
       out += "    (none)\n";
     }
     out += fmt::format("--- counters (seed {}) ---\n", run.seed);
-    const std::vector<std::string_view>& names = CounterNames(with_recovering);
-    const std::vector<std::string> values = CounterValues(run.counters, with_recovering);
+    const std::vector<std::string_view> names = CounterNames(columns);
+    const std::vector<std::string> values = CounterValues(run.counters, columns);
     for (std::size_t i = 0; i < names.size(); ++i) {
       out += fmt::format("    {:<20}{}\n", names[i], values[i].empty() ? "-" : values[i]);
     }
@@ -191,13 +216,14 @@ std::string RunText(const std::vector<RunResult>& runs, bool with_headers) {
 
 std::string RunJson(const RunResult& base, const std::vector<RunResult>& variants) {
   std::string out;
-  const bool with_recovering = base.counters.recovery_ramp || AnyRamp(variants);
-  AppendRunJson(out, base, "", /*with_name_first=*/false, with_recovering);
+  CounterColumns columns = ColumnsOf(variants);
+  columns |= ColumnsOf(base.counters);
+  AppendRunJson(out, base, "", /*with_name_first=*/false, columns);
   if (!variants.empty()) {
     out += ",\n  \"variants\": [\n";
     for (std::size_t i = 0; i < variants.size(); ++i) {
       out += "    ";
-      AppendRunJson(out, variants[i], "    ", /*with_name_first=*/true, with_recovering);
+      AppendRunJson(out, variants[i], "    ", /*with_name_first=*/true, columns);
       out += fmt::format("\n    }}{}\n", i + 1 < variants.size() ? "," : "");
     }
     out += "  ]";
@@ -220,8 +246,8 @@ std::string SweepCsv(const SweepResult& sweep) {
     out += p.key;
     out += ',';
   }
-  const bool with_recovering = AnyRamp(sweep);
-  const std::vector<std::string_view>& names = CounterNames(with_recovering);
+  const CounterColumns columns = ColumnsOf(sweep);
+  const std::vector<std::string_view> names = CounterNames(columns);
   for (std::size_t i = 0; i < names.size(); ++i) {
     out += names[i];
     out += i + 1 < names.size() ? ',' : '\n';
@@ -231,7 +257,7 @@ std::string SweepCsv(const SweepResult& sweep) {
       out += sweep.params[p].values[point.value_index[p]].csv;
       out += ',';
     }
-    const std::vector<std::string> values = CounterValues(point.counters, with_recovering);
+    const std::vector<std::string> values = CounterValues(point.counters, columns);
     for (std::size_t i = 0; i < values.size(); ++i) {
       out += values[i];
       out += i + 1 < values.size() ? ',' : '\n';
@@ -242,8 +268,8 @@ std::string SweepCsv(const SweepResult& sweep) {
 
 std::string SweepJson(const SweepResult& sweep) {
   std::string out = "{\"points\": [";
-  const bool with_recovering = AnyRamp(sweep);
-  const std::vector<std::string_view>& names = CounterNames(with_recovering);
+  const CounterColumns columns = ColumnsOf(sweep);
+  const std::vector<std::string_view> names = CounterNames(columns);
   for (std::size_t k = 0; k < sweep.points.size(); ++k) {
     const SweepPoint& point = sweep.points[k];
     out += k == 0 ? "\n  " : ",\n  ";
@@ -253,7 +279,7 @@ std::string SweepJson(const SweepResult& sweep) {
                          sweep.params[p].values[point.value_index[p]].json);
     }
     out += "}, \"counters\": {";
-    const std::vector<std::string> values = CounterValues(point.counters, with_recovering);
+    const std::vector<std::string> values = CounterValues(point.counters, columns);
     for (std::size_t i = 0; i < names.size(); ++i) {
       out += fmt::format("{}\"{}\": {}", i == 0 ? "" : ", ", names[i],
                          values[i].empty() ? "null" : values[i]);

@@ -4,9 +4,8 @@
 // transition list, then the counters), as JSON (`{"seed", "transitions", "counters", ...}`) or as
 // CSV (`t,from,to`); a sweep as CSV (the swept keys, then the counters) or JSON (`{"points":
 // ...}`). Times are seconds with microsecond precision ("64.02"). The JSON adds keys beyond the
-// contract (a transition's `cause`; counters `late`, `relapses`, `max_in_flight`, and
-// `rejected_recovering` when a run has a recovery ramp; `name`, `streams`, `variants`) and
-// renames none.
+// contract (a transition's `cause`; counters `late`, `relapses`, `max_in_flight`, and those
+// of CounterColumns when a run has them; `name`, `streams`, `variants`) and renames none.
 //
 // Thread safety: pure functions.
 //
@@ -24,14 +23,29 @@
 
 namespace fusebox::sim {
 
-// The counter names, in output order: the contract's, then the extras, then
-// `rejected_recovering` when `with_recovering` (the outputs add it when a run's breaker has a
-// recovery_ramp, so the outputs of scenarios without one stay as they were).
-const std::vector<std::string_view>& CounterNames(bool with_recovering = false);
+// The counters that only some scenarios have: a report shows one when any of its runs has it,
+// after the others, so that the outputs of the other scenarios stay as they were.
+struct CounterColumns {
+  bool recovering = false;  // rejected_recovering: a run's breaker has a recovery_ramp
+  bool refused = false;     // refused: a run has a refuse phase
 
-// The counters' values as text, in CounterNames(with_recovering) order (recovery_delay_s empty
-// when absent).
-std::vector<std::string> CounterValues(const Counters& counters, bool with_recovering = false);
+  CounterColumns& operator|=(const CounterColumns& other) noexcept {
+    recovering = recovering || other.recovering;
+    refused = refused || other.refused;
+    return *this;
+  }
+};
+
+// The columns a run's counters call for; those of any point of a sweep.
+CounterColumns ColumnsOf(const Counters& counters);
+CounterColumns ColumnsOf(const SweepResult& sweep);
+
+// The counter names, in output order: the contract's, then the extras, then those of `columns`.
+std::vector<std::string_view> CounterNames(CounterColumns columns = {});
+
+// The counters' values as text, in CounterNames(columns) order (recovery_delay_s empty when
+// absent).
+std::vector<std::string> CounterValues(const Counters& counters, CounterColumns columns = {});
 
 // `runs` holds the base first, then the variants (empty when the file has none).
 std::string RunText(const std::vector<RunResult>& runs, bool with_headers);

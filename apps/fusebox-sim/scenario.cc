@@ -100,6 +100,10 @@ std::string_view ToString(Mode mode) noexcept {
       return "fragile";
     case Mode::kWarming:
       return "warming";
+    case Mode::kQueue:
+      return "queue";
+    case Mode::kRefuse:
+      return "refuse";
   }
   return "?";
 }

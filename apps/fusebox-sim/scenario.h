@@ -84,8 +84,13 @@ enum class Mode : std::uint8_t {
   kWarming,  // fragile whose capacity grows: from `cold_capacity` at the phase's start (and again
              // when a collapse ends: it comes back cold) linearly to `capacity` over `warmup`,
              // as a service warming its caches after a revival
+  kQueue,    // `capacity` servers, each serving one call for `latency` (default 0); the calls
+             // beyond wait in FIFO order for a free server, so their latency grows
+             // (simulator.h says what a timeout does to a waiting or served call)
+  kRefuse,   // serves at most `capacity` calls in flight (each answers after `latency`,
+             // default 0); one more is refused at once: a failure, and a drop for a limit
 };
-// "ok", "error", "hang", "slow", "fragile", "warming".
+// "ok", "error", "hang", "slow", "fragile", "warming", "queue", "refuse".
 std::string_view ToString(Mode mode) noexcept;
 
 struct Stream {
@@ -101,7 +106,7 @@ struct Phase {
   Micros to = 0;    // > from; the phase covers [from, to)
   Mode mode = Mode::kError;
   Micros latency = 0;               // >= 0; default 0 (the contract's default for every mode)
-  std::uint32_t capacity = 0;       // fragile and warming (required there), >= 1
+  std::uint32_t capacity = 0;       // fragile, warming, queue, refuse (required there), >= 1
   Micros relapse = 0;               // fragile and warming (required there), > 0
   std::uint32_t cold_capacity = 0;  // warming only (required there), in [1, capacity]
   Micros warmup = 0;                // warming only (required there), > 0

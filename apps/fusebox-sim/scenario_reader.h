@@ -121,13 +121,13 @@ class ScenarioReader {
   void ApplyPhaseKey(Phase& phase, std::string_view key, const toml::node& node,
                      const std::string& full);
   void CheckPhaseKeys(const Phase& phase, const toml::node& table_node, const std::string& p);
+  void CheckModeOverride(std::size_t i);  // a phase's mode set by an override
   void ApplyUpstream(const toml::table& table);
 
   // ---- overrides (overrides.cc) ----
   std::unique_ptr<toml::node> OverrideNode(const std::string& key, KeyKind kind,
                                            std::string_view text);
   void ApplyOverrideKey(const Override& o);
-  void CheckModeOverride(std::size_t i);
 
   // ---- whole-scenario checks ----
   void CheckTraffic();        // traffic_table.cc

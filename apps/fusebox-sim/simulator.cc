@@ -14,6 +14,8 @@
 #include "fusebox/circuit_breaker.h"
 #include "fusebox/random.h"
 #include "fusebox/testing/manual_clock.h"
+#include "server_queue.h"
+#include "upstream_model.h"
 
 namespace fusebox::sim {
 namespace {
@@ -69,36 +71,50 @@ Micros BinWidth(Micros duration, std::size_t max_bins) {
   }
 }
 
-// A completion waiting in the heap: a plain value, so the heap never allocates per event.
-struct Completion {
-  Micros t;
-  std::uint64_t order;  // admission order: ties at the same instant complete in this order
-  std::uint32_t slot;   // index into the in-flight pool
+enum class EventKind : std::uint8_t {
+  kEnd,         // a call answers (or times out): its outcome is recorded
+  kDeadline,    // a queue upstream's call reaches its budget: it times out unless it ended
+  kServiceEnd,  // a queue server finishes a call (which ends then unless it timed out) and takes
+                // the next one in line
+  kQueuePhase,  // a queue phase starts: its servers (perhaps more) take calls from the line
 };
 
-struct CompletesLater {
-  bool operator()(const Completion& a, const Completion& b) const noexcept {
-    return a.t != b.t ? a.t > b.t : a.order > b.order;
+// An event of the simulation waiting in the heap: a plain value, so the heap never allocates per
+// event.
+struct Scheduled {
+  Micros t;
+  std::uint64_t order;  // admission order: ties at the same instant run in this order
+  std::uint32_t slot;   // index into the in-flight pool (kQueuePhase: unused)
+  EventKind kind;       // last tie-break: a deadline before the service end of the same call
+};
+
+struct ComesLater {
+  bool operator()(const Scheduled& a, const Scheduled& b) const noexcept {
+    if (a.t != b.t) {
+      return a.t > b.t;
+    }
+    return a.order != b.order ? a.order > b.order : a.kind > b.kind;
   }
 };
 
 struct InFlight {
   std::optional<Permit> permit;
-  Outcome outcome = Outcome::kSuccess;
-  std::uint32_t arrival_bin = 0;  // timeline bin of the arrival (when recording)
+  Outcome outcome = Outcome::kSuccess;  // the outcome if it answers
+  Micros start = 0;                     // admitted at
+  Micros deadline = 0;                  // a queue upstream's call: when it times out
+  std::uint64_t order = 0;              // admission order
+  std::uint32_t arrival_bin = 0;        // timeline bin of the arrival (when recording)
+  std::uint8_t events = 0;              // events in the heap that name this slot
+  bool ended = false;                   // its outcome is recorded
   bool probe = false;
   bool active_probe = false;  // the simulated prober's probe (probe_mode = active), not a call
-};
-
-struct Fate {
-  Outcome outcome;
-  Micros latency;
+  bool refused = false;       // refused by the upstream for load (refuse mode)
 };
 
 class Simulation {
  public:
   Simulation(const Scenario& scenario, const SimOptions& options)
-      : scenario_(scenario), options_(options), jitter_rng_(scenario.seed) {}
+      : scenario_(scenario), options_(options), jitter_rng_(scenario.seed), upstream_(scenario) {}
 
   Result<RunResult, std::string> Run() {
     auto created = CircuitBreaker::Create(scenario_.name, scenario_.breaker,
@@ -115,8 +131,12 @@ class Simulation {
     result_.name = scenario_.name;
     result_.seed = scenario_.seed;
     result_.counters.recovery_ramp = scenario_.breaker.recovery_ramp > Duration::zero();
+    result_.counters.refuse_mode =
+        std::any_of(scenario_.phases.begin(), scenario_.phases.end(),
+                    [](const Phase& p) { return p.mode == Mode::kRefuse; });
     result_.transitions.reserve(64);
     InitStreams();
+    InitQueuePhases();
     if (options_.record_timeline) {
       result_.timeline.bin_width = BinWidth(scenario_.duration, options_.max_bins);
       result_.timeline.bins.resize(static_cast<std::size_t>(
@@ -132,10 +152,10 @@ class Simulation {
       // At one instant: completions, then the prober, then arrivals.
       if (!heap_.empty() && (!arrival || heap_.front().t <= streams_[s].next) &&
           (!probe_at_ || heap_.front().t <= *probe_at_)) {
-        std::pop_heap(heap_.begin(), heap_.end(), CompletesLater{});
-        const Completion completion = heap_.back();
+        std::pop_heap(heap_.begin(), heap_.end(), ComesLater{});
+        const Scheduled event = heap_.back();
         heap_.pop_back();
-        Complete(completion);
+        Handle(event);
       } else if (probe_at_ && (!arrival || *probe_at_ <= streams_[s].next)) {
         Probe(*probe_at_);
       } else if (arrival) {
@@ -147,6 +167,8 @@ class Simulation {
         return *unexpected_;
       }
     }
+    result_.collapses = upstream_.collapses();
+    result_.counters.relapses = result_.collapses.size();
     result_.counters.recovery_delay = RecoveryDelay(scenario_, result_.transitions);
     return std::move(result_);
   }
@@ -177,6 +199,15 @@ class Simulation {
     heap_.reserve(1024);
     pool_.reserve(1024);
     free_.reserve(1024);
+  }
+
+  // A queue phase's start is an event: its servers (more of them, perhaps) take waiting calls.
+  void InitQueuePhases() {
+    for (const Phase& phase : scenario_.phases) {
+      if (phase.mode == Mode::kQueue) {
+        Push(Scheduled{phase.from, 0, 0, EventKind::kQueuePhase});
+      }
+    }
   }
 
   // In microseconds, not rounded (AddRounded() rounds the sum's offset).
@@ -210,84 +241,34 @@ class Simulation {
     state.done = state.next >= scenario_.duration;
   }
 
-  // The phase in force at `t`, or null. Admission times never go back, so the cursor only moves
-  // forward.
-  const Phase* PhaseAt(Micros t) {
-    const std::vector<Phase>& phases = scenario_.phases;
-    while (phase_cursor_ < phases.size() && phases[phase_cursor_].to <= t) {
-      ++phase_cursor_;
-    }
-    if (phase_cursor_ < phases.size() && phases[phase_cursor_].from <= t) {
-      return &phases[phase_cursor_];
-    }
-    return nullptr;
-  }
-
-  // What the upstream does with a call admitted at `t` (docs/scenario-format.md, "Exact rules").
-  Fate DecideFate(Micros t) {
-    Fate fate{Outcome::kSuccess, scenario_.upstream_latency};
-    if (const Phase* phase = PhaseAt(t)) {
-      switch (phase->mode) {
-        case Mode::kOk:
-          fate = {Outcome::kSuccess, phase->latency};
-          break;
-        case Mode::kError:
-          fate = {Outcome::kFailure, phase->latency};
-          break;
-        case Mode::kSlow:
-          fate = {Outcome::kSuccess, phase->latency};
-          break;
-        case Mode::kHang:
-          fate = {Outcome::kTimeout, call_timeout_};
-          break;
-        case Mode::kFragile:
-          fate = FragileFate(*phase, phase->capacity, t);
-          break;
-        case Mode::kWarming:
-          fate = FragileFate(*phase, WarmCapacity(*phase, t), t);
-          break;
-      }
-    }
-    if (fate.latency >= call_timeout_) {
-      fate = {Outcome::kTimeout, call_timeout_};
+  // What the upstream does with a call admitted at `t` under `budget` (docs/scenario-format.md,
+  // "Exact rules"): an answer at or after the budget is a timeout at the budget. A queued call's
+  // latency is its service time; when it ends is the queue's to say.
+  UpstreamFate DecideFate(Micros t, Micros budget) {
+    UpstreamFate fate = upstream_.Decide(t, in_flight_);
+    if (fate.kind == FateKind::kAnswers &&
+        (fate.outcome == Outcome::kTimeout || fate.latency >= budget)) {
+      fate = {Outcome::kTimeout, budget, FateKind::kAnswers};
     }
     return fate;
   }
 
-  // A warming upstream's capacity at `t`: from cold_capacity when it (re)started, at the phase's
-  // start or at the end of its last collapse, linearly to capacity over warmup (rounded down).
-  std::uint32_t WarmCapacity(const Phase& phase, Micros t) const {
-    const Micros since = collapsed_phase_ == &phase ? collapsed_until_ : phase.from;
-    if (t <= since) {
-      return phase.cold_capacity;
-    }
-    if (t - since >= phase.warmup) {
-      return phase.capacity;
-    }
-    const auto grown = static_cast<std::uint64_t>(phase.capacity - phase.cold_capacity) *
-                       static_cast<std::uint64_t>(t - since) /
-                       static_cast<std::uint64_t>(phase.warmup);
-    return phase.cold_capacity + static_cast<std::uint32_t>(grown);
+  void Push(const Scheduled& event) {
+    heap_.push_back(event);
+    std::push_heap(heap_.begin(), heap_.end(), ComesLater{});
   }
 
-  Fate FragileFate(const Phase& phase, std::uint32_t capacity, Micros t) {
-    if (collapsed_phase_ == &phase && t < collapsed_until_) {
-      return {Outcome::kFailure, 0};
-    }
-    if (in_flight_ >= capacity) {
-      // One call more than it can serve: it fails, and so does everything for `relapse`.
-      ++result_.counters.relapses;
-      collapsed_phase_ = &phase;
-      collapsed_until_ = t + phase.relapse;
-      result_.collapses.emplace_back(t, std::min(collapsed_until_, phase.to));
-      return {Outcome::kFailure, 0};
-    }
-    return {Outcome::kSuccess, phase.latency};
+  // An event about the call in `slot`; the slot is reused once its last event has run.
+  void PushCallEvent(std::uint32_t slot, Micros t, EventKind kind) {
+    InFlight& call = pool_[slot];
+    ++call.events;
+    Push(Scheduled{t, call.order, slot, kind});
   }
 
-  // A call in flight from `t` until its fate's latency has passed: a slot of the pool (reused),
-  // its completion in the heap.
-  InFlight& StartCall(Permit permit, const Fate& fate, Micros t, bool probe, bool active) {
+  // A call in flight from `t` until its fate says: a slot of the pool (reused), its end in the
+  // heap, or its place at a queue upstream's servers.
+  InFlight& StartCall(Permit permit, const UpstreamFate& fate, Micros t, Micros budget, bool probe,
+                      bool active) {
     std::uint32_t slot = 0;
     if (!free_.empty()) {
       slot = free_.back();
@@ -299,11 +280,76 @@ class Simulation {
     InFlight& call = pool_[slot];
     call.permit.emplace(std::move(permit));
     call.outcome = fate.outcome;
+    call.start = t;
+    call.deadline = t + budget;
+    call.order = next_order_++;
+    call.events = 0;
+    call.ended = false;
     call.probe = probe;
     call.active_probe = active;
-    heap_.push_back(Completion{t + fate.latency, next_order_++, slot});
-    std::push_heap(heap_.begin(), heap_.end(), CompletesLater{});
+    call.refused = fate.kind == FateKind::kRefused;
+    if (fate.kind == FateKind::kQueued) {
+      JoinQueue(slot, t, fate.latency);
+    } else {
+      PushCallEvent(slot, t + fate.latency, EventKind::kEnd);
+    }
     return call;
+  }
+
+  // A call at the queue upstream: served at once if a server is free and nobody waits, else in
+  // line. Its deadline is an event whenever it may come before its answer.
+  void JoinQueue(std::uint32_t slot, Micros t, Micros service) {
+    const Micros deadline = pool_[slot].deadline;
+    if (queue_.Join({slot, deadline, service}, upstream_.QueueCapacity(t))) {
+      PushCallEvent(slot, t + service, EventKind::kServiceEnd);
+      if (t + service >= deadline) {
+        PushCallEvent(slot, deadline, EventKind::kDeadline);
+      }
+    } else {
+      PushCallEvent(slot, deadline, EventKind::kDeadline);
+    }
+  }
+
+  // Free servers take the calls in line, in order.
+  void ServeWaiting(Micros t) {
+    while (std::optional<ServerQueue::Call> next =
+               queue_.StartNext(t, upstream_.QueueCapacity(t))) {
+      PushCallEvent(next->slot, t + next->service, EventKind::kServiceEnd);
+    }
+  }
+
+  void Handle(const Scheduled& event) {
+    clock_.Set(ToTimePoint(event.t));
+    if (event.kind == EventKind::kQueuePhase) {
+      ServeWaiting(event.t);
+      return;
+    }
+    InFlight& call = pool_[event.slot];
+    --call.events;
+    switch (event.kind) {
+      case EventKind::kEnd:
+        End(event.slot, event.t, call.outcome);
+        break;
+      case EventKind::kDeadline:
+        if (!call.ended) {
+          queue_.Leave(event.slot);
+          End(event.slot, event.t, Outcome::kTimeout);
+        }
+        break;
+      case EventKind::kServiceEnd:
+        queue_.Finish();
+        if (!call.ended) {
+          End(event.slot, event.t, call.outcome);  // before its deadline (an event at or before
+                                                   // it would have ended it)
+        }
+        ServeWaiting(event.t);
+        break;
+      case EventKind::kQueuePhase:
+        break;
+    }
+    if (call.events == 0) {
+      free_.push_back(event.slot);
+    }
   }
 
   // The simulated prober (probe_mode = active), as fusebox::asio::Prober behaves: asks the breaker
@@ -323,13 +369,11 @@ class Simulation {
     probe_in_flight_ = true;
     Counters& c = result_.counters;
     ++c.probes;
-    Fate fate = DecideFate(t);
-    if (fate.latency >= probe_budget_) {
-      fate = {Outcome::kTimeout, probe_budget_};
-    }
+    const UpstreamFate fate = DecideFate(t, probe_budget_);
     ++in_flight_;
     c.max_in_flight = std::max<std::uint64_t>(c.max_in_flight, in_flight_);
-    InFlight& call = StartCall(std::move(*permit), fate, t, /*probe=*/true, /*active=*/true);
+    InFlight& call = StartCall(std::move(*permit), fate, t, probe_budget_, /*probe=*/true,
+                               /*active=*/true);
     if (options_.record_timeline && t < scenario_.duration) {
       Timeline::Bin& bin =
           result_.timeline.bins[static_cast<std::size_t>(t / result_.timeline.bin_width)];
@@ -389,7 +433,7 @@ class Simulation {
       ++c.probes;
       ++sc.probes;
     }
-    const Fate fate = DecideFate(t);
+    const UpstreamFate fate = DecideFate(t, call_timeout_);
     ++in_flight_;
     c.max_in_flight = std::max<std::uint64_t>(c.max_in_flight, in_flight_);
     if (static_cast<double>(in_flight_) > options_.max_calls_in_flight) {
@@ -403,7 +447,7 @@ class Simulation {
       return;
     }
 
-    InFlight& call = StartCall(std::move(*permit), fate, t, probe, /*active=*/false);
+    InFlight& call = StartCall(std::move(*permit), fate, t, call_timeout_, probe, /*active=*/false);
 
     if (bin != nullptr) {
       call.arrival_bin = static_cast<std::uint32_t>(bin - result_.timeline.bins.data());
@@ -428,19 +472,19 @@ class Simulation {
     }
   }
 
-  void Complete(const Completion& completion) {
-    clock_.Set(ToTimePoint(completion.t));
-    InFlight& call = pool_[completion.slot];
+  // The call in `slot` ends at `t` with `outcome`: the breaker hears it, and it is counted.
+  void End(std::uint32_t slot, Micros t, Outcome outcome) {
+    InFlight& call = pool_[slot];
+    call.ended = true;
     --in_flight_;
     outcome_seen_ = false;
     if (call.active_probe) {
       probe_in_flight_ = false;  // before the outcome: the transition it causes schedules the next
     }
     if (call.permit) {  // every call in flight holds its permit until here
-      call.permit->Record(call.outcome);
+      call.permit->Record(outcome);
       call.permit.reset();
     }
-    free_.push_back(completion.slot);
 
     Counters& c = result_.counters;
     const bool slow = outcome_seen_ && last_slow_;
@@ -448,20 +492,20 @@ class Simulation {
       // A probe that moved nothing (a good one short of half_open_successes, an ignored one):
       // the prober asks again now, as fusebox::asio::Prober does.
       if (!probe_at_ && breaker_->state() != State::kClosed) {
-        probe_at_ = completion.t;
+        probe_at_ = t;
       }
       // The prober's probe is no user's call: only probes, wasted probes and the in-flight peak
       // count it.
-      if (call.outcome != Outcome::kSuccess || slow) {
+      if (outcome != Outcome::kSuccess || slow) {
         ++c.wasted_probes;
       }
-      result_.end = completion.t;
+      result_.end = t;
       if (options_.record_timeline) {
-        NoteInFlight(completion.t, in_flight_ + 1);
+        NoteInFlight(t, in_flight_ + 1);
       }
       return;
     }
-    switch (call.outcome) {
+    switch (outcome) {
       case Outcome::kSuccess:
         ++c.succeeded;
         break;
@@ -474,15 +518,19 @@ class Simulation {
         ++c.failed;
         break;
     }
+    c.refused += call.refused ? 1U : 0U;
+    if (options_.record_calls) {
+      result_.calls.push_back(CallRecord{call.start, t, outcome, call.refused});
+    }
     c.slow += slow ? 1U : 0U;
     c.late += (outcome_seen_ && last_late_) ? 1U : 0U;
-    if (call.probe && (call.outcome != Outcome::kSuccess || slow)) {
+    if (call.probe && (outcome != Outcome::kSuccess || slow)) {
       ++c.wasted_probes;
     }
-    result_.end = completion.t;
+    result_.end = t;
     if (options_.record_timeline) {
       Timeline::Bin& bin = result_.timeline.bins[call.arrival_bin];
-      switch (call.outcome) {
+      switch (outcome) {
         case Outcome::kSuccess:
           ++(slow ? bin.slow_succeeded : bin.succeeded);
           break;
@@ -494,7 +542,7 @@ class Simulation {
           ++bin.failed;
           break;
       }
-      NoteInFlight(completion.t, in_flight_ + 1);
+      NoteInFlight(t, in_flight_ + 1);
     }
   }
 
@@ -530,7 +578,7 @@ class Simulation {
   bool probe_in_flight_ = false;
 
   std::vector<StreamState> streams_;
-  std::vector<Completion> heap_;  // min-heap by (t, order)
+  std::vector<Scheduled> heap_;  // min-heap by (t, order, kind)
   std::vector<InFlight> pool_;
   std::vector<std::uint32_t> free_;
   std::uint64_t next_order_ = 0;
@@ -538,9 +586,8 @@ class Simulation {
 
   std::size_t flight_bin_ = 0;  // the last timeline bin whose in-flight peak is up to date
 
-  std::size_t phase_cursor_ = 0;
-  const Phase* collapsed_phase_ = nullptr;
-  Micros collapsed_until_ = 0;
+  UpstreamModel upstream_;
+  ServerQueue queue_;  // the queue upstream's servers and line
 
   bool outcome_seen_ = false;
   bool last_slow_ = false;

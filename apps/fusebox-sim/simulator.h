@@ -4,10 +4,12 @@
 //
 // The simulator is a discrete-event loop over integer microseconds. Each arrival sets a
 // testing::ManualClock to its instant and asks the breaker (`TryAcquire`); each admitted call's
-// fate is decided by the upstream mode in force at its admission (docs/scenario-format.md) and its
-// completion sets the clock to its instant and calls `Permit::Record`. Events at the same instant
-// run completions first (in admission order), then arrivals in stream order. A call whose time to
-// answer is >= call_timeout completes at start + call_timeout as a timeout.
+// fate is decided by the upstream mode in force at its admission (upstream_model.h,
+// docs/scenario-format.md) and its completion sets the clock to its instant and calls
+// `Permit::Record`. Events at the same instant run completions first (in admission order), then
+// arrivals in stream order. A call whose time to answer is >= call_timeout completes at
+// start + call_timeout as a timeout. A queue upstream's call waits for a server
+// (server_queue.h): it completes when its service ends, or at its budget if that comes first.
 //
 // Nothing here decides a breaker rule: transitions come from the breaker's TransitionEvents, a
 // call's slowness and lateness from its OutcomeEvent, a probe from Permit::is_probe(); the
@@ -66,6 +68,8 @@ struct Counters {
   std::uint64_t late = 0;           // outcomes of calls admitted in an earlier generation
   std::uint64_t relapses = 0;       // collapses of a fragile or warming upstream
   std::uint64_t max_in_flight = 0;  // peak number of upstream calls at once
+  std::uint64_t refused = 0;        // calls a refuse upstream refused (counted in failed too)
+  bool refuse_mode = false;  // the scenario has a refuse phase: reports show the counter above
 };
 
 struct StreamCounters {
@@ -95,6 +99,14 @@ struct Timeline {
   std::vector<Bin> bins;  // bin i covers [i * bin_width, (i + 1) * bin_width) of [0, duration)
 };
 
+// One call, admitted at `start`, ended at `end` (SimOptions::record_calls).
+struct CallRecord {
+  Micros start = 0;
+  Micros end = 0;
+  Outcome outcome = Outcome::kSuccess;
+  bool refused = false;  // refused by a refuse upstream
+};
+
 struct RunResult {
   std::string name;
   std::uint64_t seed = 0;
@@ -105,10 +117,14 @@ struct RunResult {
   Timeline timeline;  // empty unless SimOptions::record_timeline
   // The fragile (or warming) upstream's collapses, [from, to) (clipped to their phase).
   std::vector<std::pair<Micros, Micros>> collapses;
+  // Every admitted call, in the order they ended; empty unless SimOptions::record_calls. The
+  // active prober's probes are not calls and are not recorded.
+  std::vector<CallRecord> calls;
 };
 
 struct SimOptions {
   bool record_timeline = false;
+  bool record_calls = false;  // RunResult::calls (for tests and measurements)
   // Upper bound of timeline bins; the width is rounded up to a readable step (1-2-5 series).
   std::size_t max_bins = 240;
   // A run stops with an error when more calls than this are in flight at once (memory bound).

@@ -1,11 +1,12 @@
 // [upstream] and its [[upstream.phase]] tables. The phase table's common part (from, to, mode,
 // unknown keys, the error format, span checks) is the apps' shared reader
 // (common/phase_schedule.h), so vpic-sim reads the same files the same way; this file adds the
-// simulator's modes and keys (latency; capacity/relapse for fragile and warming;
-// cold_capacity/warmup for warming).
+// simulator's modes and keys (latency; capacity for fragile, warming, queue and refuse;
+// relapse for fragile and warming; cold_capacity/warmup for warming).
 #include <fmt/format.h>
 
 #include <array>
+#include <cstdint>
 #include <vector>
 
 #include "common/phase_schedule.h"
@@ -15,8 +16,8 @@ namespace fusebox::sim {
 namespace {
 
 // In Mode's order.
-constexpr std::array<std::string_view, 6> kModeNames = {"ok",   "error",   "hang",
-                                                        "slow", "fragile", "warming"};
+constexpr std::array<std::string_view, 8> kModeNames = {"ok",      "error",   "hang",  "slow",
+                                                        "fragile", "warming", "queue", "refuse"};
 // The phase keys beyond from/to/mode.
 constexpr std::array<std::string_view, 5> kToolPhaseKeys = {"latency", "capacity", "relapse",
                                                             "cold_capacity", "warmup"};
@@ -57,8 +58,9 @@ constexpr auto kPhaseSettings = std::to_array<Setting<Phase>>({
      {},
      nullptr,
      [](Phase& p, const SettingValue& v) { p.to = v.integer; }},
-    {"mode", KeyKind::kString, "ok, error, hang, slow, fragile or warming (required)", kModeNames,
-     nullptr, [](Phase& p, const SettingValue& v) { p.mode = static_cast<Mode>(v.choice); }},
+    {"mode", KeyKind::kString,
+     "ok, error, hang, slow, fragile, warming, queue or refuse (required)", kModeNames, nullptr,
+     [](Phase& p, const SettingValue& v) { p.mode = static_cast<Mode>(v.choice); }},
     {"latency",
      KeyKind::kDuration,
      "each call's latency in the phase (default 0)",
@@ -67,7 +69,8 @@ constexpr auto kPhaseSettings = std::to_array<Setting<Phase>>({
      [](Phase& p, const SettingValue& v) { p.latency = v.integer; }},
     {"capacity",
      KeyKind::kInteger,
-     "fragile, warming (when warm): calls in flight it serves, in [1, 1000000]",
+     "fragile, warming (when warm), refuse: calls in flight it serves; queue: its servers; in "
+     "[1, 1000000]",
      {},
      &CapacityRange,
      [](Phase& p, const SettingValue& v) { p.capacity = static_cast<std::uint32_t>(v.integer); }},
@@ -93,6 +96,43 @@ constexpr auto kPhaseSettings = std::to_array<Setting<Phase>>({
      [](Phase& p, const SettingValue& v) { p.warmup = v.integer; }},
 });
 
+// Which modes take each of the simulator's mode-bound phase keys: a phase of such a mode needs
+// the key, a phase of any other mode refuses it.
+constexpr std::uint32_t Bit(Mode mode) { return 1U << static_cast<unsigned>(mode); }
+
+struct ModeBoundKey {
+  std::string_view key;
+  std::uint32_t modes;          // Bit() of each mode that takes the key
+  bool (*given)(const Phase&);  // whether the phase has a value for it (none is 0)
+};
+
+constexpr std::array<ModeBoundKey, 4> kModeBoundKeys = {{
+    {"capacity", Bit(Mode::kFragile) | Bit(Mode::kWarming) | Bit(Mode::kQueue) | Bit(Mode::kRefuse),
+     [](const Phase& p) { return p.capacity != 0; }},
+    {"relapse", Bit(Mode::kFragile) | Bit(Mode::kWarming),
+     [](const Phase& p) { return p.relapse != 0; }},
+    {"cold_capacity", Bit(Mode::kWarming), [](const Phase& p) { return p.cold_capacity != 0; }},
+    {"warmup", Bit(Mode::kWarming), [](const Phase& p) { return p.warmup != 0; }},
+}};
+
+bool TakesKey(const ModeBoundKey& bound, Mode mode) { return (bound.modes & Bit(mode)) != 0; }
+
+// `"fragile" or "warming"`: the modes that take `bound`, in Mode's order.
+std::string ModesText(const ModeBoundKey& bound) {
+  std::vector<std::string_view> names;
+  for (std::size_t i = 0; i < kModeNames.size(); ++i) {
+    if (TakesKey(bound, static_cast<Mode>(i))) {
+      names.push_back(kModeNames[i]);
+    }
+  }
+  std::string text;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    text += i == 0 ? "" : (i + 1 == names.size() ? " or " : ", ");
+    text += fmt::format("\"{}\"", names[i]);
+  }
+  return text;
+}
+
 }  // namespace
 
 std::span<const Setting<Scenario>> UpstreamSettings() { return kUpstreamSettings; }
@@ -103,35 +143,49 @@ void ScenarioReader::ApplyPhaseKey(Phase& phase, std::string_view key, const tom
   Apply(PhaseSettings(), phase, key, node, full);
 }
 
-// The simulator's own rule: capacity and relapse belong to fragile and warming phases, which need
-// both; cold_capacity and warmup belong to warming phases, which need both too.
+// The simulator's own rule: capacity belongs to the modes with a capacity (fragile, warming,
+// queue, refuse), relapse to the ones that collapse (fragile, warming), cold_capacity and warmup
+// to warming; each such mode needs its keys.
 void ScenarioReader::CheckPhaseKeys(const Phase& phase, const toml::node& table_node,
                                     const std::string& p) {
   const toml::table& table = *table_node.as_table();
-  const bool warming = phase.mode == Mode::kWarming;
-  const bool fragile = phase.mode == Mode::kFragile || warming;
-  const std::string_view mode = warming ? "warming" : "fragile";
-  for (std::string_view key : {"capacity", "relapse"}) {
-    const std::string full = fmt::format("{}.{}", p, key);
-    if (fragile && !table.contains(key)) {
-      Fail(table_node, p, fmt::format("mode \"{}\" needs {}", mode, key));
-    } else if (!fragile && where_.contains(full)) {
-      FailAt(full, "only valid with mode = \"fragile\" or \"warming\"");
+  for (const ModeBoundKey& bound : kModeBoundKeys) {
+    const std::string full = fmt::format("{}.{}", p, bound.key);
+    if (TakesKey(bound, phase.mode) && !table.contains(bound.key)) {
+      Fail(table_node, p, fmt::format("mode \"{}\" needs {}", ToString(phase.mode), bound.key));
+    } else if (!TakesKey(bound, phase.mode) && where_.contains(full)) {
+      FailAt(full, fmt::format("only valid with mode = {}", ModesText(bound)));
     }
   }
-  for (std::string_view key : {"cold_capacity", "warmup"}) {
-    const std::string full = fmt::format("{}.{}", p, key);
-    if (warming && !table.contains(key)) {
-      Fail(table_node, p, fmt::format("mode \"warming\" needs {}", key));
-    } else if (!warming && where_.contains(full)) {
-      FailAt(full, "only valid with mode = \"warming\"");
-    }
-  }
-  if (warming && table.contains("cold_capacity") && table.contains("capacity") &&
-      phase.cold_capacity > phase.capacity) {
+  if (phase.mode == Mode::kWarming && table.contains("cold_capacity") &&
+      table.contains("capacity") && phase.cold_capacity > phase.capacity) {
     FailAt(fmt::format("{}.cold_capacity", p), fmt::format("must be at most capacity ({}), got {}",
                                                            phase.capacity, phase.cold_capacity));
   }
+}
+
+// A mode set by an override (`upstream.phase[0].mode=fragile`): the file must give the keys that
+// mode needs.
+void ScenarioReader::CheckModeOverride(std::size_t i) {
+  const Phase& phase = scenario_.phases[i];
+  std::vector<std::string_view> needed;
+  bool missing = false;
+  for (const ModeBoundKey& bound : kModeBoundKeys) {
+    if (TakesKey(bound, phase.mode)) {
+      needed.push_back(bound.key);
+      missing = missing || !bound.given(phase);
+    }
+  }
+  if (!missing) {
+    return;
+  }
+  std::string keys;
+  for (std::size_t k = 0; k < needed.size(); ++k) {
+    keys += k == 0 ? "" : (k + 1 == needed.size() ? " and " : ", ");
+    keys += needed[k];
+  }
+  Fail(Location{0, 0, fmt::format("upstream.phase[{}].mode (override)", i)},
+       fmt::format("mode \"{}\" needs {} in the file", ToString(phase.mode), keys));
 }
 
 void ScenarioReader::ApplyUpstream(const toml::table& table) {

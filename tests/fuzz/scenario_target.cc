@@ -42,6 +42,9 @@ void CheckScenario(const sim::Scenario& s) {
       Check(phase.cold_capacity >= 1 && phase.cold_capacity <= phase.capacity);
       Check(phase.warmup > 0);
     }
+    if (phase.mode == sim::Mode::kQueue || phase.mode == sim::Mode::kRefuse) {
+      Check(phase.capacity >= 1 && phase.capacity <= 1'000'000);
+    }
     previous_to = phase.to;
   }
 }
@@ -59,7 +62,9 @@ vpic_sim::FaultMode SameMode(sim::Mode mode) {
     case sim::Mode::kFragile:
       return vpic_sim::FaultMode::kCapacity;
     case sim::Mode::kWarming:
-      break;  // the simulator's alone: vpic-sim refuses a file that uses it (checked below)
+    case sim::Mode::kQueue:
+    case sim::Mode::kRefuse:
+      break;  // the simulator's alone: vpic-sim refuses a file that uses one (checked below)
   }
   __builtin_trap();
 }
@@ -92,10 +97,12 @@ int SimScenario(const std::uint8_t* data, std::size_t size) {
 
   // vpic-sim plays the base scenario's [upstream]: where it accepts the file too, the same way.
   auto schedule = vpic_sim::ParseSchedule(text, "fuzz.toml");
-  const bool warming =
-      std::any_of(file->base().phases.begin(), file->base().phases.end(),
-                  [](const sim::Phase& p) { return p.mode == sim::Mode::kWarming; });
-  Check(!(warming && schedule));
+  const bool sim_only =
+      std::any_of(file->base().phases.begin(), file->base().phases.end(), [](const sim::Phase& p) {
+        return p.mode == sim::Mode::kWarming || p.mode == sim::Mode::kQueue ||
+               p.mode == sim::Mode::kRefuse;
+      });
+  Check(!(sim_only && schedule));
   if (schedule) {
     const sim::Scenario& s = file->base();
     Check(schedule->phases.size() == s.phases.size());

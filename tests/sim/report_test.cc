@@ -63,9 +63,22 @@ TEST(RunTextTest, ShowsRejectedRecoveringOnlyWhenARunHasARamp) {
   const std::string json = RunJson(lesson, {ramped});
   EXPECT_THAT(json, HasSubstr("\"rejected_recovering\": 0\n"));
   EXPECT_THAT(json, HasSubstr("\"rejected_recovering\": 7\n"));
-  EXPECT_EQ(CounterNames(true).back(), "rejected_recovering");
-  EXPECT_EQ(CounterValues(ramped.counters, true).back(), "7");
-  EXPECT_EQ(CounterNames().size() + 1, CounterNames(true).size());
+  const CounterColumns recovering{.recovering = true, .refused = false};
+  EXPECT_EQ(CounterNames(recovering).back(), "rejected_recovering");
+  EXPECT_EQ(CounterValues(ramped.counters, recovering).back(), "7");
+  EXPECT_EQ(CounterNames().size() + 1, CounterNames(recovering).size());
+}
+
+TEST(RunTextTest, ShowsRefusedOnlyWhenARunHasARefusePhase) {
+  const RunResult lesson = RunLesson().run;
+  EXPECT_THAT(RunText({lesson}, false), ::testing::Not(HasSubstr("refused")));
+  RunResult refusing = lesson;
+  refusing.counters.refuse_mode = true;
+  refusing.counters.refused = 12;
+  EXPECT_THAT(RunText({refusing}, false),
+              HasSubstr("    max_in_flight       1\n    refused             12\n"));
+  EXPECT_THAT(RunJson(lesson, {refusing}), HasSubstr("\"refused\": 12\n"));
+  EXPECT_THAT(RunJson(lesson, {refusing}), HasSubstr("\"refused\": 0\n"));
 }
 
 TEST(RunTextTest, HeadsEachRunWithItsNameWhenAskedTo) {

@@ -602,12 +602,64 @@ TEST(ScenarioErrorTest, FragileNeedsCapacityAndRelapse) {
   EXPECT_THAT(e.message, HasSubstr("capacity"));
 }
 
-TEST(ScenarioErrorTest, CapacityOnlyBelongsToFragilePhases) {
+TEST(ScenarioErrorTest, CapacityOnlyBelongsToPhasesWithACapacity) {
   const LoadError e = ErrorOf(
       "[traffic]\nrate = 1\n[[upstream.phase]]\nfrom = 0\nto = 1\nmode = \"error\"\n"
       "capacity = 2\n");
   EXPECT_EQ(e.line, 7);
   EXPECT_EQ(e.key, "upstream.phase[0].capacity");
+  EXPECT_EQ(e.message, "only valid with mode = \"fragile\", \"warming\", \"queue\" or \"refuse\"");
+}
+
+TEST(ScenarioErrorTest, QueueAndRefuseNeedACapacity) {
+  for (const char* mode : {"queue", "refuse"}) {
+    const LoadError e = ErrorOf(fmt::format(
+        "[traffic]\nrate = 1\n[[upstream.phase]]\nfrom = 0\nto = 1\nmode = \"{}\"\n", mode));
+    EXPECT_EQ(e.key, "upstream.phase[0]");
+    EXPECT_EQ(e.message, fmt::format("mode \"{}\" needs capacity", mode));
+  }
+}
+
+TEST(ScenarioErrorTest, RelapseOnlyBelongsToPhasesThatCollapse) {
+  const LoadError e = ErrorOf(
+      "[traffic]\nrate = 1\n[[upstream.phase]]\nfrom = 0\nto = 1\nmode = \"queue\"\n"
+      "capacity = 2\nrelapse = \"1s\"\n");
+  EXPECT_EQ(e.line, 8);
+  EXPECT_EQ(e.key, "upstream.phase[0].relapse");
+  EXPECT_EQ(e.message, "only valid with mode = \"fragile\" or \"warming\"");
+}
+
+TEST(ScenarioTest, ReadsQueueAndRefusePhases) {
+  auto file = Load(
+      "[traffic]\nrate = 1\n[[upstream.phase]]\nfrom = 0\nto = \"5s\"\nmode = \"queue\"\n"
+      "capacity = 20\nlatency = \"100ms\"\n[[upstream.phase]]\nfrom = \"5s\"\nto = \"9s\"\n"
+      "mode = \"refuse\"\ncapacity = 3\n");
+  ASSERT_TRUE(file) << file.error().ToString();
+  const Scenario& s = file->base();
+  ASSERT_EQ(s.phases.size(), 2U);
+  EXPECT_EQ(s.phases[0].mode, Mode::kQueue);
+  EXPECT_EQ(ToString(s.phases[0].mode), "queue");
+  EXPECT_EQ(s.phases[0].capacity, 20U);
+  EXPECT_EQ(s.phases[0].latency, 100'000);
+  EXPECT_EQ(s.phases[1].mode, Mode::kRefuse);
+  EXPECT_EQ(ToString(s.phases[1].mode), "refuse");
+  EXPECT_EQ(s.phases[1].capacity, 3U);
+}
+
+TEST(ScenarioErrorTest, AModeOverrideNeedsTheModesKeysInTheFile) {
+  auto file = Load("[traffic]\nrate = 1\n[[upstream.phase]]\nfrom = 0\nto = 1\nmode = \"error\"\n");
+  ASSERT_TRUE(file) << file.error().ToString();
+  BuildOptions options;
+  options.overrides = {{"upstream.phase[0].mode", "queue"}};
+  auto queue = BuildScenario(*file, options);
+  ASSERT_FALSE(queue);
+  EXPECT_EQ(queue.error().key, "upstream.phase[0].mode (override)");
+  EXPECT_EQ(queue.error().message, "mode \"queue\" needs capacity in the file");
+  options.overrides = {{"upstream.phase[0].mode", "warming"}};
+  auto warming = BuildScenario(*file, options);
+  ASSERT_FALSE(warming);
+  EXPECT_EQ(warming.error().message,
+            "mode \"warming\" needs capacity, relapse, cold_capacity and warmup in the file");
 }
 
 TEST(ScenarioErrorTest, WarmingNeedsItsFourKeys) {
