@@ -99,6 +99,9 @@ std::optional<KeyKind> LookupKeyKind(std::string_view dotted_key) {
     if (s[0].name == "upstream") {
       return KindIn(UpstreamSettings(), s[1].name);
     }
+    if (s[0].name == "limit") {
+      return KindIn(LimitSettings(), s[1].name);
+    }
     return std::nullopt;
   }
   if (s.size() == 3 && plain(0) && !plain(1) && plain(2)) {
@@ -153,9 +156,17 @@ std::unique_ptr<toml::node> ScenarioReader::OverrideNode(const std::string& key,
       break;
     case KeyKind::kString:
       return std::make_unique<toml::value<std::string>>(std::string(text));
+    case KeyKind::kIntegerOrAuto:
+      if (text == "auto") {
+        return std::make_unique<toml::value<std::string>>(std::string(text));
+      }
+      if (std::optional<std::int64_t> value = ParseInt(text)) {
+        return std::make_unique<toml::value<std::int64_t>>(*value);
+      }
+      break;
   }
-  static constexpr std::array<std::string_view, 5> kExpected = {
-      "a duration", "an integer", "a number", "true or false", "a string"};
+  static constexpr std::array<std::string_view, 6> kExpected = {
+      "a duration", "an integer", "a number", "true or false", "a string", "an integer or auto"};
   Fail(Location{0, 0, key + " (override)"}, fmt::format("bad value \"{}\": expected {}", text,
                                                         kExpected[static_cast<std::size_t>(kind)]));
   return nullptr;
@@ -181,6 +192,8 @@ void ScenarioReader::ApplyOverrideKey(const Override& o) {
     ApplyRootKey(head, *node, o.key);
   } else if (head == "breaker") {
     ApplyBreakerKey(segments[1].name, *node, o.key);
+  } else if (head == "limit") {
+    ApplyLimitKey(segments[1].name, *node, o.key);
   } else if (head == "traffic" && segments[1].name != "stream") {
     if (traffic_form_ != TrafficForm::kSingle) {
       Fail(Location{0, 0, o.key + " (override)"},

@@ -113,6 +113,9 @@ constexpr Series kTimedOut{"timed out", "#8e24aa"};
 constexpr Series kRejectedOpen{"rejected: CIRCUIT_OPEN", "#bdbdbd"};
 constexpr Series kRejectedProbeCap{"rejected: CIRCUIT_HALF_OPEN", "#64b5f6"};
 constexpr Series kRejectedRecovering{"rejected: CIRCUIT_RECOVERING", "#4dd0e1"};
+constexpr Series kOverloaded{"rejected: OVERLOADED (limit)", "#a1887f"};
+
+constexpr std::string_view kLimitColor = "#ef6c00";
 
 // A 1-2-5 step giving about `ticks` intervals over `range`.
 double NiceStep(double range, int ticks) {
@@ -215,11 +218,25 @@ std::string BreakerSummary(const Scenario& s) {
   return text;
 }
 
+// The [limit] in a few words: "limit=80", or "limit=auto(3..1000, from 16, tolerance 1)".
+std::string LimitSummary(const Limit& limit) {
+  if (!limit.adaptive) {
+    return fmt::format("limit={}", limit.max_in_flight);
+  }
+  const AdaptiveLimitConfig& a = limit.adaptive_config;
+  return fmt::format(
+      "limit=auto({}..{}, from {}, window {}s, tolerance {})", a.min_limit, a.max_limit,
+      a.initial_limit,
+      FormatSeconds(std::chrono::duration_cast<std::chrono::microseconds>(a.sample_window).count()),
+      a.tolerance);
+}
+
 // ---- run plots ----
 
-constexpr double kRow = 20;             // the upstream and breaker rows
-constexpr double kCallsHeight = 110;    // the calls chart
-constexpr double kInFlightHeight = 46;  // the in-flight chart
+constexpr double kRow = 20;                 // the upstream and breaker rows
+constexpr double kCallsHeight = 110;        // the calls chart
+constexpr double kInFlightHeight = 46;      // the in-flight chart
+constexpr double kTallInFlightHeight = 90;  // ... with a capacity or a limit drawn over it
 
 // Where an instant of simulated time falls across the plot; every panel of a run plot shares one
 // scale, so that their times line up.
@@ -233,8 +250,12 @@ struct TimeScale {
 // The run's name and its breaker settings; returns the y below them.
 double PanelHeading(Svg& svg, double y, const Scenario& scenario, const RunResult& run) {
   svg.Text(kLeft, y + 12, run.name, 14, "start", "font-weight=\"bold\"");
-  svg.Text(kLeft, y + 26, fmt::format("{}   (seed {})", BreakerSummary(scenario), run.seed), 10,
-           "start", "fill=\"#555555\"");
+  std::string summary = BreakerSummary(scenario);
+  if (scenario.limit) {
+    summary += "   " + LimitSummary(*scenario.limit);
+  }
+  svg.Text(kLeft, y + 26, fmt::format("{}   (seed {})", summary, run.seed), 10, "start",
+           "fill=\"#555555\"");
   return y + 34;
 }
 
@@ -356,7 +377,8 @@ std::uint32_t PeakCalls(const Timeline& timeline) {
   std::uint32_t peak = 1;
   for (const Timeline::Bin& bin : timeline.bins) {
     peak = std::max(peak, bin.succeeded + bin.slow_succeeded + bin.failed + bin.timeouts +
-                              bin.rejected_open + bin.rejected_probe_cap + bin.rejected_recovering);
+                              bin.rejected_open + bin.rejected_probe_cap + bin.rejected_recovering +
+                              bin.overloaded);
   }
   return peak;
 }
@@ -393,7 +415,7 @@ void CallBars(Svg& svg, double y, const Timeline& timeline, const TimeScale& tim
     const Micros from = static_cast<Micros>(i) * timeline.bin_width;
     const double x = time.XOfMicros(from);
     double base = y + kCallsHeight;
-    const std::array<std::pair<std::uint32_t, const Series*>, 7> stack = {{
+    const std::array<std::pair<std::uint32_t, const Series*>, 8> stack = {{
         {bin.succeeded, &kSucceeded},
         {bin.slow_succeeded, &kSlowSucceeded},
         {bin.failed, &kFailed},
@@ -401,6 +423,7 @@ void CallBars(Svg& svg, double y, const Timeline& timeline, const TimeScale& tim
         {bin.rejected_recovering, &kRejectedRecovering},
         {bin.rejected_probe_cap, &kRejectedProbeCap},
         {bin.rejected_open, &kRejectedOpen},
+        {bin.overloaded, &kOverloaded},
     }};
     for (const auto& [count, series] : stack) {
       if (count == 0) {
@@ -431,15 +454,23 @@ double CallsChart(Svg& svg, double y, const Timeline& timeline, const TimeScale&
   return y + kCallsHeight;
 }
 
-// The capacity of each queue or refuse phase, dashed, over the in-flight chart (0 at `base`,
-// `f_max` at `base - height`).
-void CapacityLines(Svg& svg, double base, double height, double f_max, const Scenario& scenario,
+// Where the in-flight chart puts a number of calls: 0 at `base`, `f_max` at `base - height`.
+struct FlightScale {
+  double base;
+  double height;
+  double f_max;
+
+  double Y(double calls) const { return base - std::min(calls, f_max) / f_max * height; }
+};
+
+// The capacity of each queue or refuse phase, dashed.
+void CapacityLines(Svg& svg, const FlightScale& scale, const Scenario& scenario,
                    const TimeScale& time) {
   for (const Phase& phase : scenario.phases) {
     if (!HasServingCapacity(phase.mode)) {
       continue;
     }
-    const double yy = base - phase.capacity / f_max * height;
+    const double yy = scale.Y(phase.capacity);
     svg.Raw(fmt::format(
         "<line x1=\"{:.2f}\" y1=\"{:.2f}\" x2=\"{:.2f}\" y2=\"{:.2f}\" stroke=\"#616161\" "
         "stroke-width=\"1\" stroke-dasharray=\"4 3\"><title>{}</title></line>\n",
@@ -450,39 +481,88 @@ void CapacityLines(Svg& svg, double base, double height, double f_max, const Sce
   }
 }
 
+// The [limit] over time, a step line (clipped to the chart), each step with its tooltip.
+void LimitLine(Svg& svg, const FlightScale& scale, const RunResult& run, const TimeScale& time,
+               Micros end) {
+  const auto& changes = run.limit_changes;
+  std::string points;
+  for (std::size_t i = 0; i < changes.size(); ++i) {
+    const Micros to = i + 1 < changes.size() ? changes[i + 1].first : end;
+    const double yy = scale.Y(changes[i].second);
+    fmt::format_to(std::back_inserter(points), "{:.2f},{:.2f} {:.2f},{:.2f} ",
+                   time.XOfMicros(changes[i].first), yy, time.XOfMicros(to), yy);
+  }
+  svg.Raw(
+      fmt::format("<polyline points=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"3\" "
+                  "stroke-opacity=\"0.7\"><title>{}</title></polyline>\n",
+                  points, kLimitColor,
+                  Escape(fmt::format("limit: {} changes, last {} at {} s", changes.size() - 1,
+                                     changes.back().second, FormatSeconds(changes.back().first)))));
+}
+
+// The scale of the in-flight chart: the peak in flight, the capacities and the limit; a limit
+// that stays far above the others (a fixed limit no load reaches) is left out, and not drawn.
+struct FlightRange {
+  double f_max = 1;
+  bool draw_limit = false;
+};
+
+FlightRange FlightRangeOf(const Scenario& scenario, const RunResult& run) {
+  double f_max = std::max(1.0, static_cast<double>(run.counters.max_in_flight));
+  for (const Phase& phase : scenario.phases) {
+    if (HasServingCapacity(phase.mode)) {
+      f_max = std::max(f_max, static_cast<double>(phase.capacity));
+    }
+  }
+  double limit_min = std::numeric_limits<double>::max();
+  double limit_max = 0;
+  for (const auto& [t, limit] : run.limit_changes) {
+    limit_min = std::min(limit_min, static_cast<double>(limit));
+    limit_max = std::max(limit_max, static_cast<double>(limit));
+  }
+  if (run.limit_changes.empty() || limit_min > 2 * f_max) {
+    return FlightRange{f_max, false};
+  }
+  return FlightRange{std::max(f_max, std::min(limit_max, 2 * f_max)), true};
+}
+
 // Peak calls in flight per bin; drawn only for a run that ever had more than one at once. The
-// capacity of a queue or refuse upstream is drawn over it.
+// capacity of a queue or refuse upstream and the [limit] are drawn over it, on a taller chart.
 double InFlightChart(Svg& svg, double y, const Scenario& scenario, const RunResult& run,
                      const TimeScale& time) {
   const Timeline& timeline = run.timeline;
   if (!(run.counters.max_in_flight > 1 && !timeline.bins.empty())) {
     return y;
   }
+  const bool tall = !run.limit_changes.empty() ||
+                    std::any_of(scenario.phases.begin(), scenario.phases.end(),
+                                [](const Phase& p) { return HasServingCapacity(p.mode); });
+  const double height = tall ? kTallInFlightHeight : kInFlightHeight;
   y += 6;
-  svg.Text(10, y + kInFlightHeight / 2 + 4, "in flight", 11);
-  svg.Rect(kLeft, y, kPlotWidth, kInFlightHeight, "#fafafa");
-  double f_max = static_cast<double>(run.counters.max_in_flight);
-  for (const Phase& phase : scenario.phases) {
-    if (HasServingCapacity(phase.mode)) {
-      f_max = std::max(f_max, static_cast<double>(phase.capacity));
-    }
+  svg.Text(10, y + height / 2 + 4, "in flight", 11);
+  svg.Rect(kLeft, y, kPlotWidth, height, "#fafafa");
+  const FlightRange range = FlightRangeOf(scenario, run);
+  const FlightScale scale{y + height, height - 4, range.f_max};
+  svg.Text(kLeft - 4, y + 8, Num(scale.f_max), 9, "end", "fill=\"#555555\"");
+  svg.Text(kLeft - 4, y + height, "0", 9, "end", "fill=\"#555555\"");
+  // The limit under the calls in flight, which it bounds and so often meets.
+  if (range.draw_limit) {
+    LimitLine(svg, scale, run, time,
+              static_cast<Micros>(timeline.bins.size()) * timeline.bin_width);
   }
-  svg.Text(kLeft - 4, y + 8, Num(f_max), 9, "end", "fill=\"#555555\"");
-  svg.Text(kLeft - 4, y + kInFlightHeight, "0", 9, "end", "fill=\"#555555\"");
   std::string points;
   for (std::size_t i = 0; i < timeline.bins.size(); ++i) {
     const double x0 = time.XOfMicros(static_cast<Micros>(i) * timeline.bin_width);
     const double x1 = time.XOfMicros(static_cast<Micros>(i + 1) * timeline.bin_width);
-    const double yy =
-        y + kInFlightHeight - timeline.bins[i].max_in_flight / f_max * (kInFlightHeight - 4);
+    const double yy = scale.Y(timeline.bins[i].max_in_flight);
     fmt::format_to(std::back_inserter(points), "{:.2f},{:.2f} {:.2f},{:.2f} ", x0, yy, x1, yy);
   }
   svg.Raw(
       fmt::format("<polyline points=\"{}\" fill=\"none\" stroke=\"#3949ab\" "
                   "stroke-width=\"1.2\"/>\n",
                   points));
-  CapacityLines(svg, y + kInFlightHeight, kInFlightHeight - 4, f_max, scenario, time);
-  return y + kInFlightHeight;
+  CapacityLines(svg, scale, scenario, time);
+  return y + height;
 }
 
 double TimeAxis(Svg& svg, double y, const TimeScale& time) {
@@ -521,6 +601,19 @@ double TimeSpan(const std::vector<Scenario>& scenarios, const std::vector<RunRes
   return t_max;
 }
 
+// Where a run has a [limit]: its refusals and its line; returns the y below them.
+double LimitLegend(Svg& svg, double y, const std::vector<RunResult>& runs) {
+  if (std::none_of(runs.begin(), runs.end(),
+                   [](const RunResult& r) { return r.counters.limited; })) {
+    return y;
+  }
+  svg.Text(10, y + 1, "limit", 11);
+  Legend(svg, kLeft, y, {kOverloaded});
+  svg.Line(kLeft + 320, y - 3, kLeft + 344, y - 3, kLimitColor, 3, "stroke-opacity=\"0.7\"");
+  svg.Text(kLeft + 350, y + 1, "the limit (in flight chart)", 11);
+  return y + 20;
+}
+
 // The colour keys under the panels; returns the y below them.
 double RunLegends(Svg& svg, double y, const std::vector<Scenario>& scenarios,
                   const std::vector<RunResult>& runs) {
@@ -529,6 +622,7 @@ double RunLegends(Svg& svg, double y, const std::vector<Scenario>& scenarios,
   Legend(svg, kLeft, y,
          {kSucceeded, kSlowSucceeded, kFailed, kTimedOut, kRejectedOpen, kRejectedProbeCap});
   y += 20;
+  y = LimitLegend(svg, y, runs);
   // Only where a run has a recovery ramp, so the other scenarios' plots stay as they were.
   if (std::any_of(runs.begin(), runs.end(),
                   [](const RunResult& r) { return r.counters.recovery_ramp; })) {

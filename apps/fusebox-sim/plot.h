@@ -3,13 +3,16 @@
 // SVG pictures of simulator results, readable in any browser without a script.
 //
 // A run plot has one panel per run (the base, then each variant), sharing the time axis:
-//   - "upstream": the phases as shaded bands (error, hang, slow, fragile, ok), labelled;
+//   - "upstream": the phases as shaded bands (error, hang, slow, fragile, warming, queue, refuse,
+//     ok), labelled (a queue or refuse phase with its capacity);
 //   - "breaker": the state over time as coloured bands (CLOSED green, OPEN red, HALF_OPEN amber;
 //     an instantaneous HALF_OPEN bounce still shows as a thin amber mark), transitions as ticks
 //     with their times (every tick has a tooltip with from -> to and the cause);
 //   - "calls": calls per time bin by arrival, stacked by fate (succeeded, failed, timed out,
-//     rejected CIRCUIT_OPEN, rejected CIRCUIT_HALF_OPEN), probes marked with a diamond;
-//   - "in flight": the peak number of upstream calls at once per bin (when it ever exceeds 1).
+//     rejected CIRCUIT_OPEN, rejected CIRCUIT_HALF_OPEN, refused by a [limit]), probes marked
+//     with a diamond;
+//   - "in flight": the peak number of upstream calls at once per bin (when it ever exceeds 1),
+//     with a queue or refuse phase's capacity and a [limit]'s value over time drawn over it.
 // A sweep plot is a grid of small charts, one per counter that varies (plus wasted_probes and
 // recovery_delay_s), each against the first swept parameter, one line per combination of the
 // other parameters.

@@ -23,7 +23,7 @@ struct CounterSpec {
   bool (*shown)(const CounterColumns&);  // null: always shown
 };
 
-const std::array<CounterSpec, 16> kCounterSpecs = {{
+const std::array<CounterSpec, 17> kCounterSpecs = {{
     {"calls", [](const Counters& c) { return Count(c.calls); }, nullptr},
     {"allowed", [](const Counters& c) { return Count(c.allowed); }, nullptr},
     {"rejected_open", [](const Counters& c) { return Count(c.rejected_open); }, nullptr},
@@ -46,6 +46,8 @@ const std::array<CounterSpec, 16> kCounterSpecs = {{
      [](const CounterColumns& columns) { return columns.recovering; }},
     {"refused", [](const Counters& c) { return Count(c.refused); },
      [](const CounterColumns& columns) { return columns.refused; }},
+    {"overloaded", [](const Counters& c) { return Count(c.overloaded); },
+     [](const CounterColumns& columns) { return columns.overloaded; }},
 }};
 
 void AppendTransitionsJson(std::string& out, const std::vector<Transition>& transitions,
@@ -122,7 +124,9 @@ CounterColumns ColumnsOf(const std::vector<RunResult>& runs) {
 }  // namespace
 
 CounterColumns ColumnsOf(const Counters& counters) {
-  return CounterColumns{.recovering = counters.recovery_ramp, .refused = counters.refuse_mode};
+  return CounterColumns{.recovering = counters.recovery_ramp,
+                        .refused = counters.refuse_mode,
+                        .overloaded = counters.limited};
 }
 
 CounterColumns ColumnsOf(const SweepResult& sweep) {

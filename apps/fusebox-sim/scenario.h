@@ -16,8 +16,9 @@
 // `variant[2].breaker.half_open_max_probes`): unknown keys, wrong types, bad durations,
 // overlapping phases, rates outside [kMinRate, kMaxRate], traffic above kMaxExpectedCalls calls,
 // and every range that CircuitBreakerConfig::Validate() refuses (the breaker's own rule; the
-// loader does not repeat it). Each key's name, kind, range and help live in one settings table
-// per [table] (breaker_table.cc, traffic_table.cc, upstream_table.cc, scenario.cc for the root).
+// loader does not repeat it), and likewise AdaptiveLimitConfig::Validate() for [limit]. Each key's
+// name, kind, range and help live in one settings table per [table] (breaker_table.cc,
+// traffic_table.cc, upstream_table.cc, limit_table.cc, scenario_reader.cc for the root).
 //
 // Time in the simulator is integer microseconds from 0 (`Micros`).
 //
@@ -41,6 +42,7 @@
 #include "common/duration.h"
 #include "common/located_error.h"
 #include "common/rate.h"
+#include "fusebox/adaptive_limit.h"
 #include "fusebox/circuit_breaker.h"
 #include "fusebox/outcome.h"
 #include "fusebox/status.h"
@@ -112,6 +114,17 @@ struct Phase {
   Micros warmup = 0;                // warming only (required there), > 0
 };
 
+// A concurrency limit in front of the upstream (the [limit] table): a call takes a slot of it
+// first, then the breaker's permit, as the gateway orders its pieces (docs/composition.md). A
+// fixed max_in_flight runs a fusebox::Bulkhead of that size; max_in_flight = "auto" runs a
+// fusebox::AdaptiveLimit with `adaptive` on the simulation's clock.
+struct Limit {
+  bool adaptive = false;            // max_in_flight = "auto"
+  std::uint32_t max_in_flight = 0;  // the fixed cap, in [1, 1000000] (when not adaptive)
+  // The AdaptiveLimit's settings under their own names (used when adaptive; valid then).
+  AdaptiveLimitConfig adaptive_config;
+};
+
 struct Scenario {
   std::string name;                         // base: `name` or the file's stem; variant: its name
   std::uint64_t seed = 1;                   // poisson arrivals and cooldown jitter
@@ -120,6 +133,7 @@ struct Scenario {
   std::vector<Stream> streams;              // at least one
   Micros upstream_latency = 20'000;         // healthy latency, default 20 ms
   std::vector<Phase> phases;                // sorted by `from`, not overlapping
+  std::optional<Limit> limit;               // none without a [limit] table
 };
 
 // A load error: where, which key, what is wrong; ToString() gives "file:line:column: key:
@@ -128,8 +142,9 @@ struct Scenario {
 using LoadError = app::LocatedError;
 
 // One `KEY=VALUE` override: KEY dotted as in the messages above (`breaker.cooldown`,
-// `traffic.rate`, `traffic.stream[1].rate`, `upstream.phase[0].to`, `seed`, `duration`), VALUE
-// written as in TOML but unquoted (`2.5s`, `10`, `0.5`, `true`, `count_window`).
+// `traffic.rate`, `traffic.stream[1].rate`, `upstream.phase[0].to`, `limit.max_in_flight`,
+// `seed`, `duration`), VALUE written as in TOML but unquoted (`2.5s`, `10`, `0.5`, `true`,
+// `count_window`, `auto`).
 struct Override {
   std::string key;
   std::string value;
@@ -178,7 +193,8 @@ Result<ScenarioFile, LoadError> LoadScenarioString(std::string_view text, std::s
 Result<Scenario, LoadError> BuildScenario(const ScenarioFile& file, const BuildOptions& options);
 
 // What kind of value a dotted key holds; nullopt for an unknown key.
-enum class KeyKind : std::uint8_t { kDuration, kInteger, kNumber, kBool, kString };
+// kIntegerOrAuto: an integer, or the string "auto" (limit.max_in_flight).
+enum class KeyKind : std::uint8_t { kDuration, kInteger, kNumber, kBool, kString, kIntegerOrAuto };
 std::optional<KeyKind> LookupKeyKind(std::string_view dotted_key);
 
 // Parses a duration as a scenario file's strings hold it (common/duration.h, a unit required):

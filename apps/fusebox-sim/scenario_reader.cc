@@ -18,7 +18,7 @@ std::optional<std::string> NotNegative(const SettingValue& v) {
   return std::nullopt;
 }
 
-// The top-level keys (the tables [breaker], [traffic], [upstream] and [[variant]] aside).
+// The top-level keys (the tables [breaker], [traffic], [upstream], [limit] and [[variant]] aside).
 constexpr auto kRootSettings = std::to_array<Setting<Scenario>>({
     {"name",
      KeyKind::kString,
@@ -76,6 +76,10 @@ void ScenarioReader::ApplyRoot(const toml::table& root, std::string prefix, bool
       if (const toml::table* upstream = table("upstream")) {
         ApplyUpstream(*upstream);
       }
+    } else if (key == "limit") {
+      if (const toml::table* limit = table("limit")) {
+        ApplyLimit(*limit, node);
+      }
     } else if (key == "variant" && !is_variant) {
       // The caller applies variants one at a time.
     } else {
@@ -103,6 +107,9 @@ Result<Scenario, LoadError> ScenarioReader::Finish() {
   }
   if (!error_) {
     CheckPhases();
+  }
+  if (!error_) {
+    CheckLimit();
   }
   if (!error_) {
     if (std::optional<ConfigError> bad = scenario_.breaker.Validate()) {
@@ -206,6 +213,22 @@ std::optional<SettingValue> ScenarioReader::Read(KeyKind kind,
         value.flag = *flag;
       } else {
         bad = flag.error();
+      }
+      break;
+    case KeyKind::kIntegerOrAuto:
+      if (node.is_string()) {
+        static constexpr std::array<std::string_view, 1> kAuto = {"auto"};
+        if (auto choice = app::ReadChoice(node, kAuto)) {
+          value.flag = true;
+          value.text = "auto";
+        } else {
+          bad = choice.error();
+        }
+      } else if (auto integer = app::ReadInteger(node)) {
+        value.integer = *integer;
+      } else {
+        bad = app::ReadError{
+            fmt::format("expected an integer or \"auto\", got {}", app::TypeName(node))};
       }
       break;
     case KeyKind::kString:

@@ -11,6 +11,7 @@
 //   breaker_table.cc    [breaker]
 //   traffic_table.cc    [traffic] / [[traffic.stream]], the expected-calls limit
 //   upstream_table.cc   [upstream] / [[upstream.phase]] (read with common/phase_schedule.h)
+//   limit_table.cc      [limit]
 //   overrides.cc        KEY=VALUE overrides and LookupKeyKind()
 #pragma once
 
@@ -32,9 +33,9 @@ namespace fusebox::sim {
 
 // A value read for a setting: the member its kind fills.
 struct SettingValue {
-  std::int64_t integer = 0;  // kInteger; kDuration (microseconds)
+  std::int64_t integer = 0;  // kInteger; kDuration (microseconds); kIntegerOrAuto's number
   double number = 0.0;       // kNumber
-  bool flag = false;         // kBool
+  bool flag = false;         // kBool; kIntegerOrAuto: "auto"
   std::string text;          // kString
   std::size_t choice = 0;    // kString with choices: the index into them
 };
@@ -70,6 +71,7 @@ std::optional<KeyKind> BreakerKeyKind(std::string_view key);
 std::span<const Setting<Stream>> StreamSettings();
 std::span<const Setting<Scenario>> UpstreamSettings();
 std::span<const Setting<Phase>> PhaseSettings();
+std::span<const Setting<Limit>> LimitSettings();
 
 // Where a value sits in the file, and the key as the user reads it.
 struct Location {
@@ -123,6 +125,8 @@ class ScenarioReader {
   void CheckPhaseKeys(const Phase& phase, const toml::node& table_node, const std::string& p);
   void CheckModeOverride(std::size_t i);  // a phase's mode set by an override
   void ApplyUpstream(const toml::table& table);
+  void ApplyLimitKey(std::string_view key, const toml::node& node, const std::string& full);
+  void ApplyLimit(const toml::table& table, const toml::node& table_node);
 
   // ---- overrides (overrides.cc) ----
   std::unique_ptr<toml::node> OverrideNode(const std::string& key, KeyKind kind,
@@ -133,6 +137,7 @@ class ScenarioReader {
   void CheckTraffic();        // traffic_table.cc
   void CheckExpectedCalls();  // traffic_table.cc
   void CheckPhases();         // upstream_table.cc
+  void CheckLimit();          // limit_table.cc
 
   std::string file_;
   std::string prefix_;  // display prefix of the table being applied ("variant[1].")

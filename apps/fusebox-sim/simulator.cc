@@ -11,6 +11,7 @@
 #include <utility>
 #include <variant>
 
+#include "concurrency_limit.h"
 #include "fusebox/circuit_breaker.h"
 #include "fusebox/random.h"
 #include "fusebox/testing/manual_clock.h"
@@ -99,13 +100,14 @@ struct ComesLater {
 
 struct InFlight {
   std::optional<Permit> permit;
-  Outcome outcome = Outcome::kSuccess;  // the outcome if it answers
-  Micros start = 0;                     // admitted at
-  Micros deadline = 0;                  // a queue upstream's call: when it times out
-  std::uint64_t order = 0;              // admission order
-  std::uint32_t arrival_bin = 0;        // timeline bin of the arrival (when recording)
-  std::uint8_t events = 0;              // events in the heap that name this slot
-  bool ended = false;                   // its outcome is recorded
+  std::optional<ConcurrencyLimit::Slot> slot;  // its place under the [limit], if any
+  Outcome outcome = Outcome::kSuccess;         // the outcome if it answers
+  Micros start = 0;                            // admitted at
+  Micros deadline = 0;                         // a queue upstream's call: when it times out
+  std::uint64_t order = 0;                     // admission order
+  std::uint32_t arrival_bin = 0;               // timeline bin of the arrival (when recording)
+  std::uint8_t events = 0;                     // events in the heap that name this slot
+  bool ended = false;                          // its outcome is recorded
   bool probe = false;
   bool active_probe = false;  // the simulated prober's probe (probe_mode = active), not a call
   bool refused = false;       // refused by the upstream for load (refuse mode)
@@ -135,6 +137,9 @@ class Simulation {
         std::any_of(scenario_.phases.begin(), scenario_.phases.end(),
                     [](const Phase& p) { return p.mode == Mode::kRefuse; });
     result_.transitions.reserve(64);
+    if (std::optional<std::string> error = InitLimit()) {
+      return *error;
+    }
     InitStreams();
     InitQueuePhases();
     if (options_.record_timeline) {
@@ -199,6 +204,29 @@ class Simulation {
     heap_.reserve(1024);
     pool_.reserve(1024);
     free_.reserve(1024);
+  }
+
+  // The [limit], if any, on the simulation's clock; its changes are kept for the plot.
+  std::optional<std::string> InitLimit() {
+    if (!scenario_.limit) {
+      return std::nullopt;
+    }
+    result_.counters.limited = true;
+    ConcurrencyLimit::OnChange on_change;
+    if (options_.record_timeline) {
+      on_change = [this](std::uint32_t limit) {
+        result_.limit_changes.emplace_back(ToMicros(clock_.Now()), limit);
+      };
+    }
+    auto created = ConcurrencyLimit::Create(*scenario_.limit, clock_, std::move(on_change));
+    if (!created) {
+      return created.error();
+    }
+    limit_.emplace(std::move(*created));
+    if (options_.record_timeline) {
+      result_.limit_changes.emplace_back(0, limit_->limit());
+    }
+    return std::nullopt;
   }
 
   // A queue phase's start is an event: its servers (more of them, perhaps) take waiting calls.
@@ -267,8 +295,8 @@ class Simulation {
 
   // A call in flight from `t` until its fate says: a slot of the pool (reused), its end in the
   // heap, or its place at a queue upstream's servers.
-  InFlight& StartCall(Permit permit, const UpstreamFate& fate, Micros t, Micros budget, bool probe,
-                      bool active) {
+  InFlight& StartCall(Permit permit, std::optional<ConcurrencyLimit::Slot> limit_slot,
+                      const UpstreamFate& fate, Micros t, Micros budget, bool probe, bool active) {
     std::uint32_t slot = 0;
     if (!free_.empty()) {
       slot = free_.back();
@@ -279,6 +307,7 @@ class Simulation {
     }
     InFlight& call = pool_[slot];
     call.permit.emplace(std::move(permit));
+    call.slot = std::move(limit_slot);
     call.outcome = fate.outcome;
     call.start = t;
     call.deadline = t + budget;
@@ -372,8 +401,8 @@ class Simulation {
     const UpstreamFate fate = DecideFate(t, probe_budget_);
     ++in_flight_;
     c.max_in_flight = std::max<std::uint64_t>(c.max_in_flight, in_flight_);
-    InFlight& call = StartCall(std::move(*permit), fate, t, probe_budget_, /*probe=*/true,
-                               /*active=*/true);
+    InFlight& call = StartCall(std::move(*permit), std::nullopt, fate, t, probe_budget_,
+                               /*probe=*/true, /*active=*/true);
     if (options_.record_timeline && t < scenario_.duration) {
       Timeline::Bin& bin =
           result_.timeline.bins[static_cast<std::size_t>(t / result_.timeline.bin_width)];
@@ -395,6 +424,18 @@ class Simulation {
     }
     ++c.calls;
     ++sc.calls;
+    // The limit first: a call that cannot run never takes the breaker's probe slot.
+    std::optional<ConcurrencyLimit::Slot> limit_slot;
+    if (limit_) {
+      limit_slot = limit_->TryAcquire();
+      if (!limit_slot) {
+        ++c.overloaded;
+        if (bin != nullptr) {
+          ++bin->overloaded;
+        }
+        return;
+      }
+    }
     Result<Permit> permit = breaker_->TryAcquire(scenario_.streams[s].priority);
     if (!permit) {
       switch (permit.error().code) {
@@ -447,7 +488,8 @@ class Simulation {
       return;
     }
 
-    InFlight& call = StartCall(std::move(*permit), fate, t, call_timeout_, probe, /*active=*/false);
+    InFlight& call = StartCall(std::move(*permit), std::move(limit_slot), fate, t, call_timeout_,
+                               probe, /*active=*/false);
 
     if (bin != nullptr) {
       call.arrival_bin = static_cast<std::uint32_t>(bin - result_.timeline.bins.data());
@@ -484,6 +526,10 @@ class Simulation {
     if (call.permit) {  // every call in flight holds its permit until here
       call.permit->Record(outcome);
       call.permit.reset();
+    }
+    if (call.slot) {
+      call.slot->Record(outcome, /*drop=*/call.refused);
+      call.slot.reset();
     }
 
     Counters& c = result_.counters;
@@ -587,7 +633,8 @@ class Simulation {
   std::size_t flight_bin_ = 0;  // the last timeline bin whose in-flight peak is up to date
 
   UpstreamModel upstream_;
-  ServerQueue queue_;  // the queue upstream's servers and line
+  ServerQueue queue_;                      // the queue upstream's servers and line
+  std::optional<ConcurrencyLimit> limit_;  // the [limit], if any
 
   bool outcome_seen_ = false;
   bool last_slow_ = false;

@@ -11,6 +11,11 @@
 // start + call_timeout as a timeout. A queue upstream's call waits for a server
 // (server_queue.h): it completes when its service ends, or at its budget if that comes first.
 //
+// A scenario's [limit] runs the library's Bulkhead or AdaptiveLimit (concurrency_limit.h) on
+// the same clock: an arrival takes a slot of it first (refused: OVERLOADED, counted in
+// `overloaded`), then the breaker's permit; the call's outcome goes to both. The active
+// prober's probes take no slot.
+//
 // Nothing here decides a breaker rule: transitions come from the breaker's TransitionEvents, a
 // call's slowness and lateness from its OutcomeEvent, a probe from Permit::is_probe(); the
 // simulator only counts.
@@ -69,7 +74,9 @@ struct Counters {
   std::uint64_t relapses = 0;       // collapses of a fragile or warming upstream
   std::uint64_t max_in_flight = 0;  // peak number of upstream calls at once
   std::uint64_t refused = 0;        // calls a refuse upstream refused (counted in failed too)
-  bool refuse_mode = false;  // the scenario has a refuse phase: reports show the counter above
+  bool refuse_mode = false;      // the scenario has a refuse phase: reports show the counter above
+  std::uint64_t overloaded = 0;  // arrivals the [limit] refused (OVERLOADED), before the breaker
+  bool limited = false;          // the scenario has a [limit]: reports show the counter above
 };
 
 struct StreamCounters {
@@ -92,6 +99,7 @@ struct Timeline {
     std::uint32_t rejected_open = 0;
     std::uint32_t rejected_probe_cap = 0;
     std::uint32_t rejected_recovering = 0;
+    std::uint32_t overloaded = 0;  // refused by the [limit]
     std::uint32_t probes = 0;
     std::uint32_t max_in_flight = 0;  // the most upstream calls at once during the bin
   };
@@ -120,6 +128,9 @@ struct RunResult {
   // Every admitted call, in the order they ended; empty unless SimOptions::record_calls. The
   // active prober's probes are not calls and are not recorded.
   std::vector<CallRecord> calls;
+  // The [limit]'s value over time: (instant, limit from then on), from (0, the initial limit);
+  // empty without a [limit] or unless SimOptions::record_timeline.
+  std::vector<std::pair<Micros, std::uint32_t>> limit_changes;
 };
 
 struct SimOptions {

@@ -166,6 +166,14 @@ Result<ParamValue, std::string> ListValue(KeyKind kind, std::string_view text) {
       v.is_numeric = false;
       return v;
     }
+    case KeyKind::kIntegerOrAuto:
+      if (text == "auto") {
+        return ListValue(KeyKind::kString, text);
+      }
+      if (std::optional<std::int64_t> value = ToInt(text)) {
+        return IntegerValue(*value);
+      }
+      return fmt::format("bad value \"{}\": expected an integer or auto", text);
   }
   return std::string("unknown kind");
 }
@@ -235,6 +243,7 @@ Result<std::vector<ParamValue>, std::string> RangeValues(KeyKind kind, std::stri
           [](auto from, std::int64_t i, auto step) { return DurationValue(from + i * step); },
           "durations (e.g. 1s:30s:1s)");
     case KeyKind::kInteger:
+    case KeyKind::kIntegerOrAuto:
       return expand(
           [](std::string_view t) { return ToInt(t); },
           [](auto from, std::int64_t i, auto step) { return IntegerValue(from + i * step); },

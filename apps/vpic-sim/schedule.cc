@@ -132,7 +132,7 @@ Result<Schedule, ConfigError> ParseSchedule(std::string_view toml_text, std::str
   for (auto&& [key, node] : root) {
     const std::string_view k = key.str();
     if (k == "seed" || k == "duration" || k == "name" || k == "breaker" || k == "traffic" ||
-        k == "variant") {
+        k == "limit" || k == "variant") {
       continue;  // a fusebox-sim scenario's other parts
     }
     if (k != "upstream") {

@@ -6,8 +6,8 @@
 // 10, never "10"), phases are indexed from 0 in errors, and errors read
 // "file:line:column: key: message". vpic-sim accepts every fault mode (fault_spec.h; `fragile`
 // included) and every fault setting of FaultFields() in a phase. The scenario's other top-level
-// keys (seed, duration, name, breaker, traffic, variant) are ignored, so a scenario file works as
-// is: vpic-sim plays the base scenario's upstream (a variant's phases are fusebox-sim's).
+// keys (seed, duration, name, breaker, traffic, limit, variant) are ignored, so a scenario file
+// works as is: vpic-sim plays the base scenario's upstream (a variant's phases are fusebox-sim's).
 //
 // Thread safety: values only.
 #pragma once

@@ -47,6 +47,10 @@ void CheckScenario(const sim::Scenario& s) {
     }
     previous_to = phase.to;
   }
+  if (s.limit) {
+    Check(s.limit->adaptive ? !s.limit->adaptive_config.Validate().has_value()
+                            : s.limit->max_in_flight >= 1 && s.limit->max_in_flight <= 1'000'000);
+  }
 }
 
 vpic_sim::FaultMode SameMode(sim::Mode mode) {

@@ -186,6 +186,8 @@ duration = "90s"
 trip = "consecutive"
 [traffic]
 rate = 1.0
+[limit]
+max_in_flight = "auto"
 [upstream]
 latency = "20ms"
 [[upstream.phase]]
