@@ -11,11 +11,12 @@
 #include <utility>
 #include <variant>
 
-#include "concurrency_limit.h"
+#include "fusebox/admission.h"
 #include "fusebox/circuit_breaker.h"
 #include "fusebox/random.h"
 #include "fusebox/testing/manual_clock.h"
 #include "server_queue.h"
+#include "upstream_guards.h"
 #include "upstream_model.h"
 
 namespace fusebox::sim {
@@ -99,15 +100,15 @@ struct ComesLater {
 };
 
 struct InFlight {
-  std::optional<Permit> permit;
-  std::optional<ConcurrencyLimit::Slot> slot;  // its place under the [limit], if any
-  Outcome outcome = Outcome::kSuccess;         // the outcome if it answers
-  Micros start = 0;                            // admitted at
-  Micros deadline = 0;                         // a queue upstream's call: when it times out
-  std::uint64_t order = 0;                     // admission order
-  std::uint32_t arrival_bin = 0;               // timeline bin of the arrival (when recording)
-  std::uint8_t events = 0;                     // events in the heap that name this slot
-  bool ended = false;                          // its outcome is recorded
+  std::optional<Admission> admission;   // a call's: every piece that admitted it
+  std::optional<Permit> permit;         // the active prober's probe: the breaker's permit
+  Outcome outcome = Outcome::kSuccess;  // the outcome if it answers
+  Micros start = 0;                     // admitted at
+  Micros deadline = 0;                  // a queue upstream's call: when it times out
+  std::uint64_t order = 0;              // admission order
+  std::uint32_t arrival_bin = 0;        // timeline bin of the arrival (when recording)
+  std::uint8_t events = 0;              // events in the heap that name this slot
+  bool ended = false;                   // its outcome is recorded
   bool probe = false;
   bool active_probe = false;  // the simulated prober's probe (probe_mode = active), not a call
   bool refused = false;       // refused by the upstream for load (refuse mode)
@@ -137,7 +138,7 @@ class Simulation {
         std::any_of(scenario_.phases.begin(), scenario_.phases.end(),
                     [](const Phase& p) { return p.mode == Mode::kRefuse; });
     result_.transitions.reserve(64);
-    if (std::optional<std::string> error = InitLimit()) {
+    if (std::optional<std::string> error = InitGuards()) {
       return *error;
     }
     InitStreams();
@@ -206,25 +207,25 @@ class Simulation {
     free_.reserve(1024);
   }
 
-  // The [limit], if any, on the simulation's clock; its changes are kept for the plot.
-  std::optional<std::string> InitLimit() {
-    if (!scenario_.limit) {
-      return std::nullopt;
-    }
-    result_.counters.limited = true;
-    ConcurrencyLimit::OnChange on_change;
+  // The pieces in front of the upstream: the [limit], if any, on the simulation's clock (its
+  // changes kept for the plot), then the breaker.
+  std::optional<std::string> InitGuards() {
+    result_.counters.limited = scenario_.limit.has_value();
+    UpstreamGuards::OnLimitChange on_change;
     if (options_.record_timeline) {
       on_change = [this](std::uint32_t limit) {
         result_.limit_changes.emplace_back(ToMicros(clock_.Now()), limit);
       };
     }
-    auto created = ConcurrencyLimit::Create(*scenario_.limit, clock_, std::move(on_change));
+    auto created = UpstreamGuards::Create(scenario_, *breaker_, clock_, std::move(on_change));
     if (!created) {
       return created.error();
     }
-    limit_.emplace(std::move(*created));
+    guards_.emplace(std::move(*created));
     if (options_.record_timeline) {
-      result_.limit_changes.emplace_back(0, limit_->limit());
+      if (std::optional<std::uint32_t> limit = guards_->limit()) {
+        result_.limit_changes.emplace_back(0, *limit);
+      }
     }
     return std::nullopt;
   }
@@ -295,8 +296,7 @@ class Simulation {
 
   // A call in flight from `t` until its fate says: a slot of the pool (reused), its end in the
   // heap, or its place at a queue upstream's servers.
-  InFlight& StartCall(Permit permit, std::optional<ConcurrencyLimit::Slot> limit_slot,
-                      const UpstreamFate& fate, Micros t, Micros budget, bool probe, bool active) {
+  InFlight& StartCall(const UpstreamFate& fate, Micros t, Micros budget, bool probe, bool active) {
     std::uint32_t slot = 0;
     if (!free_.empty()) {
       slot = free_.back();
@@ -306,8 +306,6 @@ class Simulation {
       pool_.emplace_back();
     }
     InFlight& call = pool_[slot];
-    call.permit.emplace(std::move(permit));
-    call.slot = std::move(limit_slot);
     call.outcome = fate.outcome;
     call.start = t;
     call.deadline = t + budget;
@@ -401,14 +399,54 @@ class Simulation {
     const UpstreamFate fate = DecideFate(t, probe_budget_);
     ++in_flight_;
     c.max_in_flight = std::max<std::uint64_t>(c.max_in_flight, in_flight_);
-    InFlight& call = StartCall(std::move(*permit), std::nullopt, fate, t, probe_budget_,
-                               /*probe=*/true, /*active=*/true);
+    InFlight& call = StartCall(fate, t, probe_budget_, /*probe=*/true, /*active=*/true);
+    call.permit.emplace(std::move(*permit));
     if (options_.record_timeline && t < scenario_.duration) {
       Timeline::Bin& bin =
           result_.timeline.bins[static_cast<std::size_t>(t / result_.timeline.bin_width)];
       call.arrival_bin = static_cast<std::uint32_t>(&bin - result_.timeline.bins.data());
       ++bin.probes;
       NoteInFlight(t, in_flight_ - 1);
+    }
+  }
+
+  // An arrival refused by one of the pieces, counted by the refusal's reason; any other reason
+  // is outside the pieces' contract and ends the run.
+  void CountRefusal(Micros t, ReasonCode code, StreamCounters& sc, Timeline::Bin* bin) {
+    Counters& c = result_.counters;
+    switch (code) {
+      case ReasonCode::kOverloaded:
+        ++c.overloaded;
+        if (bin != nullptr) {
+          ++bin->overloaded;
+        }
+        return;
+      case ReasonCode::kCircuitOpen:
+        ++c.rejected_open;
+        ++sc.rejected_open;
+        if (bin != nullptr) {
+          ++bin->rejected_open;
+        }
+        return;
+      case ReasonCode::kCircuitHalfOpen:
+        ++c.rejected_probe_cap;
+        ++sc.rejected_probe_cap;
+        if (bin != nullptr) {
+          ++bin->rejected_probe_cap;
+        }
+        return;
+      case ReasonCode::kCircuitRecovering:
+        ++c.rejected_recovering;
+        if (bin != nullptr) {
+          ++bin->rejected_recovering;
+        }
+        return;
+      default:
+        unexpected_ = fmt::format(
+            "Admit at t={} s returned {}, expected an admission, OVERLOADED (with a [limit]), "
+            "CIRCUIT_OPEN, CIRCUIT_HALF_OPEN or CIRCUIT_RECOVERING",
+            FormatSeconds(t), ToString(code));
+        return;
     }
   }
 
@@ -424,52 +462,16 @@ class Simulation {
     }
     ++c.calls;
     ++sc.calls;
-    // The limit first: a call that cannot run never takes the breaker's probe slot.
-    std::optional<ConcurrencyLimit::Slot> limit_slot;
-    if (limit_) {
-      limit_slot = limit_->TryAcquire();
-      if (!limit_slot) {
-        ++c.overloaded;
-        if (bin != nullptr) {
-          ++bin->overloaded;
-        }
-        return;
-      }
-    }
-    Result<Permit> permit = breaker_->TryAcquire(scenario_.streams[s].priority);
-    if (!permit) {
-      switch (permit.error().code) {
-        case ReasonCode::kCircuitOpen:
-          ++c.rejected_open;
-          ++sc.rejected_open;
-          if (bin != nullptr) {
-            ++bin->rejected_open;
-          }
-          return;
-        case ReasonCode::kCircuitHalfOpen:
-          ++c.rejected_probe_cap;
-          ++sc.rejected_probe_cap;
-          if (bin != nullptr) {
-            ++bin->rejected_probe_cap;
-          }
-          return;
-        case ReasonCode::kCircuitRecovering:
-          ++c.rejected_recovering;
-          if (bin != nullptr) {
-            ++bin->rejected_recovering;
-          }
-          return;
-        default:
-          unexpected_ = fmt::format(
-              "TryAcquire at t={} s returned {}, expected a permit, "
-              "CIRCUIT_OPEN, CIRCUIT_HALF_OPEN or CIRCUIT_RECOVERING",
-              FormatSeconds(t), ToString(permit.error().code));
-          return;
-      }
+    // The library's order (fusebox::Admit): the limit's slot first, so that a call that cannot
+    // run never takes the breaker's probe slot; then the breaker's permit.
+    Result<Admission> admitted = guards_->Admit(scenario_.streams[s].priority);
+    if (!admitted) {
+      CountRefusal(t, admitted.error().code, sc, bin);
+      return;
     }
     ++c.allowed;
     ++sc.allowed;
-    const bool probe = permit->is_probe();
+    const bool probe = admitted->is_probe();
     if (probe) {
       ++c.probes;
       ++sc.probes;
@@ -484,12 +486,12 @@ class Simulation {
           "more than {:.0f} calls in flight at t={} s (the upstream holds about rate x "
           "min(call_timeout, its latency) of them): lower the rate or breaker.call_timeout",
           options_.max_calls_in_flight, FormatSeconds(t));
-      permit->Record(Outcome::kIgnored);
+      admitted->Record(Outcome::kIgnored);
       return;
     }
 
-    InFlight& call = StartCall(std::move(*permit), std::move(limit_slot), fate, t, call_timeout_,
-                               probe, /*active=*/false);
+    InFlight& call = StartCall(fate, t, call_timeout_, probe, /*active=*/false);
+    call.admission.emplace(std::move(*admitted));
 
     if (bin != nullptr) {
       call.arrival_bin = static_cast<std::uint32_t>(bin - result_.timeline.bins.data());
@@ -523,13 +525,17 @@ class Simulation {
     if (call.active_probe) {
       probe_in_flight_ = false;  // before the outcome: the transition it causes schedules the next
     }
-    if (call.permit) {  // every call in flight holds its permit until here
+    // Every call in flight holds its admission (a probe its permit) until here.
+    if (call.admission) {
+      if (call.refused) {
+        call.admission->RecordRefusedForLoad();
+      } else {
+        call.admission->Record(outcome);
+      }
+      call.admission.reset();
+    } else if (call.permit) {
       call.permit->Record(outcome);
       call.permit.reset();
-    }
-    if (call.slot) {
-      call.slot->Record(outcome, /*drop=*/call.refused);
-      call.slot.reset();
     }
 
     Counters& c = result_.counters;
@@ -633,8 +639,8 @@ class Simulation {
   std::size_t flight_bin_ = 0;  // the last timeline bin whose in-flight peak is up to date
 
   UpstreamModel upstream_;
-  ServerQueue queue_;                      // the queue upstream's servers and line
-  std::optional<ConcurrencyLimit> limit_;  // the [limit], if any
+  ServerQueue queue_;                     // the queue upstream's servers and line
+  std::optional<UpstreamGuards> guards_;  // the [limit] and the breaker, in the library's order
 
   bool outcome_seen_ = false;
   bool last_slow_ = false;

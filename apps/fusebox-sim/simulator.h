@@ -3,18 +3,19 @@
 // Runs a Scenario in virtual time against the real fusebox::CircuitBreaker.
 //
 // The simulator is a discrete-event loop over integer microseconds. Each arrival sets a
-// testing::ManualClock to its instant and asks the breaker (`TryAcquire`); each admitted call's
-// fate is decided by the upstream mode in force at its admission (upstream_model.h,
-// docs/scenario-format.md) and its completion sets the clock to its instant and calls
-// `Permit::Record`. Events at the same instant run completions first (in admission order), then
+// testing::ManualClock to its instant and asks for admission (below); each admitted call's fate
+// is decided by the upstream mode in force at its admission (upstream_model.h,
+// docs/scenario-format.md) and its completion sets the clock to its instant and records the
+// outcome. Events at the same instant run completions first (in admission order), then
 // arrivals in stream order. A call whose time to answer is >= call_timeout completes at
 // start + call_timeout as a timeout. A queue upstream's call waits for a server
 // (server_queue.h): it completes when its service ends, or at its budget if that comes first.
 //
-// A scenario's [limit] runs the library's Bulkhead or AdaptiveLimit (concurrency_limit.h) on
-// the same clock: an arrival takes a slot of it first (refused: OVERLOADED, counted in
-// `overloaded`), then the breaker's permit; the call's outcome goes to both. The active
-// prober's probes take no slot.
+// Each arrival passes the pieces in front of the upstream in the library's own order,
+// fusebox::Admit (upstream_guards.h): a scenario's [limit] (the library's Bulkhead or
+// AdaptiveLimit, on the same clock) first, refused: OVERLOADED, counted in `overloaded`; then the
+// breaker. An admitted call's outcome goes to every piece through its Admission. The active
+// prober's probes ask the breaker alone.
 //
 // Nothing here decides a breaker rule: transitions come from the breaker's TransitionEvents, a
 // call's slowness and lateness from its OutcomeEvent, a probe from Permit::is_probe(); the
