@@ -1,8 +1,9 @@
-// [limit]: a concurrency limit in front of the upstream. `max_in_flight` is a fixed cap (a
-// fusebox::Bulkhead) or "auto" (a fusebox::AdaptiveLimit); the other keys are the fields of
-// AdaptiveLimitConfig under their own names, used when it is "auto", with the ranges
-// AdaptiveLimitConfig::Validate() checks once the scenario is whole (the loader points its
-// complaint at the key's line, as it does the breaker's).
+// [limit]: the pieces in front of the upstream besides the breaker. `max_in_flight` is a fixed
+// cap (a fusebox::Bulkhead) or "auto" (a fusebox::AdaptiveLimit); the adaptive keys are the fields
+// of AdaptiveLimitConfig under their own names, used when it is "auto"; throttle_k and
+// throttle_window are ThrottleConfig's k and window (a fusebox::Throttle, off while throttle_k is
+// 0). Their ranges are the library's Validate()s', checked once the scenario is whole (the loader
+// points a complaint at the key's line, as it does the breaker's).
 #include <fmt/format.h>
 
 #include <array>
@@ -43,7 +44,7 @@ constexpr auto kLimitSettings = std::to_array<Setting<Limit>>({
     {"max_in_flight",
      KeyKind::kIntegerOrAuto,
      "calls in flight at once: a number (a fixed cap, in [1, 1000000]) or \"auto\" (an adaptive "
-     "limit) (required)",
+     "limit) (default: none; a [limit] needs it or throttle_k)",
      {},
      &FixedOrAuto,
      [](Limit& l, const SettingValue& v) {
@@ -106,7 +107,25 @@ constexpr auto kLimitSettings = std::to_array<Setting<Limit>>({
      {},
      nullptr,
      [](Limit& l, const SettingValue& v) { l.adaptive_config.no_load_reset = AsDuration(v); }},
+    {"throttle_k",
+     KeyKind::kNumber,
+     "a client-side throttle after the breaker: nothing shed while more than 1/k of the calls "
+     "sent succeed (default 0: no throttle), 0 or in [1, 100]",
+     {},
+     nullptr,
+     [](Limit& l, const SettingValue& v) { l.throttle.k = v.number; }},
+    {"throttle_window",
+     KeyKind::kDuration,
+     "the throttle's counts reach this far back (default 30s), in [100ms, 1h]",
+     {},
+     nullptr,
+     [](Limit& l, const SettingValue& v) { l.throttle.window = AsDuration(v); }},
 });
+
+// A library config's complaint about `field`, as the [limit] key that sets it.
+std::string LimitKeyOf(std::string_view prefix, const std::string& field) {
+  return fmt::format("limit.{}{}", prefix, field);
+}
 
 }  // namespace
 
@@ -130,27 +149,38 @@ void ScenarioReader::ApplyLimit(const toml::table& table, const toml::node& tabl
   Remember("limit", table_node);
 }
 
-// A [limit] needs max_in_flight; an adaptive one, a config its Validate() accepts.
+// A [limit] needs max_in_flight or a throttle; an adaptive limit and a throttle, configs their
+// Validate()s accept.
 void ScenarioReader::CheckLimit() {
   if (!scenario_.limit) {
     return;
   }
-  if (!where_.contains("limit.max_in_flight")) {
-    Fail(LocationOf("limit", "limit"), "missing key: max_in_flight (a number, or \"auto\")");
-    return;
-  }
-  if (!scenario_.limit->adaptive) {
-    return;
-  }
-  if (std::optional<ConfigError> bad = scenario_.limit->adaptive_config.Validate()) {
-    const std::string key = "limit." + bad->field;
+  const Limit& limit = *scenario_.limit;
+  // The library's complaint, at the key that set the field (or, for a default that no longer
+  // fits a field that was set, e.g. initial_limit 16 below min_limit 20, at the [limit] table).
+  auto complain = [&](const ConfigError& bad, std::string_view prefix) {
+    const std::string key = LimitKeyOf(prefix, bad.field);
     if (where_.contains(key)) {
-      FailAt(key, bad->message);
+      FailAt(key, bad.message);
     } else {
-      // A default against a field that was set (initial_limit 16 below min_limit 20): point at
-      // the [limit] table.
-      Fail(LocationOf("limit", key), bad->message);
+      Fail(LocationOf("limit", key), bad.message);
     }
+  };
+  if (limit.adaptive) {
+    if (std::optional<ConfigError> bad = limit.adaptive_config.Validate()) {
+      complain(*bad, "");
+      return;
+    }
+  }
+  if (limit.throttle.k != 0.0) {  // 0 is off; anything else is the throttle's to accept
+    if (std::optional<ConfigError> bad = limit.throttle.Validate()) {
+      complain(*bad, "throttle_");
+      return;
+    }
+  }
+  if (!limit.has_concurrency_limit() && !limit.has_throttle()) {
+    Fail(LocationOf("limit", "limit"),
+         "[limit] needs max_in_flight (a number, or \"auto\") or throttle_k");
   }
 }
 

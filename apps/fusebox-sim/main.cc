@@ -84,15 +84,18 @@ SCENARIO FILES (TOML; see docs/scenarios.md and docs/scenario-format.md)
                                 refuse   serves at most `capacity` calls in flight (answering
                                          after latency); one more is refused at once (a
                                          failure, counted in `refused`)
-  [limit]                     a concurrency limit in front of the upstream (optional):
+  [limit]                     the pieces in front of the upstream but the breaker (optional;
+                              needs max_in_flight or throttle_k), in fusebox::Admit's order:
     max_in_flight = 16          a fixed cap (a Bulkhead, 1 to 1000000), or "auto" (an
-                                AdaptiveLimit; required). With "auto", every AdaptiveLimitConfig
-                                field, same names and ranges: min_limit = 3, max_limit = 1000,
+                                AdaptiveLimit). With "auto", every AdaptiveLimitConfig field,
+                                same names and ranges: min_limit = 3, max_limit = 1000,
                                 initial_limit = 16, sample_window = "1s", min_window_samples = 10,
                                 tolerance = 1.25, smoothing = 0.2, backoff_ratio = 0.9,
                                 no_load_reset = "1m". A call takes a slot first (refused:
                                 OVERLOADED, counted in `overloaded`), then the breaker's permit;
                                 timeouts and refusals for load are the limit's drops.
+    throttle_k = 0              a Throttle after the breaker (0: none; else 1 to 100), and its
+    throttle_window = "30s"     window (100ms to 1h); refused: THROTTLED, in `throttled`.
   [[variant]]                 name, plus any keys/tables above applied over the base;
                               `run` runs the base, then every variant
 
@@ -109,7 +112,8 @@ OUTPUT
   Counters: calls allowed rejected_open rejected_probe_cap succeeded failed timeouts slow
   probes wasted_probes recovery_delay_s, and the extras late relapses max_in_flight
   (and rejected_recovering, CIRCUIT_RECOVERING, when a run has breaker.recovery_ramp;
-  refused when a run has a refuse phase; overloaded when a run has a [limit]).
+  refused when a run has a refuse phase; overloaded and throttled when a run has a
+  concurrency limit, a throttle).
 
 PARAMETERS (sweep)
   KEY is a dotted scenario key: breaker.cooldown, traffic.rate, traffic.stream[1].rate,

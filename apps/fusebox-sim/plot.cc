@@ -114,6 +114,8 @@ constexpr Series kRejectedOpen{"rejected: CIRCUIT_OPEN", "#bdbdbd"};
 constexpr Series kRejectedProbeCap{"rejected: CIRCUIT_HALF_OPEN", "#64b5f6"};
 constexpr Series kRejectedRecovering{"rejected: CIRCUIT_RECOVERING", "#4dd0e1"};
 constexpr Series kOverloaded{"rejected: OVERLOADED (limit)", "#a1887f"};
+constexpr Series kThrottled{"rejected: THROTTLED (throttle)", "#7986cb"};
+constexpr Series kRefusedByUpstream{"failed: refused by the upstream", "#f48fb1"};
 
 constexpr std::string_view kLimitColor = "#ef6c00";
 
@@ -218,17 +220,26 @@ std::string BreakerSummary(const Scenario& s) {
   return text;
 }
 
-// The [limit] in a few words: "limit=80", or "limit=auto(3..1000, from 16, tolerance 1)".
+std::string Seconds(Duration d) {
+  return FormatSeconds(std::chrono::duration_cast<std::chrono::microseconds>(d).count());
+}
+
+// The [limit] in a few words: "limit=80", "limit=auto(3..1000, from 16, window 1.0s,
+// tolerance 1)", "throttle k=2 window=10.0s".
 std::string LimitSummary(const Limit& limit) {
-  if (!limit.adaptive) {
-    return fmt::format("limit={}", limit.max_in_flight);
+  std::string text;
+  if (limit.adaptive) {
+    const AdaptiveLimitConfig& a = limit.adaptive_config;
+    text = fmt::format("limit=auto({}..{}, from {}, window {}s, tolerance {})", a.min_limit,
+                       a.max_limit, a.initial_limit, Seconds(a.sample_window), a.tolerance);
+  } else if (limit.max_in_flight > 0) {
+    text = fmt::format("limit={}", limit.max_in_flight);
   }
-  const AdaptiveLimitConfig& a = limit.adaptive_config;
-  return fmt::format(
-      "limit=auto({}..{}, from {}, window {}s, tolerance {})", a.min_limit, a.max_limit,
-      a.initial_limit,
-      FormatSeconds(std::chrono::duration_cast<std::chrono::microseconds>(a.sample_window).count()),
-      a.tolerance);
+  if (limit.has_throttle()) {
+    text += fmt::format("{}throttle k={} window={}s", text.empty() ? "" : " ", limit.throttle.k,
+                        Seconds(limit.throttle.window));
+  }
+  return text;
 }
 
 // ---- run plots ----
@@ -237,6 +248,7 @@ constexpr double kRow = 20;                 // the upstream and breaker rows
 constexpr double kCallsHeight = 110;        // the calls chart
 constexpr double kInFlightHeight = 46;      // the in-flight chart
 constexpr double kTallInFlightHeight = 90;  // ... with a capacity or a limit drawn over it
+constexpr double kRefusalHeight = 60;       // the refusals chart
 
 // Where an instant of simulated time falls across the plot; every panel of a run plot shares one
 // scale, so that their times line up.
@@ -378,7 +390,7 @@ std::uint32_t PeakCalls(const Timeline& timeline) {
   for (const Timeline::Bin& bin : timeline.bins) {
     peak = std::max(peak, bin.succeeded + bin.slow_succeeded + bin.failed + bin.timeouts +
                               bin.rejected_open + bin.rejected_probe_cap + bin.rejected_recovering +
-                              bin.overloaded);
+                              bin.overloaded + bin.throttled);
   }
   return peak;
 }
@@ -415,14 +427,16 @@ void CallBars(Svg& svg, double y, const Timeline& timeline, const TimeScale& tim
     const Micros from = static_cast<Micros>(i) * timeline.bin_width;
     const double x = time.XOfMicros(from);
     double base = y + kCallsHeight;
-    const std::array<std::pair<std::uint32_t, const Series*>, 8> stack = {{
+    const std::array<std::pair<std::uint32_t, const Series*>, 10> stack = {{
         {bin.succeeded, &kSucceeded},
         {bin.slow_succeeded, &kSlowSucceeded},
-        {bin.failed, &kFailed},
+        {bin.failed - bin.refused, &kFailed},
+        {bin.refused, &kRefusedByUpstream},
         {bin.timeouts, &kTimedOut},
         {bin.rejected_recovering, &kRejectedRecovering},
         {bin.rejected_probe_cap, &kRejectedProbeCap},
         {bin.rejected_open, &kRejectedOpen},
+        {bin.throttled, &kThrottled},
         {bin.overloaded, &kOverloaded},
     }};
     for (const auto& [count, series] : stack) {
@@ -565,6 +579,74 @@ double InFlightChart(Svg& svg, double y, const Scenario& scenario, const RunResu
   return y + height;
 }
 
+bool HasRefusePhase(const Scenario& scenario) {
+  return std::any_of(scenario.phases.begin(), scenario.phases.end(),
+                     [](const Phase& p) { return p.mode == Mode::kRefuse; });
+}
+
+// A line of shares per bin (0 at `base`, 1 at `base - height`); a bin with nothing to share is
+// a gap.
+void ShareLine(Svg& svg, double base, double height, const Timeline& timeline,
+               const TimeScale& time, std::string_view color,
+               std::pair<std::uint32_t, std::uint32_t> (*share)(const Timeline::Bin&)) {
+  std::string points;
+  auto flush = [&] {
+    if (!points.empty()) {
+      svg.Raw(fmt::format(
+          "<polyline points=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"1.6\"/>\n", points,
+          color));
+      points.clear();
+    }
+  };
+  for (std::size_t i = 0; i < timeline.bins.size(); ++i) {
+    const auto [part, whole] = share(timeline.bins[i]);
+    if (whole == 0) {
+      flush();
+      continue;
+    }
+    const double x0 = time.XOfMicros(static_cast<Micros>(i) * timeline.bin_width);
+    const double x1 = time.XOfMicros(static_cast<Micros>(i + 1) * timeline.bin_width);
+    const double yy = base - static_cast<double>(part) / whole * height;
+    fmt::format_to(std::back_inserter(points), "{:.2f},{:.2f} {:.2f},{:.2f} ", x0, yy, x1, yy);
+  }
+  flush();
+}
+
+// Per bin, the share of the calls sent that a refuse upstream refused and, with a throttle, the
+// share of the arrivals the throttle refused; drawn for a run with either.
+double RefusalChart(Svg& svg, double y, const Scenario& scenario, const RunResult& run,
+                    const TimeScale& time) {
+  const Timeline& timeline = run.timeline;
+  if (!(run.counters.throttling || HasRefusePhase(scenario)) || timeline.bins.empty()) {
+    return y;
+  }
+  y += 6;
+  svg.Text(10, y + kRefusalHeight / 2 + 4, "refused", 11);
+  svg.Rect(kLeft, y, kPlotWidth, kRefusalHeight, "#fafafa");
+  const double base = y + kRefusalHeight;
+  const double height = kRefusalHeight - 4;
+  for (const double share : {0.5, 1.0}) {
+    svg.Line(kLeft, base - share * height, kLeft + kPlotWidth, base - share * height, "#e0e0e0");
+    svg.Text(kLeft - 4, base - share * height + 3, fmt::format("{:.0f} %", share * 100), 9, "end",
+             "fill=\"#555555\"");
+  }
+  svg.Text(kLeft - 4, base, "0", 9, "end", "fill=\"#555555\"");
+  ShareLine(svg, base, height, timeline, time, kRefusedByUpstream.color,
+            [](const Timeline::Bin& b) {
+              return std::pair<std::uint32_t, std::uint32_t>{
+                  b.refused, b.succeeded + b.slow_succeeded + b.failed + b.timeouts};
+            });
+  if (run.counters.throttling) {
+    ShareLine(svg, base, height, timeline, time, kThrottled.color, [](const Timeline::Bin& b) {
+      return std::pair<std::uint32_t, std::uint32_t>{
+          b.throttled, b.succeeded + b.slow_succeeded + b.failed + b.timeouts + b.rejected_open +
+                           b.rejected_probe_cap + b.rejected_recovering + b.overloaded +
+                           b.throttled};
+    });
+  }
+  return y + kRefusalHeight;
+}
+
 double TimeAxis(Svg& svg, double y, const TimeScale& time) {
   const double t_step = NiceStep(time.t_max, 10);
   for (double t = 0; t <= time.t_max + 1e-9; t += t_step) {
@@ -586,6 +668,7 @@ double RunPanel(Svg& svg, double y, const Scenario& scenario, const RunResult& r
   y = BreakerRow(svg, y, run, time);
   y = CallsChart(svg, y, run.timeline, time);
   y = InFlightChart(svg, y, scenario, run, time);
+  y = RefusalChart(svg, y, scenario, run, time);
   return TimeAxis(svg, y, time);
 }
 
@@ -601,17 +684,37 @@ double TimeSpan(const std::vector<Scenario>& scenarios, const std::vector<RunRes
   return t_max;
 }
 
-// Where a run has a [limit]: its refusals and its line; returns the y below them.
-double LimitLegend(Svg& svg, double y, const std::vector<RunResult>& runs) {
-  if (std::none_of(runs.begin(), runs.end(),
-                   [](const RunResult& r) { return r.counters.limited; })) {
-    return y;
+// Where a run has a concurrency limit: its refusals and its line; where a run has a throttle or
+// a refuse upstream: their refusals and their lines in the refusals chart. Returns the y below.
+double LimitLegend(Svg& svg, double y, const std::vector<Scenario>& scenarios,
+                   const std::vector<RunResult>& runs) {
+  if (std::any_of(runs.begin(), runs.end(),
+                  [](const RunResult& r) { return r.counters.limited; })) {
+    svg.Text(10, y + 1, "limit", 11);
+    Legend(svg, kLeft, y, {kOverloaded});
+    svg.Line(kLeft + 320, y - 3, kLeft + 344, y - 3, kLimitColor, 3, "stroke-opacity=\"0.7\"");
+    svg.Text(kLeft + 350, y + 1, "the limit (in flight chart)", 11);
+    y += 20;
   }
-  svg.Text(10, y + 1, "limit", 11);
-  Legend(svg, kLeft, y, {kOverloaded});
-  svg.Line(kLeft + 320, y - 3, kLeft + 344, y - 3, kLimitColor, 3, "stroke-opacity=\"0.7\"");
-  svg.Text(kLeft + 350, y + 1, "the limit (in flight chart)", 11);
-  return y + 20;
+  const bool throttle = std::any_of(runs.begin(), runs.end(),
+                                    [](const RunResult& r) { return r.counters.throttling; });
+  if (throttle || std::any_of(scenarios.begin(), scenarios.end(), HasRefusePhase)) {
+    if (throttle) {
+      Legend(svg, kLeft, y, {kRefusedByUpstream, kThrottled});
+    } else {
+      Legend(svg, kLeft, y, {kRefusedByUpstream});
+    }
+    y += 20;
+    svg.Text(10, y + 1, "refused", 11);
+    svg.Line(kLeft, y - 3, kLeft + 24, y - 3, kRefusedByUpstream.color, 1.6);
+    svg.Text(kLeft + 30, y + 1, "share of the calls sent that the upstream refused", 11);
+    if (throttle) {
+      svg.Line(kLeft + 360, y - 3, kLeft + 384, y - 3, kThrottled.color, 1.6);
+      svg.Text(kLeft + 390, y + 1, "share of the arrivals the throttle refused", 11);
+    }
+    y += 20;
+  }
+  return y;
 }
 
 // The colour keys under the panels; returns the y below them.
@@ -622,7 +725,7 @@ double RunLegends(Svg& svg, double y, const std::vector<Scenario>& scenarios,
   Legend(svg, kLeft, y,
          {kSucceeded, kSlowSucceeded, kFailed, kTimedOut, kRejectedOpen, kRejectedProbeCap});
   y += 20;
-  y = LimitLegend(svg, y, runs);
+  y = LimitLegend(svg, y, scenarios, runs);
   // Only where a run has a recovery ramp, so the other scenarios' plots stay as they were.
   if (std::any_of(runs.begin(), runs.end(),
                   [](const RunResult& r) { return r.counters.recovery_ramp; })) {

@@ -23,7 +23,7 @@ struct CounterSpec {
   bool (*shown)(const CounterColumns&);  // null: always shown
 };
 
-const std::array<CounterSpec, 17> kCounterSpecs = {{
+const std::array<CounterSpec, 18> kCounterSpecs = {{
     {"calls", [](const Counters& c) { return Count(c.calls); }, nullptr},
     {"allowed", [](const Counters& c) { return Count(c.allowed); }, nullptr},
     {"rejected_open", [](const Counters& c) { return Count(c.rejected_open); }, nullptr},
@@ -48,6 +48,8 @@ const std::array<CounterSpec, 17> kCounterSpecs = {{
      [](const CounterColumns& columns) { return columns.refused; }},
     {"overloaded", [](const Counters& c) { return Count(c.overloaded); },
      [](const CounterColumns& columns) { return columns.overloaded; }},
+    {"throttled", [](const Counters& c) { return Count(c.throttled); },
+     [](const CounterColumns& columns) { return columns.throttled; }},
 }};
 
 void AppendTransitionsJson(std::string& out, const std::vector<Transition>& transitions,
@@ -126,7 +128,8 @@ CounterColumns ColumnsOf(const std::vector<RunResult>& runs) {
 CounterColumns ColumnsOf(const Counters& counters) {
   return CounterColumns{.recovering = counters.recovery_ramp,
                         .refused = counters.refuse_mode,
-                        .overloaded = counters.limited};
+                        .overloaded = counters.limited,
+                        .throttled = counters.throttling};
 }
 
 CounterColumns ColumnsOf(const SweepResult& sweep) {

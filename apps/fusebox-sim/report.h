@@ -28,12 +28,14 @@ namespace fusebox::sim {
 struct CounterColumns {
   bool recovering = false;  // rejected_recovering: a run's breaker has a recovery_ramp
   bool refused = false;     // refused: a run has a refuse phase
-  bool overloaded = false;  // overloaded: a run has a [limit]
+  bool overloaded = false;  // overloaded: a run has a concurrency limit
+  bool throttled = false;   // throttled: a run has a throttle
 
   CounterColumns& operator|=(const CounterColumns& other) noexcept {
     recovering = recovering || other.recovering;
     refused = refused || other.refused;
     overloaded = overloaded || other.overloaded;
+    throttled = throttled || other.throttled;
     return *this;
   }
 };

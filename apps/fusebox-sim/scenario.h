@@ -46,6 +46,7 @@
 #include "fusebox/circuit_breaker.h"
 #include "fusebox/outcome.h"
 #include "fusebox/status.h"
+#include "fusebox/throttle.h"
 
 namespace fusebox::sim {
 
@@ -114,15 +115,21 @@ struct Phase {
   Micros warmup = 0;                // warming only (required there), > 0
 };
 
-// A concurrency limit in front of the upstream (the [limit] table): a call takes a slot of it
-// first, then the breaker's permit, as the gateway orders its pieces (docs/composition.md). A
-// fixed max_in_flight runs a fusebox::Bulkhead of that size; max_in_flight = "auto" runs a
-// fusebox::AdaptiveLimit with `adaptive` on the simulation's clock.
+// The pieces in front of the upstream besides the breaker (the [limit] table), taken in the
+// library's order (fusebox::Admit, docs/composition.md): a concurrency limit's slot first, then
+// the breaker's permit, then the throttle's ticket. A fixed max_in_flight runs a
+// fusebox::Bulkhead of that size; max_in_flight = "auto" a fusebox::AdaptiveLimit with
+// `adaptive_config`; throttle_k > 0 a fusebox::Throttle; all on the simulation's clock.
 struct Limit {
   bool adaptive = false;            // max_in_flight = "auto"
-  std::uint32_t max_in_flight = 0;  // the fixed cap, in [1, 1000000] (when not adaptive)
+  std::uint32_t max_in_flight = 0;  // the fixed cap, in [1, 1000000]; 0 and not adaptive: none
   // The AdaptiveLimit's settings under their own names (used when adaptive; valid then).
   AdaptiveLimitConfig adaptive_config;
+  // ThrottleConfig's k and window (throttle_k, throttle_window); k 0: no throttle (else valid).
+  ThrottleConfig throttle{.k = 0.0, .window = std::chrono::seconds(30)};
+
+  bool has_concurrency_limit() const noexcept { return adaptive || max_in_flight > 0; }
+  bool has_throttle() const noexcept { return throttle.k > 0.0; }
 };
 
 struct Scenario {

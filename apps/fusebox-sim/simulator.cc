@@ -210,7 +210,8 @@ class Simulation {
   // The pieces in front of the upstream: the [limit], if any, on the simulation's clock (its
   // changes kept for the plot), then the breaker.
   std::optional<std::string> InitGuards() {
-    result_.counters.limited = scenario_.limit.has_value();
+    result_.counters.limited = scenario_.limit && scenario_.limit->has_concurrency_limit();
+    result_.counters.throttling = scenario_.limit && scenario_.limit->has_throttle();
     UpstreamGuards::OnLimitChange on_change;
     if (options_.record_timeline) {
       on_change = [this](std::uint32_t limit) {
@@ -441,10 +442,16 @@ class Simulation {
           ++bin->rejected_recovering;
         }
         return;
+      case ReasonCode::kThrottled:
+        ++c.throttled;
+        if (bin != nullptr) {
+          ++bin->throttled;
+        }
+        return;
       default:
         unexpected_ = fmt::format(
-            "Admit at t={} s returned {}, expected an admission, OVERLOADED (with a [limit]), "
-            "CIRCUIT_OPEN, CIRCUIT_HALF_OPEN or CIRCUIT_RECOVERING",
+            "Admit at t={} s returned {}, expected an admission, OVERLOADED or THROTTLED (with a "
+            "[limit]), CIRCUIT_OPEN, CIRCUIT_HALF_OPEN or CIRCUIT_RECOVERING",
             FormatSeconds(t), ToString(code));
         return;
     }
@@ -582,6 +589,7 @@ class Simulation {
     result_.end = t;
     if (options_.record_timeline) {
       Timeline::Bin& bin = result_.timeline.bins[call.arrival_bin];
+      bin.refused += call.refused ? 1U : 0U;
       switch (outcome) {
         case Outcome::kSuccess:
           ++(slow ? bin.slow_succeeded : bin.succeeded);

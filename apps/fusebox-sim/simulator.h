@@ -14,8 +14,8 @@
 // Each arrival passes the pieces in front of the upstream in the library's own order,
 // fusebox::Admit (upstream_guards.h): a scenario's [limit] (the library's Bulkhead or
 // AdaptiveLimit, on the same clock) first, refused: OVERLOADED, counted in `overloaded`; then the
-// breaker. An admitted call's outcome goes to every piece through its Admission. The active
-// prober's probes ask the breaker alone.
+// breaker; then a throttle (THROTTLED, counted in `throttled`). An admitted call's outcome goes to
+// every piece through its Admission. The active prober's probes ask the breaker alone.
 //
 // Nothing here decides a breaker rule: transitions come from the breaker's TransitionEvents, a
 // call's slowness and lateness from its OutcomeEvent, a probe from Permit::is_probe(); the
@@ -77,7 +77,9 @@ struct Counters {
   std::uint64_t refused = 0;        // calls a refuse upstream refused (counted in failed too)
   bool refuse_mode = false;      // the scenario has a refuse phase: reports show the counter above
   std::uint64_t overloaded = 0;  // arrivals the [limit] refused (OVERLOADED), before the breaker
-  bool limited = false;          // the scenario has a [limit]: reports show the counter above
+  bool limited = false;  // the scenario has a concurrency limit: reports show the counter above
+  std::uint64_t throttled = 0;  // arrivals the throttle refused (THROTTLED), after the breaker
+  bool throttling = false;      // the scenario has a throttle: reports show the counter above
 };
 
 struct StreamCounters {
@@ -101,6 +103,8 @@ struct Timeline {
     std::uint32_t rejected_probe_cap = 0;
     std::uint32_t rejected_recovering = 0;
     std::uint32_t overloaded = 0;  // refused by the [limit]
+    std::uint32_t throttled = 0;   // refused by the throttle
+    std::uint32_t refused = 0;     // admitted, then refused by a refuse upstream (in failed too)
     std::uint32_t probes = 0;
     std::uint32_t max_in_flight = 0;  // the most upstream calls at once during the bin
   };

@@ -15,6 +15,21 @@ Result<UpstreamGuards, std::string> UpstreamGuards::Create(const Scenario& scena
     return guards;
   }
   const Limit& spec = *scenario.limit;
+  if (spec.has_throttle()) {
+    // Its own sequence, so that a throttle changes no other draw (the cooldown jitter's).
+    guards.throttle_random_ =
+        std::make_unique<SplitMix64Random>(scenario.seed ^ 0x7468726f74746c65ULL);
+    auto throttle = Throttle::Create("throttle", spec.throttle,
+                                     {.clock = &clock, .random = guards.throttle_random_.get()});
+    if (!throttle) {
+      return fmt::format("the throttle refused the config: {}", throttle.error().message);
+    }
+    guards.throttle_ = std::move(*throttle);
+    guards.guards_.throttle = guards.throttle_.get();
+  }
+  if (!spec.has_concurrency_limit()) {
+    return guards;
+  }
   if (!spec.adaptive) {
     auto bulkhead = Bulkhead::Create("limit", {.max_concurrent = spec.max_in_flight});
     if (!bulkhead) {

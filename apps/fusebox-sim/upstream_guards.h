@@ -3,8 +3,10 @@
 // The pieces in front of the simulated upstream, as a service would stack them: the library's
 // own, taken in the library's one order by fusebox::Admit (fusebox/admission.h). The breaker is
 // the scenario's; a [limit] adds a fusebox::Bulkhead (a fixed max_in_flight) or a
-// fusebox::AdaptiveLimit ("auto") before it, on the simulation's clock. The simulator only asks
-// Admit for each arrival and records each admitted call's outcome on its Admission.
+// fusebox::AdaptiveLimit ("auto") before it and a fusebox::Throttle (throttle_k) after it, on the
+// simulation's clock; the throttle draws from its own generator, seeded from the scenario's seed.
+// The simulator only asks Admit for each arrival and records each admitted call's outcome on its
+// Admission.
 //
 // Thread safety: none beyond the library's (one simulation owns it). Time: the Clock given.
 //
@@ -26,7 +28,9 @@
 #include "fusebox/bulkhead.h"
 #include "fusebox/circuit_breaker.h"
 #include "fusebox/clock.h"
+#include "fusebox/random.h"
 #include "fusebox/status.h"
+#include "fusebox/throttle.h"
 #include "scenario.h"
 
 namespace fusebox::sim {
@@ -42,7 +46,8 @@ class UpstreamGuards {
                                                     CircuitBreaker& breaker, Clock& clock,
                                                     OnLimitChange on_limit_change);
 
-  // The pieces in order: the limit's slot, the breaker's permit; or the first refusal.
+  // The pieces in order: the limit's slot, the breaker's permit, the throttle's ticket (never for
+  // a probe); or the first refusal.
   Result<Admission> Admit(Priority priority) noexcept { return fusebox::Admit(guards_, priority); }
 
   // The [limit]'s value now; nullopt without a [limit].
@@ -53,6 +58,8 @@ class UpstreamGuards {
 
   std::unique_ptr<Bulkhead> bulkhead_;
   std::unique_ptr<AdaptiveLimit> adaptive_;
+  std::unique_ptr<SplitMix64Random> throttle_random_;
+  std::unique_ptr<Throttle> throttle_;
   Guards guards_;
 };
 

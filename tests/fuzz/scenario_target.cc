@@ -48,8 +48,13 @@ void CheckScenario(const sim::Scenario& s) {
     previous_to = phase.to;
   }
   if (s.limit) {
-    Check(s.limit->adaptive ? !s.limit->adaptive_config.Validate().has_value()
-                            : s.limit->max_in_flight >= 1 && s.limit->max_in_flight <= 1'000'000);
+    Check(s.limit->has_concurrency_limit() || s.limit->has_throttle());
+    if (s.limit->adaptive) {
+      Check(!s.limit->adaptive_config.Validate().has_value());
+    } else if (s.limit->has_concurrency_limit()) {
+      Check(s.limit->max_in_flight >= 1 && s.limit->max_in_flight <= 1'000'000);
+    }
+    Check(s.limit->throttle.k == 0.0 || !s.limit->throttle.Validate().has_value());
   }
 }
 

@@ -112,17 +112,49 @@ TEST(LimitTableTest, EveryKeyHasAKind) {
   for (const char* key : {"limit.sample_window", "limit.no_load_reset"}) {
     EXPECT_EQ(LookupKeyKind(key), KeyKind::kDuration) << key;
   }
-  for (const char* key : {"limit.tolerance", "limit.smoothing", "limit.backoff_ratio"}) {
+  EXPECT_EQ(LookupKeyKind("limit.throttle_window"), KeyKind::kDuration);
+  for (const char* key :
+       {"limit.tolerance", "limit.smoothing", "limit.backoff_ratio", "limit.throttle_k"}) {
     EXPECT_EQ(LookupKeyKind(key), KeyKind::kNumber) << key;
   }
   EXPECT_EQ(LookupKeyKind("limit.nope"), std::nullopt);
 }
 
-TEST(LimitErrorTest, ALimitNeedsMaxInFlight) {
+TEST(LimitErrorTest, ALimitNeedsMaxInFlightOrAThrottle) {
   const LoadError e = ErrorOf(std::string(kTraffic) + "[limit]\ntolerance = 1.1\n");
   EXPECT_EQ(e.line, 3);
   EXPECT_EQ(e.key, "limit");
-  EXPECT_EQ(e.message, "missing key: max_in_flight (a number, or \"auto\")");
+  EXPECT_EQ(e.message, "[limit] needs max_in_flight (a number, or \"auto\") or throttle_k");
+  const LoadError off = ErrorOf(std::string(kTraffic) + "[limit]\nthrottle_k = 0\n");
+  EXPECT_EQ(off.key, "limit");
+}
+
+TEST(LimitTableTest, ReadsAThrottleAlone) {
+  const Scenario s =
+      Build(std::string(kTraffic) + "[limit]\nthrottle_k = 1.5\nthrottle_window = \"10s\"\n");
+  const Limit limit = LimitOf(s);
+  EXPECT_FALSE(limit.has_concurrency_limit());
+  EXPECT_TRUE(limit.has_throttle());
+  EXPECT_DOUBLE_EQ(limit.throttle.k, 1.5);
+  EXPECT_EQ(limit.throttle.window, std::chrono::seconds(10));
+}
+
+TEST(LimitTableTest, TheThrottleIsOffByDefault) {
+  const Limit limit = LimitOf(Build(std::string(kTraffic) + "[limit]\nmax_in_flight = 4\n"));
+  EXPECT_FALSE(limit.has_throttle());
+  EXPECT_EQ(limit.throttle.window, ThrottleConfig{}.window);
+}
+
+TEST(LimitErrorTest, AThrottleOutOfRangeIsTheThrottlesOwnComplaint) {
+  const LoadError k = ErrorOf(std::string(kTraffic) + "[limit]\nthrottle_k = 0.5\n");
+  EXPECT_EQ(k.line, 4);
+  EXPECT_EQ(k.key, "limit.throttle_k");
+  EXPECT_THAT(k.message, HasSubstr("k must be in [1, 100]"));
+  const LoadError window =
+      ErrorOf(std::string(kTraffic) + "[limit]\nthrottle_k = 2\nthrottle_window = \"50ms\"\n");
+  EXPECT_EQ(window.line, 5);
+  EXPECT_EQ(window.key, "limit.throttle_window");
+  EXPECT_THAT(window.message, HasSubstr("window must be in [100 ms, 1 h]"));
 }
 
 TEST(LimitErrorTest, MaxInFlightIsANumberInRangeOrAuto) {
@@ -365,6 +397,54 @@ mode = "hang"
   ASSERT_FALSE(run.limit_changes.empty());
   EXPECT_EQ(run.limit_changes.back().second, 2U);
   EXPECT_GT(run.counters.overloaded, 0U);
+}
+
+// An upstream that serves 2 of the 10 calls in flight the traffic would keep there: the throttle
+// (after the breaker) sheds a share of the calls, and the upstream still gets most of what it
+// can take (a call shed at random sometimes leaves a place free: 523 of 600 here). Where it
+// refuses less than half, the throttle sheds next to nothing (a few calls in the first 100 ms,
+// when the refusals are counted and no success yet).
+TEST(LimitSimulationTest, AThrottleShedsWhenTheUpstreamRefusesMostCalls) {
+  const std::string head = R"(
+duration = "30s"
+[breaker]
+failure_threshold = 1000000
+[traffic]
+rate = 100
+[limit]
+throttle_k = 2
+throttle_window = "5s"
+[[upstream.phase]]
+from = 0
+to = "60s"
+mode = "refuse"
+latency = "100ms"
+)";
+  const RunResult tight = RunSim(head + "capacity = 2\n", /*timeline=*/true);
+  const Counters& c = tight.counters;
+  EXPECT_TRUE(c.throttling);
+  EXPECT_FALSE(c.limited);
+  EXPECT_GT(c.throttled, c.calls / 4);
+  EXPECT_EQ(c.calls, c.allowed + c.rejected_open + c.rejected_probe_cap + c.throttled);
+  EXPECT_GE(c.succeeded, 20U * 30 * 8 / 10);  // 20 calls a second fit
+  std::uint32_t binned = 0;
+  for (const Timeline::Bin& bin : tight.timeline.bins) {
+    binned += bin.throttled;
+  }
+  EXPECT_EQ(binned, c.throttled);
+  const RunResult roomy = RunSim(head + "capacity = 7\n");
+  EXPECT_GT(roomy.counters.refused, 0U);  // 30 % refused: more than 1/k succeed
+  EXPECT_LT(roomy.counters.throttled, roomy.counters.calls / 100);
+}
+
+TEST(LimitReportTest, ShowsThrottledOnlyWhenARunHasAThrottle) {
+  const RunResult plain = RunSim("duration = \"1s\"\n[traffic]\nrate = 1\n");
+  EXPECT_THAT(RunText({plain}, false), ::testing::Not(HasSubstr("throttled")));
+  const RunResult throttled =
+      RunSim("duration = \"1s\"\n[traffic]\nrate = 1\n[limit]\nthrottle_k = 2\n");
+  EXPECT_THAT(RunText({throttled}, false), HasSubstr("    throttled           0\n"));
+  EXPECT_THAT(RunText({throttled}, false), ::testing::Not(HasSubstr("overloaded")));
+  EXPECT_EQ(CounterNames(ColumnsOf(throttled.counters)).back(), "throttled");
 }
 
 TEST(LimitReportTest, ShowsOverloadedOnlyWhenARunHasALimit) {

@@ -63,7 +63,8 @@ TEST(RunTextTest, ShowsRejectedRecoveringOnlyWhenARunHasARamp) {
   const std::string json = RunJson(lesson, {ramped});
   EXPECT_THAT(json, HasSubstr("\"rejected_recovering\": 0\n"));
   EXPECT_THAT(json, HasSubstr("\"rejected_recovering\": 7\n"));
-  const CounterColumns recovering{.recovering = true, .refused = false, .overloaded = false};
+  const CounterColumns recovering{
+      .recovering = true, .refused = false, .overloaded = false, .throttled = false};
   EXPECT_EQ(CounterNames(recovering).back(), "rejected_recovering");
   EXPECT_EQ(CounterValues(ramped.counters, recovering).back(), "7");
   EXPECT_EQ(CounterNames().size() + 1, CounterNames(recovering).size());
