@@ -51,7 +51,7 @@ std::string_view VpicMode(sim::Mode mode) {
 
 TEST(ScenarioFilesTest, EveryScenarioLoadsInBothToolsAndTheyAgreeOnThePhases) {
   const std::vector<std::string> files = ScenarioFiles();
-  ASSERT_EQ(files.size(), 14U);
+  ASSERT_EQ(files.size(), 15U);
   for (const std::string& path : files) {
     SCOPED_TRACE(path);
     auto scenario = sim::LoadScenarioFile(path);

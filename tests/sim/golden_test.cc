@@ -101,7 +101,7 @@ TEST(GoldenSetTest, ShipsTheScenariosTheDocsDescribe) {
   const std::vector<std::string> names = ShippedScenarios();
   for (const char* required :
        {"lesson5", "slow_upstream", "probe_cap", "fragile_revival", "priorities", "sliding_window",
-        "cooldown_tradeoff", "recovery_ramp", "adaptive_limit"}) {
+        "cooldown_tradeoff", "recovery_ramp", "adaptive_limit", "throttle"}) {
     EXPECT_NE(std::find(names.begin(), names.end(), required), names.end()) << required;
   }
 }
