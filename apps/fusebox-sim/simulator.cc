@@ -8,6 +8,7 @@
 #include <cmath>
 #include <limits>
 #include <memory>
+#include <type_traits>
 #include <utility>
 #include <variant>
 
@@ -223,6 +224,7 @@ class Simulation {
       return created.error();
     }
     guards_.emplace(std::move(*created));
+    breaker_only_ = guards_->breaker_only();
     if (options_.record_timeline) {
       if (std::optional<std::uint32_t> limit = guards_->limit()) {
         result_.limit_changes.emplace_back(0, *limit);
@@ -470,15 +472,34 @@ class Simulation {
     ++c.calls;
     ++sc.calls;
     // The library's order (fusebox::Admit): the limit's slot first, so that a call that cannot
-    // run never takes the breaker's probe slot; then the breaker's permit.
-    Result<Admission> admitted = guards_->Admit(scenario_.streams[s].priority);
-    if (!admitted) {
-      CountRefusal(t, admitted.error().code, sc, bin);
-      return;
+    // run never takes the breaker's probe slot; then the breaker's permit; then the throttle. A
+    // breaker alone is asked directly: the same answer, without an admission to carry.
+    const Priority priority = scenario_.streams[s].priority;
+    if (breaker_only_) {
+      Result<Permit> permit = breaker_->TryAcquire(priority);
+      if (!permit) {
+        CountRefusal(t, permit.error().code, sc, bin);
+        return;
+      }
+      Admitted(t, sc, bin, std::move(*permit));
+    } else {
+      Result<Admission> admission = guards_->Admit(priority);
+      if (!admission) {
+        CountRefusal(t, admission.error().code, sc, bin);
+        return;
+      }
+      Admitted(t, sc, bin, std::move(*admission));
     }
+  }
+
+  // An admitted arrival: its fate, its place in flight. `Held` is what admitted it: the
+  // breaker's Permit, or an Admission of every piece.
+  template <typename Held>
+  void Admitted(Micros t, StreamCounters& sc, Timeline::Bin* bin, Held held) {
+    Counters& c = result_.counters;
     ++c.allowed;
     ++sc.allowed;
-    const bool probe = admitted->is_probe();
+    const bool probe = held.is_probe();
     if (probe) {
       ++c.probes;
       ++sc.probes;
@@ -493,12 +514,16 @@ class Simulation {
           "more than {:.0f} calls in flight at t={} s (the upstream holds about rate x "
           "min(call_timeout, its latency) of them): lower the rate or breaker.call_timeout",
           options_.max_calls_in_flight, FormatSeconds(t));
-      admitted->Record(Outcome::kIgnored);
+      held.Record(Outcome::kIgnored);
       return;
     }
 
     InFlight& call = StartCall(fate, t, call_timeout_, probe, /*active=*/false);
-    call.admission.emplace(std::move(*admitted));
+    if constexpr (std::is_same_v<Held, Permit>) {
+      call.permit.emplace(std::move(held));
+    } else {
+      call.admission.emplace(std::move(held));
+    }
 
     if (bin != nullptr) {
       call.arrival_bin = static_cast<std::uint32_t>(bin - result_.timeline.bins.data());
@@ -541,7 +566,7 @@ class Simulation {
       }
       call.admission.reset();
     } else if (call.permit) {
-      call.permit->Record(outcome);
+      call.permit->Record(outcome);  // a refusal for load is a failure to the breaker alone too
       call.permit.reset();
     }
 
@@ -649,6 +674,7 @@ class Simulation {
   UpstreamModel upstream_;
   ServerQueue queue_;                     // the queue upstream's servers and line
   std::optional<UpstreamGuards> guards_;  // the [limit] and the breaker, in the library's order
+  bool breaker_only_ = true;              // no [limit]: arrivals ask the breaker directly
 
   bool outcome_seen_ = false;
   bool last_slow_ = false;

@@ -15,7 +15,8 @@
 // fusebox::Admit (upstream_guards.h): a scenario's [limit] (the library's Bulkhead or
 // AdaptiveLimit, on the same clock) first, refused: OVERLOADED, counted in `overloaded`; then the
 // breaker; then a throttle (THROTTLED, counted in `throttled`). An admitted call's outcome goes to
-// every piece through its Admission. The active prober's probes ask the breaker alone.
+// every piece through its Admission. Without a [limit] the breaker alone is asked (Admit's answer,
+// without an Admission per call); the active prober's probes always ask it alone.
 //
 // Nothing here decides a breaker rule: transitions come from the breaker's TransitionEvents, a
 // call's slowness and lateness from its OutcomeEvent, a probe from Permit::is_probe(); the

@@ -50,6 +50,11 @@ class UpstreamGuards {
   // a probe); or the first refusal.
   Result<Admission> Admit(Priority priority) noexcept { return fusebox::Admit(guards_, priority); }
 
+  // Whether the breaker is the only piece (no [limit]): Admit then is the breaker's TryAcquire.
+  bool breaker_only() const noexcept {
+    return guards_.bulkhead == nullptr && guards_.limit == nullptr && guards_.throttle == nullptr;
+  }
+
   // The [limit]'s value now; nullopt without a [limit].
   std::optional<std::uint32_t> limit() const;
 
