@@ -319,13 +319,14 @@ std::optional<ConfigError> CheckProbeVin(const GatewayConfig& config, std::strin
   return std::nullopt;
 }
 
-std::optional<ConfigError> ApplyClientRate(GatewayConfig& config, std::string_view flag,
-                                           std::string_view value) {
+template <double GatewayConfig::*kField>
+std::optional<ConfigError> ApplyNumber(GatewayConfig& config, std::string_view flag,
+                                       std::string_view value) {
   const auto d = ParseDouble(value);
   if (!d) {
     return Malformed(flag, value, "a number");
   }
-  config.client_rate = *d;
+  config.*kField = *d;
   return std::nullopt;
 }
 
@@ -369,16 +370,6 @@ std::optional<ConfigError> CheckMaxInFlightMax(const GatewayConfig& config, std:
                        fmt::format("{} must be at least --max-in-flight-min ({}), got {}", flag,
                                    config.max_in_flight_min, config.max_in_flight_max)};
   }
-  return std::nullopt;
-}
-
-std::optional<ConfigError> ApplyThrottle(GatewayConfig& config, std::string_view flag,
-                                         std::string_view value) {
-  const auto d = ParseDouble(value);
-  if (!d) {
-    return Malformed(flag, value, "a number (0 disables)");
-  }
-  config.throttle = *d;
   return std::nullopt;
 }
 
@@ -581,14 +572,14 @@ constexpr Setting kProcessSettings[] = {
     {"--throttle", "throttle",
      "client-side throttling of vPIC calls: k, nothing is shed while more than 1/k succeed; "
      "0 disables (default 0)",
-     ApplyThrottle, CheckThrottle, Same<&G::throttle>},
+     ApplyNumber<&G::throttle>, CheckThrottle, Same<&G::throttle>},
     {"--throttle-window", "throttle_window", "how far back the throttle counts (default 30s)",
      ApplyDuration<&G::throttle_window>,
      CheckDurationField<&G::throttle_window, 100 * kMs, 60 * kMinute>, Same<&G::throttle_window>},
     {"--client-rate", "client_rate",
      "decodes per second per client (address; IPv6: per network, see --client-ipv6-prefix), "
      "0 disables (default 20)",
-     ApplyClientRate, CheckClientRate, Same<&G::client_rate>},
+     ApplyNumber<&G::client_rate>, CheckClientRate, Same<&G::client_rate>},
     {"--client-burst", "client_burst",
      "burst per client (default 2 x client-rate, at least 50: one whole batch)", ApplyClientBurst,
      CheckClientBurst, Same<&G::client_burst>},
