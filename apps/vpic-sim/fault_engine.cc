@@ -17,10 +17,11 @@ constexpr std::int64_t kNoKey = std::numeric_limits<std::int64_t>::min();
 }  // namespace
 
 const std::vector<std::string_view>& FaultLabels() {
-  static const std::vector<std::string_view> kLabels = {"ok",        "slow",  "error",
-                                                        "hang",      "reset", "garbage",
-                                                        "truncated", "drip",  "capacity_rejected",
-                                                        "interim"};
+  static const std::vector<std::string_view> kLabels = {
+      "ok",        "slow",           "error",
+      "hang",      "reset",          "garbage",
+      "truncated", "drip",           "capacity_rejected",
+      "interim",   "queue_abandoned"};
   return kLabels;
 }
 
@@ -189,6 +190,21 @@ Decision FaultEngine::Admit(Micros now, std::int64_t in_flight) {
         d.label = "ok";
       }
       break;
+    case FaultMode::kQueue: {
+      const ServiceQueue::Entry entry = queue_.Enter(spec.capacity, spec.queue_limit);
+      if (entry.place == ServiceQueue::Place::kFull) {
+        d.action = Action::kReject;
+        d.status = 503;
+        d.retry_after_s = spec.retry_after_s;
+        d.label = "capacity_rejected";
+        break;
+      }
+      d.delay = SampleLatency(spec.latency);
+      d.label = "ok";
+      d.ticket = entry.ticket;
+      d.wait_for_server = entry.place == ServiceQueue::Place::kWaiting;
+      break;
+    }
   }
   return d;
 }

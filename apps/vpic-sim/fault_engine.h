@@ -4,6 +4,9 @@
 // in force: a fault set at run time (POST /__control/faults) until a reset; else the schedule
 // phase covering the time since start (or since the last reset); else the startup fault (flags).
 //
+// The `queue` fault's line (service_queue.h) is kept here too: a request given a ticket gives it
+// back with Leave when it ends, which names the waiting requests that get a server through it.
+//
 // Thread safety: FaultEngine is not thread-safe: the server calls it from its one I/O thread.
 // Time: the engine reads no clock; callers pass `now` (time since start, microseconds).
 // Randomness: a SplitMix64 seeded from the constructor's seed.
@@ -24,6 +27,7 @@
 #include "fault_spec.h"
 #include "fusebox/random.h"
 #include "schedule.h"
+#include "service_queue.h"
 
 namespace fusebox::vpic_sim {
 
@@ -51,10 +55,15 @@ struct Decision {
   int interim_status = 0;
   // The fault served, as counted in /__control/stats: one of FaultLabels().
   std::string_view label = "ok";
+  // queue: the request's place in the service (0: none), given back with FaultEngine::Leave
+  // when the request ends, however it ends.
+  std::uint64_t ticket = 0;
+  // queue: the request waits for a server (until a Leave names its ticket), then `delay`.
+  bool wait_for_server = false;
 };
 
 // "ok", "slow", "error", "hang", "reset", "garbage", "truncated", "drip", "capacity_rejected",
-// "interim".
+// "interim", "queue_abandoned" (a request whose client left while it waited for a server).
 const std::vector<std::string_view>& FaultLabels();
 
 class FaultEngine {
@@ -64,6 +73,13 @@ class FaultEngine {
   // Decides the fate of a request admitted at `now` while `in_flight` requests (this one
   // included) are being handled.
   Decision Admit(Micros now, std::int64_t in_flight);
+
+  // The request holding `ticket` (a Decision's) ends: answered, or its client left, whether it
+  // was served or still waiting. Returns the tickets of the waiting requests that got a server
+  // through it, oldest first: their wait ends now. The line outlives a change of fault or a
+  // Reset: requests already in it are served in turn.
+  std::vector<std::uint64_t> Leave(std::uint64_t ticket) { return queue_.Leave(ticket); }
+  std::int64_t queue_waiting() const { return queue_.waiting(); }
 
   // Puts `spec` in force until the next Reset (flap counts and relapse start afresh).
   void SetOverride(const FaultSpec& spec);
@@ -88,6 +104,7 @@ class FaultEngine {
   std::int64_t active_key_ = -1;
   std::uint64_t flap_count_ = 0;  // flap and interim: requests counted under the fault
   std::optional<Micros> relapse_until_;
+  ServiceQueue queue_;
 };
 
 }  // namespace fusebox::vpic_sim

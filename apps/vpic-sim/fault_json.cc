@@ -174,6 +174,9 @@ boost::json::object FaultSpecToJson(const FaultSpec& s) {
   o["latency_sigma"] = s.latency.sigma;
   o["every"] = s.every;
   o["capacity"] = s.capacity;
+  if (s.queue_limit) {
+    o["queue_limit"] = *s.queue_limit;
+  }
   o["relapse_ms"] = ms(s.relapse);
   o["drip_bytes"] = s.drip_bytes;
   o["drip_interval_ms"] = ms(s.drip_interval);

@@ -14,14 +14,14 @@ constexpr Micros kMaxLatency = 3600 * kMicrosPerSecond;
 constexpr Micros kDefaultSlowLatency = 5 * kMicrosPerSecond;
 constexpr Micros kDefaultFragileRelapse = 5 * kMicrosPerSecond;
 
-constexpr std::array kModes = {FaultMode::kOk,        FaultMode::kError,  FaultMode::kHang,
-                               FaultMode::kSlow,      FaultMode::kReset,  FaultMode::kGarbage,
-                               FaultMode::kTruncated, FaultMode::kDrip,   FaultMode::kFlap,
-                               FaultMode::kCapacity,  FaultMode::kInterim};
+constexpr std::array kModes = {FaultMode::kOk,        FaultMode::kError, FaultMode::kHang,
+                               FaultMode::kSlow,      FaultMode::kReset, FaultMode::kGarbage,
+                               FaultMode::kTruncated, FaultMode::kDrip,  FaultMode::kFlap,
+                               FaultMode::kCapacity,  FaultMode::kQueue, FaultMode::kInterim};
 
-constexpr std::array<std::string_view, 12> kModeNames = {
-    "ok",        "error", "hang", "slow",     "reset",   "garbage",
-    "truncated", "drip",  "flap", "capacity", "interim", "fragile"};
+constexpr std::array<std::string_view, 13> kModeNames = {
+    "ok",   "error", "hang",     "slow",  "reset",   "garbage", "truncated",
+    "drip", "flap",  "capacity", "queue", "interim", "fragile"};
 
 using Options = FaultOptions;
 
@@ -63,10 +63,14 @@ constexpr auto kFields = std::to_array<FaultField>({
      1'000'000,
      [](const FaultSpec& s) -> std::optional<double> { return static_cast<double>(s.every); },
      &Options::every, nullptr, nullptr},
-    {"capacity", "capacity", FieldKind::kInteger, "capacity: requests served at once (default 1)",
-     1, 1'000'000,
+    {"capacity", "capacity", FieldKind::kInteger,
+     "capacity, queue: requests served at once (default 1)", 1, 1'000'000,
      [](const FaultSpec& s) -> std::optional<double> { return static_cast<double>(s.capacity); },
      &Options::capacity, nullptr, nullptr},
+    {"queue_limit", "queue_limit", FieldKind::kInteger,
+     "queue: requests that may wait for a server; one more gets 503 (default: no bound)", 0,
+     1'000'000, [](const FaultSpec& s) -> std::optional<double> { return s.queue_limit; },
+     &Options::queue_limit, nullptr, nullptr},
     {"relapse", "relapse_ms", FieldKind::kDuration,
      "capacity: collapse time after an overload (default 0)", 0, kMaxLatency,
      [](const FaultSpec& s) -> std::optional<double> { return static_cast<double>(s.relapse); },
@@ -200,6 +204,8 @@ std::string_view ToString(FaultMode mode) {
       return "flap";
     case FaultMode::kCapacity:
       return "capacity";
+    case FaultMode::kQueue:
+      return "queue";
     case FaultMode::kInterim:
       return "interim";
   }
@@ -320,6 +326,13 @@ Result<FaultSpec, ConfigError> BuildFaultSpec(const FaultOptions& o, Syntax synt
     if (auto e = ToInt("capacity", *o.capacity, syntax, s.capacity)) {
       return *e;
     }
+  }
+  if (o.queue_limit) {
+    int v = 0;
+    if (auto e = ToInt("queue_limit", *o.queue_limit, syntax, v)) {
+      return *e;
+    }
+    s.queue_limit = v;
   }
   s.relapse = o.relapse.value_or(o.mode == "fragile" ? kDefaultFragileRelapse : 0);
   if (o.drip_bytes) {

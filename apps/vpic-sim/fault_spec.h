@@ -14,6 +14,10 @@
 //   capacity   at most `capacity` requests in flight; one more gets 503, or, with `relapse` > 0,
 //              collapses the service into `error` for `relapse` (like the fusebox-sim `fragile`
 //              upstream; `fragile` is accepted as a name for capacity with relapse 5 s)
+//   queue      `capacity` requests served at once, each for `latency`; the others wait in
+//              arrival order for a server (a saturated service: latency grows with load), at
+//              most `queue_limit` of them (default: no bound; one more gets 503); a request
+//              whose client leaves while it waits leaves the queue, no work done for it
 //   interim    one answer in `every` (default 1: all) is preceded by an informational answer
 //              (`interim_status`, default 103 Early Hints) sent at once; the answer follows after
 //              `latency` (a CDN's early hints, a server's 100 Continue nobody asked for)
@@ -53,11 +57,12 @@ enum class FaultMode : std::uint8_t {
   kDrip,
   kFlap,
   kCapacity,
+  kQueue,
   kInterim,
 };
 
 // "ok", "error", "hang", "slow", "reset", "garbage", "truncated", "drip", "flap", "capacity",
-// "interim".
+// "queue", "interim".
 std::string_view ToString(FaultMode mode);
 // The inverse of ToString; also accepts "fragile" (kCapacity). nullopt for anything else.
 std::optional<FaultMode> ParseFaultMode(std::string_view name);
@@ -83,19 +88,25 @@ struct LatencySpec {
 
 struct FaultSpec {
   FaultMode mode = FaultMode::kOk;
-  // Delay before the answer (ok, slow, flap, capacity), the failure (error), the reset, the
-  // garbage, the truncated answer or the first dripped byte. Ignored by hang.
+  // Delay before the answer (ok, slow, flap, capacity; queue: from when a server is free), the
+  // failure (error), the reset, the garbage, the truncated answer or the first dripped byte.
+  // Ignored by hang.
   LatencySpec latency;
   // error, flap and capacity's relapse: the HTTP status. Default 503; one of 429, 500, 502, 503,
   // 504.
   int status = 503;
   // Retry-After in whole seconds: default 1 with status 429, else unset (no header); [0, 86400].
+  // Also sent with the 503 of a capacity or queue overload.
   std::optional<int> retry_after_s;
   // flap: the run length of ok and of error answers. Default 5; range [1, 1000000].
   // interim: one answer in `every` gets an interim answer first. Default 1; same range.
   int every = 5;
-  // capacity: requests in flight that are served. Default 1; range [1, 1000000].
+  // capacity: requests in flight that are served; queue: requests served at once (servers).
+  // Default 1; range [1, 1000000].
   int capacity = 1;
+  // queue: requests that may wait for a server; one more gets 503 at once. Default unset (no
+  // bound); range [0, 1000000] (0: nobody waits).
+  std::optional<int> queue_limit;
   // capacity: how long one request over capacity collapses the service into error. Default 0
   // (no collapse: that request alone gets 503); range [0, 1 h].
   Micros relapse = 0;
@@ -131,6 +142,7 @@ struct FaultOptions {
   std::optional<double> latency_sigma;
   std::optional<std::int64_t> every;
   std::optional<std::int64_t> capacity;
+  std::optional<std::int64_t> queue_limit;
   std::optional<Micros> relapse;
   std::optional<std::int64_t> drip_bytes;
   std::optional<Micros> drip_interval;

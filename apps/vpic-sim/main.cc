@@ -49,6 +49,10 @@ Fault modes (--mode, a schedule phase's `mode`, or POST /__control/faults {"mode
   capacity   at most --capacity (default 1) requests in flight; one more gets 503, or with
              --relapse > 0 collapses into `error` for that long
   fragile    capacity with --relapse 5s by default (fusebox-sim's name)
+  queue      --capacity requests served at once, each for --latency; the others wait in
+             arrival order for a server (latency grows with load), at most --queue-limit of
+             them (default: no bound; one more gets 503); a client that leaves while waiting
+             leaves the queue, no work done for it
   interim    one answer in --every (default 1: all) is preceded by an informational answer
              (--interim-status, default 103 Early Hints; 100-199 but not 101) sent at once;
              the answer follows after --latency (default 0)
@@ -63,7 +67,8 @@ Schedule (--schedule FILE): TOML phases relative to the start, read as fusebox-s
   mode = "error"
   status = 503
 Control API (never faulted):
-  GET  /__control/stats    requests per endpoint, in_flight, max_in_flight, faults served
+  GET  /__control/stats    requests per endpoint, in_flight, max_in_flight, queued,
+                           max_queued, faults served
   GET  /__control/faults   the fault in force
   POST /__control/faults   {"mode":"error","status":503} or {"mode":"slow","latency_ms":8000}
   POST /__control/reset    startup fault again, schedule restarted, counters zeroed

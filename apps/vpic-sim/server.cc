@@ -184,25 +184,18 @@ asio::awaitable<bool> WaitWatching(Stream& stream, beast::flat_buffer& buffer, M
   co_return first.index() == 0;
 }
 
-// What comes before the answer: an informational answer at once (interim mode; never to an
-// HTTP/1.0 client, which cannot read one), then the decision's delay, watching the connection.
-// False when the client left or the write failed. Its own coroutine: with these writes inline in
-// ServeDecode, gcc 12 at -O3 warns (-Wmismatched-new-delete) inside Asio's frame recycling.
-template <class Stream>
-asio::awaitable<bool> BeforeTheAnswer(Stream& stream, beast::flat_buffer& buffer,
-                                      const Decision& decision, unsigned version) {
-  if (decision.interim_status > 0 && version >= 11) {
-    const std::string interim = InterimHead(decision.interim_status);
-    auto [ec, n] = co_await asio::async_write(stream, asio::buffer(interim), kUseTuple);
-    if (ec) {
-      co_return false;
-    }
-  }
-  if (decision.delay > 0) {
-    co_return co_await WaitWatching(stream, buffer, decision.delay);
-  }
-  co_return true;
-}
+// Runs a function when it goes out of scope: a request's end, by whichever co_return.
+template <class F>
+class ScopeExit {
+ public:
+  explicit ScopeExit(F f) : f_(std::move(f)) {}
+  ~ScopeExit() { f_(); }
+  ScopeExit(const ScopeExit&) = delete;
+  ScopeExit& operator=(const ScopeExit&) = delete;
+
+ private:
+  F f_;
+};
 
 struct HostPort {
   std::string host;  // as written (IPv6 with brackets)
@@ -355,6 +348,7 @@ Server::Server(ServerOptions options, Recordings recordings)
 
 Server::~Server() {
   Stop();
+  tearing_down_ = true;
   boost::system::error_code ec;
   acceptor_.close(ec);
 }
@@ -479,12 +473,14 @@ asio::awaitable<bool> Server::ServeDecode(Stream& stream, const Request& request
   }
   InFlight in_flight(stats_);
   const Decision decision = engine_.Admit(Now(), stats_.in_flight());
+  // The request's place in the queue fault's service, given back however the request ends.
+  const ScopeExit leave([this, ticket = decision.ticket] { LeaveService(ticket); });
   const bool keep_alive = request.keep_alive();
   const unsigned version = request.version();
-  // An HTTP/1.0 client is never sent an informational answer (BeforeTheAnswer): what it got is
-  // an ordinary answer, and counted as one.
-  stats_.CountFault(decision.interim_status > 0 && version < 11 ? std::string_view("ok")
-                                                                : decision.label);
+  // A request that waits for a server is counted once it has one (BeforeTheAnswer).
+  if (!decision.wait_for_server) {
+    CountServed(decision, version);
+  }
 
   if (decision.action == Action::kHang) {
     // Never answer; the request stays in flight until the client (or Stop) closes the
@@ -497,7 +493,9 @@ asio::awaitable<bool> Server::ServeDecode(Stream& stream, const Request& request
       }
     }
   }
-  if ((decision.delay > 0 || decision.interim_status > 0) &&
+  // BeforeTheAnswer's WaitForServer registers its wait before this coroutine first suspends, so
+  // the Leave that names the ticket (another request's, on this thread) always finds it.
+  if ((decision.wait_for_server || decision.delay > 0 || decision.interim_status > 0) &&
       !co_await BeforeTheAnswer(stream, buffer, decision, version)) {
     co_return false;  // the client left: nothing to answer
   }
@@ -581,6 +579,69 @@ asio::awaitable<bool> Server::ServeDecode(Stream& stream, const Request& request
       break;
   }
   co_return false;
+}
+
+// What comes before the answer: the queue fault's wait for a server (a client that leaves first
+// is counted as queue_abandoned, one served as its decision says), then an informational answer
+// at once (interim mode; never to an HTTP/1.0 client, which cannot read one), then the
+// decision's delay, watching the connection. False when the client left or the write failed.
+// Its own coroutine: with these waits and writes inline in ServeDecode, gcc 12 at -O3 warns
+// (-Wmismatched-new-delete) inside Asio's frame recycling.
+template <class Stream>
+asio::awaitable<bool> Server::BeforeTheAnswer(Stream& stream, beast::flat_buffer& buffer,
+                                              const Decision& decision, unsigned version) {
+  if (decision.wait_for_server) {
+    if (!co_await WaitForServer(stream, buffer, decision.ticket)) {
+      stats_.CountFault("queue_abandoned");
+      co_return false;  // no work was done for it
+    }
+    CountServed(decision, version);
+  }
+  if (decision.interim_status > 0 && version >= 11) {
+    const std::string interim = InterimHead(decision.interim_status);
+    auto [ec, n] = co_await asio::async_write(stream, asio::buffer(interim), kUseTuple);
+    if (ec) {
+      co_return false;
+    }
+  }
+  if (decision.delay > 0) {
+    co_return co_await WaitWatching(stream, buffer, decision.delay);
+  }
+  co_return true;
+}
+
+void Server::CountServed(const Decision& decision, unsigned version) {
+  // An HTTP/1.0 client is never sent an informational answer (BeforeTheAnswer): what it got is
+  // an ordinary answer, and counted as one.
+  stats_.CountFault(decision.interim_status > 0 && version < 11 ? std::string_view("ok")
+                                                                : decision.label);
+}
+
+template <class Stream>
+asio::awaitable<bool> Server::WaitForServer(Stream& stream, beast::flat_buffer& buffer,
+                                            std::uint64_t ticket) {
+  using namespace asio::experimental::awaitable_operators;  // NOLINT: operator||
+  asio::steady_timer turn(co_await asio::this_coro::executor,
+                          asio::steady_timer::time_point::max());
+  waiting_.emplace(ticket, &turn);
+  stats_.EnterQueue();
+  const auto first = co_await (turn.async_wait(kUseTuple) || WatchForClose(stream, buffer));
+  stats_.LeaveQueue();
+  waiting_.erase(ticket);
+  co_return first.index() == 0;
+}
+
+void Server::LeaveService(std::uint64_t ticket) {
+  if (ticket == 0 || tearing_down_) {
+    return;
+  }
+  for (const std::uint64_t started : engine_.Leave(ticket)) {
+    if (auto it = waiting_.find(started); it != waiting_.end()) {
+      // An expiry in the past, not cancel(): it also ends a wait not yet begun.
+      it->second->expires_at(asio::steady_timer::time_point::min());
+      waiting_.erase(it);
+    }
+  }
 }
 
 Server::Response Server::HandleControl(const Request& request) {

@@ -13,8 +13,9 @@
 //
 // One thread runs one Asio io_context; every connection is a C++20 coroutine (no thread per
 // connection), so thousands of hanging connections cost a few KiB each. While a request waits
-// (hang, a latency, a drip interval) the server keeps reading its connection, so a client that
-// disconnects stops counting in `in_flight` (and in `capacity`) at once.
+// (hang, a latency, a drip interval, its turn in the `queue` fault) the server keeps reading its
+// connection, so a client that disconnects stops counting in `in_flight` (and in `capacity`, or
+// leaves the queue) at once.
 //
 // Thread safety: Create, port() and url() from one thread; Stop() from any thread (it only asks
 // the io_context to stop, so it returns at once even with hanging connections). Everything
@@ -31,6 +32,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -41,6 +43,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl/context.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http/message.hpp>
 #include <boost/beast/http/string_body.hpp>
@@ -124,6 +127,22 @@ class Server {
   boost::asio::awaitable<bool> ServeDecode(Stream& stream, const Request& request,
                                            boost::beast::flat_buffer& buffer);
 
+  // Everything before a decision's answer: its turn in the queue, an interim answer, its delay.
+  // False when the client left first or a write failed.
+  template <class Stream>
+  boost::asio::awaitable<bool> BeforeTheAnswer(Stream& stream, boost::beast::flat_buffer& buffer,
+                                               const Decision& decision, unsigned version);
+  // Counts the fault a request is served (Stats::CountFault).
+  void CountServed(const Decision& decision, unsigned version);
+  // Queue fault: waits, watching the connection, until `ticket` gets a server (true) or the
+  // client leaves (false).
+  template <class Stream>
+  boost::asio::awaitable<bool> WaitForServer(Stream& stream, boost::beast::flat_buffer& buffer,
+                                             std::uint64_t ticket);
+  // Gives `ticket` (0: none) back to the queue and ends the waits of the tickets that got a
+  // server through it.
+  void LeaveService(std::uint64_t ticket);
+
   Response HandleControl(const Request& request);
   Micros Now() const;
 
@@ -138,6 +157,12 @@ class Server {
   std::uint16_t port_ = 0;
   // Declared before ioc_: coroutine frames that the io_context destroys refer to these.
   std::unique_ptr<boost::asio::ssl::context> ssl_;
+  // The timers of the requests waiting for a server, by ticket: WaitForServer adds its own,
+  // LeaveService expires and removes the ones whose turn came.
+  std::map<std::uint64_t, boost::asio::steady_timer*> waiting_;
+  // Set by the destructor: the coroutine frames destroyed with ioc_ give nothing back (the
+  // timers of the waits are destroyed with them, in no set order).
+  bool tearing_down_ = false;
   boost::asio::io_context ioc_{1};
   boost::asio::ip::tcp::acceptor acceptor_;
   std::thread thread_;

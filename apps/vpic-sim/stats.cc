@@ -33,6 +33,11 @@ void Stats::Enter() {
 
 void Stats::Leave() { --in_flight_; }
 
+void Stats::EnterQueue() {
+  ++queued_;
+  max_queued_ = std::max(max_queued_, queued_);
+}
+
 void Stats::Reset() {
   requests_total_ = 0;
   requests_.clear();
@@ -47,6 +52,7 @@ void Stats::Reset() {
   }
   batch_vins_ = 0;
   max_in_flight_ = in_flight_;
+  max_queued_ = queued_;
 }
 
 boost::json::object Stats::ToJson() const {
@@ -60,6 +66,8 @@ boost::json::object Stats::ToJson() const {
   out["batch_vins"] = batch_vins_;
   out["in_flight"] = in_flight_;
   out["max_in_flight"] = max_in_flight_;
+  out["queued"] = queued_;
+  out["max_queued"] = max_queued_;
   boost::json::object faults;
   for (const auto& [name, n] : faults_) {
     faults[name] = n;

@@ -6,11 +6,12 @@
 //   {"requests_total": 7,
 //    "requests": {"DecodeVinValues": 5, "DecodeVinValuesExtended": 0,
 //                 "DecodeVINValuesBatch": 1, "other": 1},
-//    "batch_vins": 3, "in_flight": 1, "max_in_flight": 2,
+//    "batch_vins": 3, "in_flight": 1, "max_in_flight": 2, "queued": 0, "max_queued": 0,
 //    "faults": {"ok": 5, "slow": 0, "error": 2, "hang": 0, ...}}
 //
 // Control requests (/__control/...) are never counted. `in_flight` counts decode requests read
-// and not yet fully answered (a hanging request stays in flight until its connection closes).
+// and not yet fully answered (a hanging request stays in flight until its connection closes);
+// `queued` those of them waiting for a server in the `queue` fault.
 //
 // Thread safety: none; the server touches it only from its I/O thread. Time: none.
 //
@@ -45,7 +46,11 @@ class Stats {
   void Leave();
   std::int64_t in_flight() const { return in_flight_; }
 
-  // Zeroes every counter; max_in_flight restarts from the current in_flight.
+  // A request starts and stops waiting for a server (the `queue` fault).
+  void EnterQueue();
+  void LeaveQueue() { --queued_; }
+
+  // Zeroes every counter; max_in_flight and max_queued restart from the current values.
   void Reset();
 
   boost::json::object ToJson() const;
@@ -57,6 +62,8 @@ class Stats {
   std::int64_t batch_vins_ = 0;
   std::int64_t in_flight_ = 0;
   std::int64_t max_in_flight_ = 0;
+  std::int64_t queued_ = 0;
+  std::int64_t max_queued_ = 0;
 };
 
 // Enters on construction and leaves on destruction, whatever path the request takes.

@@ -68,6 +68,19 @@ TEST(FaultJsonTest, FragileIsCapacityWithRelapse) {
   EXPECT_EQ(spec.relapse, 5 * kMicrosPerSecond);
 }
 
+TEST(FaultJsonTest, QueueTakesCapacityAndAnOptionalBound) {
+  const FaultSpec unbounded = MustParse(R"({"mode":"queue","capacity":4,"latency_ms":50})");
+  EXPECT_EQ(unbounded.mode, FaultMode::kQueue);
+  EXPECT_EQ(unbounded.capacity, 4);
+  EXPECT_EQ(unbounded.latency.value, 50 * kMicrosPerMilli);
+  EXPECT_EQ(unbounded.queue_limit, std::nullopt);
+  EXPECT_EQ(MustParse(R"({"mode":"queue","queue_limit":0})").queue_limit, 0);
+  EXPECT_EQ(MustParse(R"({"mode":"queue","queue_limit":100})").queue_limit, 100);
+  EXPECT_EQ(ErrorField(R"({"mode":"queue","queue_limit":-1})"), "queue_limit");
+  EXPECT_EQ(ErrorField(R"({"mode":"queue","queue_limit":1000001})"), "queue_limit");
+  EXPECT_EQ(ErrorField(R"({"mode":"queue","capacity":0})"), "capacity");
+}
+
 TEST(FaultJsonTest, MinAndMaxAloneMeanUniform) {
   const FaultSpec spec = MustParse(R"({"mode":"slow","latency_min_ms":10,"latency_max_ms":20})");
   EXPECT_EQ(spec.latency.dist, LatencyDist::kUniform);
@@ -132,6 +145,13 @@ TEST(FaultJsonTest, ToJsonReadsBack) {
       R"("relapse_ms":1500,"drip_bytes":2,"drip_interval_ms":100})");
   const std::string json = boost::json::serialize(FaultSpecToJson(spec));
   EXPECT_EQ(MustParse(json), spec) << json;
+  // An unset bound stays unset; a set one reads back.
+  for (const std::string_view text :
+       {R"({"mode":"queue","capacity":3})", R"({"mode":"queue","capacity":3,"queue_limit":7})"}) {
+    const FaultSpec queue = MustParse(text);
+    const std::string queue_json = boost::json::serialize(FaultSpecToJson(queue));
+    EXPECT_EQ(MustParse(queue_json), queue) << queue_json;
+  }
 }
 
 // ---- durations ----
@@ -201,6 +221,17 @@ relapse = "5s"
   EXPECT_EQ(s.healthy_latency, 20'000);
   EXPECT_EQ(s.phases[0].spec.mode, FaultMode::kCapacity);
   EXPECT_EQ(s.phases[0].spec.relapse, 5 * kMicrosPerSecond);
+}
+
+TEST(ScheduleTest, ReadsAQueuePhase) {
+  const Schedule s = MustSchedule(
+      "[[upstream.phase]]\nfrom = 0\nto = 60\nmode = \"queue\"\ncapacity = 16\n"
+      "queue_limit = 200\nlatency = \"80ms\"\n");
+  ASSERT_EQ(s.phases.size(), 1U);
+  EXPECT_EQ(s.phases[0].spec.mode, FaultMode::kQueue);
+  EXPECT_EQ(s.phases[0].spec.capacity, 16);
+  EXPECT_EQ(s.phases[0].spec.queue_limit, 200);
+  EXPECT_EQ(s.phases[0].spec.latency.value, 80 * kMicrosPerMilli);
 }
 
 TEST(ScheduleTest, PhaseAtCoversFromButNotTo) {
@@ -420,6 +451,137 @@ TEST(FaultEngineTest, CapacityRelapseFailsEverythingForTheRelapse) {
   EXPECT_EQ(engine.Admit(0, 2).action, Action::kError);
   EXPECT_EQ(engine.Admit(4'999'999, 1).action, Action::kError);
   EXPECT_EQ(engine.Admit(5'000'000, 1).action, Action::kAnswer);
+}
+
+// ---- the queue fault ----
+
+TEST(FaultEngineTest, QueueServesCapacityAtOnceAndLinesUpTheRest) {
+  FaultEngine engine(MustParse(R"({"mode":"queue","capacity":2,"latency_ms":50})"), {}, 1);
+  std::vector<Decision> d;
+  for (int i = 0; i < 4; ++i) {
+    d.push_back(engine.Admit(0, i + 1));
+    EXPECT_EQ(d.back().action, Action::kAnswer);
+    EXPECT_EQ(d.back().delay, 50'000);
+    EXPECT_NE(d.back().ticket, 0U);
+  }
+  EXPECT_FALSE(d[0].wait_for_server);
+  EXPECT_FALSE(d[1].wait_for_server);
+  EXPECT_TRUE(d[2].wait_for_server);
+  EXPECT_TRUE(d[3].wait_for_server);
+  EXPECT_EQ(engine.queue_waiting(), 2);
+  // Each server that frees up goes to the oldest waiting request.
+  EXPECT_EQ(engine.Leave(d[1].ticket), std::vector<std::uint64_t>{d[2].ticket});
+  EXPECT_EQ(engine.Leave(d[0].ticket), std::vector<std::uint64_t>{d[3].ticket});
+  EXPECT_EQ(engine.queue_waiting(), 0);
+  EXPECT_TRUE(engine.Leave(d[2].ticket).empty());
+  EXPECT_TRUE(engine.Leave(d[2].ticket).empty());  // given back twice: nothing more
+}
+
+// In virtual time: requests that all arrive at once under a queue of `capacity` servers, each
+// served for `latency`, answered when their service ends. Returns each one's answer time.
+std::vector<Micros> AnswerTimes(FaultEngine& engine, int requests) {
+  struct Served {
+    std::uint64_t ticket;
+    Micros start;
+    Micros delay;
+  };
+  std::vector<Served> serving;
+  std::vector<Decision> waiting;
+  std::vector<Micros> answered;
+  for (int i = 0; i < requests; ++i) {
+    const Decision d = engine.Admit(0, i + 1);
+    if (d.wait_for_server) {
+      waiting.push_back(d);
+    } else {
+      serving.push_back({d.ticket, 0, d.delay});
+    }
+  }
+  while (!serving.empty()) {
+    // The service that ends first (the oldest on a tie) answers and leaves.
+    auto next = std::min_element(
+        serving.begin(), serving.end(),
+        [](const Served& a, const Served& b) { return a.start + a.delay < b.start + b.delay; });
+    const Micros now = next->start + next->delay;
+    const std::uint64_t ticket = next->ticket;
+    serving.erase(next);
+    answered.push_back(now);
+    for (const std::uint64_t started : engine.Leave(ticket)) {
+      auto it = std::find_if(waiting.begin(), waiting.end(),
+                             [started](const Decision& w) { return w.ticket == started; });
+      EXPECT_NE(it, waiting.end());
+      if (it != waiting.end()) {
+        serving.push_back({started, now, it->delay});
+        waiting.erase(it);
+      }
+    }
+  }
+  EXPECT_TRUE(waiting.empty());
+  return answered;
+}
+
+TEST(FaultEngineTest, QueueLatencyGrowsWithLoad) {
+  FaultEngine engine(MustParse(R"({"mode":"queue","capacity":2,"latency_ms":100})"), {}, 1);
+  EXPECT_EQ(AnswerTimes(engine, 7),
+            (std::vector<Micros>{100'000, 100'000, 200'000, 200'000, 300'000, 300'000, 400'000}));
+  // Under capacity, nobody waits.
+  EXPECT_EQ(AnswerTimes(engine, 2), (std::vector<Micros>{100'000, 100'000}));
+}
+
+TEST(FaultEngineTest, QueueRequestThatLeavesWhileWaitingGetsNoServer) {
+  FaultEngine engine(MustParse(R"({"mode":"queue","capacity":1})"), {}, 1);
+  const Decision served = engine.Admit(0, 1);
+  const Decision gone = engine.Admit(0, 2);
+  const Decision next = engine.Admit(0, 3);
+  ASSERT_TRUE(gone.wait_for_server);
+  EXPECT_TRUE(engine.Leave(gone.ticket).empty());  // its client left: the line moves up
+  EXPECT_EQ(engine.queue_waiting(), 1);
+  EXPECT_EQ(engine.Leave(served.ticket), std::vector<std::uint64_t>{next.ticket});
+}
+
+TEST(FaultEngineTest, QueueLimitRefusesBeyondTheBound) {
+  FaultEngine engine(MustParse(R"({"mode":"queue","capacity":1,"queue_limit":2})"), {}, 1);
+  const Decision served = engine.Admit(0, 1);
+  const Decision first = engine.Admit(0, 2);
+  EXPECT_TRUE(engine.Admit(0, 3).wait_for_server);
+  const Decision full = engine.Admit(0, 4);
+  EXPECT_EQ(full.action, Action::kReject);
+  EXPECT_EQ(full.status, 503);
+  EXPECT_EQ(full.label, "capacity_rejected");
+  EXPECT_EQ(full.ticket, 0U);
+  // A place in the line frees up: the next one waits again.
+  EXPECT_EQ(engine.Leave(served.ticket), std::vector<std::uint64_t>{first.ticket});
+  EXPECT_TRUE(engine.Admit(0, 4).wait_for_server);
+  EXPECT_EQ(engine.Admit(0, 5).action, Action::kReject);
+}
+
+TEST(FaultEngineTest, QueueLimitZeroRefusesWhenEveryServerIsBusy) {
+  FaultEngine engine(MustParse(R"({"mode":"queue","capacity":1,"queue_limit":0})"), {}, 1);
+  const Decision served = engine.Admit(0, 1);
+  EXPECT_EQ(engine.Admit(0, 2).action, Action::kReject);
+  EXPECT_TRUE(engine.Leave(served.ticket).empty());
+  EXPECT_EQ(engine.Admit(0, 1).action, Action::kAnswer);
+}
+
+TEST(FaultEngineTest, QueueLineIsServedAfterTheFaultChanges) {
+  FaultEngine engine(MustParse(R"({"mode":"queue","capacity":1})"), {}, 1);
+  const Decision served = engine.Admit(0, 1);
+  const Decision waiting = engine.Admit(0, 2);
+  engine.SetOverride(MustParse(R"({"mode":"ok"})"));
+  EXPECT_EQ(engine.Admit(0, 3).ticket, 0U);  // the new fault has no line
+  engine.Reset(0);
+  EXPECT_EQ(engine.Leave(served.ticket), std::vector<std::uint64_t>{waiting.ticket});
+}
+
+TEST(FaultEngineTest, QueueThatGrewTakesItsLineAsServersFree) {
+  FaultEngine engine(MustParse(R"({"mode":"queue","capacity":1})"), {}, 1);
+  const Decision served = engine.Admit(0, 1);
+  const Decision a = engine.Admit(0, 2);
+  const Decision b = engine.Admit(0, 3);
+  engine.SetOverride(MustParse(R"({"mode":"queue","capacity":3})"));
+  const Decision c = engine.Admit(0, 4);
+  EXPECT_TRUE(c.wait_for_server);  // behind the line, not ahead of it
+  EXPECT_EQ(engine.Leave(served.ticket),
+            (std::vector<std::uint64_t>{a.ticket, b.ticket, c.ticket}));
 }
 
 TEST(FaultEngineTest, TooManyRequestsCarriesRetryAfter) {

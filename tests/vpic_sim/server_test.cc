@@ -521,6 +521,76 @@ TEST(FaultModeTest, CapacityRelapseFailsEveryRequestForTheRelapse) {
   EXPECT_EQ(after->result_int(), 200U);
 }
 
+// Three requests at once, one server: each is served in turn for the latency, so the answers
+// come one latency apart, the last after three.
+TEST(FaultModeTest, QueueServesInTurnSoLatencyGrowsWithLoad) {
+  auto server = StartWithFault(R"({"mode":"queue","capacity":1,"latency_ms":200})");
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<TestConnection> clients(3);
+  for (TestConnection& c : clients) {
+    ASSERT_TRUE(c.Connect(server->port()));
+    ASSERT_TRUE(c.Send(HttpGet(kSyntheticPath)));
+  }
+  ASSERT_EQ(WaitForStat(server->port(), "in_flight", "", 3), 3);
+  std::vector<std::chrono::steady_clock::duration> answered;
+  for (TestConnection& c : clients) {
+    auto reply = c.ReadResponse();
+    ASSERT_TRUE(reply.has_value());
+    EXPECT_EQ(reply->result_int(), 200U);
+    answered.push_back(std::chrono::steady_clock::now() - start);
+  }
+  EXPECT_GE(answered[0], 200ms);
+  EXPECT_GE(answered[1], 400ms);
+  EXPECT_GE(answered[2], 600ms);
+  const boost::json::object stats = Stats(server->port());
+  EXPECT_EQ(StatsValue(stats, "max_queued"), 2);
+  EXPECT_EQ(StatsValue(stats, "queued"), 0);
+  EXPECT_EQ(StatsValue(stats, "faults", "ok"), 3);
+}
+
+TEST(FaultModeTest, QueueClientThatLeavesWhileWaitingIsNotServed) {
+  auto server = StartWithFault(R"({"mode":"queue","capacity":1,"latency_ms":600000})");
+  TestConnection served;
+  ASSERT_TRUE(served.Connect(server->port()));
+  ASSERT_TRUE(served.Send(HttpGet(kSyntheticPath)));
+  ASSERT_EQ(WaitForStat(server->port(), "in_flight", "", 1), 1);
+  TestConnection gone;
+  ASSERT_TRUE(gone.Connect(server->port()));
+  ASSERT_TRUE(gone.Send(HttpGet(kSyntheticPath)));
+  ASSERT_EQ(WaitForStat(server->port(), "queued", "", 1), 1);
+  gone.Close();
+  EXPECT_EQ(WaitForStat(server->port(), "queued", "", 0), 0);
+  EXPECT_EQ(WaitForStat(server->port(), "in_flight", "", 1), 1);
+  EXPECT_EQ(StatsValue(Stats(server->port()), "faults", "queue_abandoned"), 1);
+  // The next in line gets the server when the served one's client leaves too.
+  TestConnection next;
+  ASSERT_TRUE(next.Connect(server->port()));
+  ASSERT_TRUE(next.Send(HttpGet(kSyntheticPath)));
+  ASSERT_EQ(WaitForStat(server->port(), "queued", "", 1), 1);
+  served.Close();
+  EXPECT_EQ(WaitForStat(server->port(), "queued", "", 0), 0);
+  const boost::json::object stats = Stats(server->port());
+  EXPECT_EQ(StatsValue(stats, "in_flight"), 1);
+  EXPECT_EQ(StatsValue(stats, "faults", "ok"), 2);  // the first and the next, not the one gone
+}
+
+TEST(FaultModeTest, QueueBeyondItsLimitAnswers503AtOnce) {
+  auto server = StartWithFault(
+      R"({"mode":"queue","capacity":1,"queue_limit":1,"latency_ms":600000,"retry_after_s":2})");
+  TestConnection served;
+  ASSERT_TRUE(served.Connect(server->port()));
+  ASSERT_TRUE(served.Send(HttpGet(kSyntheticPath)));
+  TestConnection waiting;
+  ASSERT_TRUE(waiting.Connect(server->port()));
+  ASSERT_TRUE(waiting.Send(HttpGet(kSyntheticPath)));
+  ASSERT_EQ(WaitForStat(server->port(), "queued", "", 1), 1);
+  auto refused = Get(server->port(), kSyntheticPath, 2s);
+  ASSERT_TRUE(refused.has_value());
+  EXPECT_EQ(refused->result_int(), 503U);
+  EXPECT_EQ((*refused)[boost::beast::http::field::retry_after], "2");
+  EXPECT_EQ(StatsValue(Stats(server->port()), "faults", "capacity_rejected"), 1);
+}
+
 // ---- control API ----
 
 TEST(ControlApiTest, PostFaultsSwitchesTheModeAtRunTime) {
