@@ -17,7 +17,8 @@
 //   queue      `capacity` requests served at once, each for `latency`; the others wait in
 //              arrival order for a server (a saturated service: latency grows with load), at
 //              most `queue_limit` of them (default: no bound; one more gets 503); a request
-//              whose client leaves while it waits leaves the queue, no work done for it
+//              whose client leaves while it waits leaves the queue, no work done for it (one
+//              being served keeps its server to the end of its service)
 //   interim    one answer in `every` (default 1: all) is preceded by an informational answer
 //              (`interim_status`, default 103 Early Hints) sent at once; the answer follows after
 //              `latency` (a CDN's early hints, a server's 100 Continue nobody asked for)

@@ -52,7 +52,7 @@ Fault modes (--mode, a schedule phase's `mode`, or POST /__control/faults {"mode
   queue      --capacity requests served at once, each for --latency; the others wait in
              arrival order for a server (latency grows with load), at most --queue-limit of
              them (default: no bound; one more gets 503); a client that leaves while waiting
-             leaves the queue, no work done for it
+             leaves the queue, no work done for it (one served keeps its server to the end)
   interim    one answer in --every (default 1: all) is preceded by an informational answer
              (--interim-status, default 103 Early Hints; 100-199 but not 101) sent at once;
              the answer follows after --latency (default 0)

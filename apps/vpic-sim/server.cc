@@ -7,7 +7,9 @@
 #include <chrono>
 #include <cstdio>
 #include <exception>
+#include <memory>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 
 #include <boost/asio/as_tuple.hpp>
@@ -184,9 +186,12 @@ asio::awaitable<bool> WaitWatching(Stream& stream, beast::flat_buffer& buffer, M
   co_return first.index() == 0;
 }
 
-// Runs a function when it goes out of scope: a request's end, by whichever co_return.
+// Runs a function when it goes out of scope: a request's end, by whichever co_return. The
+// function must not throw (it runs in a destructor).
 template <class F>
 class ScopeExit {
+  static_assert(std::is_nothrow_invocable_v<F&>);
+
  public:
   explicit ScopeExit(F f) : f_(std::move(f)) {}
   ~ScopeExit() { f_(); }
@@ -473,8 +478,10 @@ asio::awaitable<bool> Server::ServeDecode(Stream& stream, const Request& request
   }
   InFlight in_flight(stats_);
   const Decision decision = engine_.Admit(Now(), stats_.in_flight());
-  // The request's place in the queue fault's service, given back however the request ends.
-  const ScopeExit leave([this, ticket = decision.ticket] { LeaveService(ticket); });
+  // The request's place in the queue fault's service, given back however the request ends (but
+  // not before its service does: BeforeTheAnswer sets when that is).
+  ServicePlace place{.ticket = decision.ticket, .ends = std::nullopt};
+  const ScopeExit leave([this, &place]() noexcept { FinishService(place); });
   const bool keep_alive = request.keep_alive();
   const unsigned version = request.version();
   // A request that waits for a server is counted once it has one (BeforeTheAnswer).
@@ -496,7 +503,7 @@ asio::awaitable<bool> Server::ServeDecode(Stream& stream, const Request& request
   // BeforeTheAnswer's WaitForServer registers its wait before this coroutine first suspends, so
   // the Leave that names the ticket (another request's, on this thread) always finds it.
   if ((decision.wait_for_server || decision.delay > 0 || decision.interim_status > 0) &&
-      !co_await BeforeTheAnswer(stream, buffer, decision, version)) {
+      !co_await BeforeTheAnswer(stream, buffer, decision, version, place)) {
     co_return false;  // the client left: nothing to answer
   }
 
@@ -589,13 +596,18 @@ asio::awaitable<bool> Server::ServeDecode(Stream& stream, const Request& request
 // (-Wmismatched-new-delete) inside Asio's frame recycling.
 template <class Stream>
 asio::awaitable<bool> Server::BeforeTheAnswer(Stream& stream, beast::flat_buffer& buffer,
-                                              const Decision& decision, unsigned version) {
+                                              const Decision& decision, unsigned version,
+                                              ServicePlace& place) {
   if (decision.wait_for_server) {
     if (!co_await WaitForServer(stream, buffer, decision.ticket)) {
       stats_.CountFault("queue_abandoned");
       co_return false;  // no work was done for it
     }
     CountServed(decision, version);
+  }
+  if (place.ticket != 0) {
+    // The service starts now and lasts the delay, whether or not the client stays for it.
+    place.ends = std::chrono::steady_clock::now() + std::chrono::microseconds(decision.delay);
   }
   if (decision.interim_status > 0 && version >= 11) {
     const std::string interim = InterimHead(decision.interim_status);
@@ -629,6 +641,27 @@ asio::awaitable<bool> Server::WaitForServer(Stream& stream, beast::flat_buffer& 
   stats_.LeaveQueue();
   waiting_.erase(ticket);
   co_return first.index() == 0;
+}
+
+void Server::FinishService(const ServicePlace& place) noexcept {
+  if (place.ticket == 0 || tearing_down_) {
+    return;
+  }
+  try {
+    if (place.ends && *place.ends > std::chrono::steady_clock::now()) {
+      // The client left during its service: the server does not know, and serves on until the
+      // service ends.
+      auto rest = std::make_shared<asio::steady_timer>(ioc_, *place.ends);
+      rest->async_wait([this, ticket = place.ticket, rest](const boost::system::error_code&) {
+        LeaveService(ticket);
+      });
+      return;
+    }
+    LeaveService(place.ticket);
+  } catch (...) {
+    // Out of memory: the place is lost, and one server stays busy for good. vpic-sim is a test
+    // double, and a request's end (a destructor) is no place to fail.
+  }
 }
 
 void Server::LeaveService(std::uint64_t ticket) {

@@ -15,7 +15,8 @@
 // connection), so thousands of hanging connections cost a few KiB each. While a request waits
 // (hang, a latency, a drip interval, its turn in the `queue` fault) the server keeps reading its
 // connection, so a client that disconnects stops counting in `in_flight` (and in `capacity`, or
-// leaves the queue) at once.
+// leaves the queue) at once; a request served by the `queue` fault keeps its server until its
+// service ends.
 //
 // Thread safety: Create, port() and url() from one thread; Stop() from any thread (it only asks
 // the io_context to stop, so it returns at once even with hanging connections). Everything
@@ -31,6 +32,7 @@
 //   (*server)->Stop();
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -127,11 +129,19 @@ class Server {
   boost::asio::awaitable<bool> ServeDecode(Stream& stream, const Request& request,
                                            boost::beast::flat_buffer& buffer);
 
-  // Everything before a decision's answer: its turn in the queue, an interim answer, its delay.
-  // False when the client left first or a write failed.
+  // A request's place in the queue fault's service: its ticket (0: none) and when its service
+  // ends (unset while it has no server).
+  struct ServicePlace {
+    std::uint64_t ticket = 0;
+    std::optional<std::chrono::steady_clock::time_point> ends;
+  };
+
+  // Everything before a decision's answer: its turn in the queue (then `place.ends` is set), an
+  // interim answer, its delay. False when the client left first or a write failed.
   template <class Stream>
   boost::asio::awaitable<bool> BeforeTheAnswer(Stream& stream, boost::beast::flat_buffer& buffer,
-                                               const Decision& decision, unsigned version);
+                                               const Decision& decision, unsigned version,
+                                               ServicePlace& place);
   // Counts the fault a request is served (Stats::CountFault).
   void CountServed(const Decision& decision, unsigned version);
   // Queue fault: waits, watching the connection, until `ticket` gets a server (true) or the
@@ -139,6 +149,9 @@ class Server {
   template <class Stream>
   boost::asio::awaitable<bool> WaitForServer(Stream& stream, boost::beast::flat_buffer& buffer,
                                              std::uint64_t ticket);
+  // A request ends: its place goes back to the queue now, or, when its client left during its
+  // service, once the service ends (a server does not know its client left).
+  void FinishService(const ServicePlace& place) noexcept;
   // Gives `ticket` (0: none) back to the queue and ends the waits of the tickets that got a
   // server through it.
   void LeaveService(std::uint64_t ticket);

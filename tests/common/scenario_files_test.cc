@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,12 +31,12 @@ std::vector<std::string> ScenarioFiles() {
   return files;
 }
 
-// fusebox-sim's own upstream modes, which vpic-sim does not serve: `warming` (a capacity that
-// grows after a revival), `queue` (servers and a line) and `refuse` (a refusal beyond the
-// capacity). A scenario using one is refused by vpic-sim, naming the mode.
+// fusebox-sim's own upstream modes, which vpic-sim does not serve under their names: `warming`
+// (a capacity that grows after a revival) and `refuse` (a refusal beyond the capacity: vpic-sim's
+// `capacity` without a relapse). A scenario using one is refused by vpic-sim, naming the mode.
+// `queue` (servers and a line) both tools serve.
 bool IsSimOnly(const sim::Phase& phase) {
-  return phase.mode == sim::Mode::kWarming || phase.mode == sim::Mode::kQueue ||
-         phase.mode == sim::Mode::kRefuse;
+  return phase.mode == sim::Mode::kWarming || phase.mode == sim::Mode::kRefuse;
 }
 
 // The first phase of such a mode, or null.
@@ -79,6 +80,10 @@ TEST(ScenarioFilesTest, EveryScenarioLoadsInBothToolsAndTheyAgreeOnThePhases) {
       if (a.mode == sim::Mode::kFragile) {
         EXPECT_EQ(b.spec.capacity, static_cast<int>(a.capacity)) << i;
         EXPECT_EQ(b.spec.relapse, a.relapse) << i;
+      }
+      if (a.mode == sim::Mode::kQueue) {
+        EXPECT_EQ(b.spec.capacity, static_cast<int>(a.capacity)) << i;
+        EXPECT_EQ(b.spec.queue_limit, std::nullopt) << i;  // both lines without a bound
       }
     }
     if (schedule->healthy_latency) {
