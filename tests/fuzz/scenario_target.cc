@@ -70,8 +70,9 @@ vpic_sim::FaultMode SameMode(sim::Mode mode) {
       return vpic_sim::FaultMode::kSlow;
     case sim::Mode::kFragile:
       return vpic_sim::FaultMode::kCapacity;
-    case sim::Mode::kWarming:
     case sim::Mode::kQueue:
+      return vpic_sim::FaultMode::kQueue;  // both tools serve it: servers and one line
+    case sim::Mode::kWarming:
     case sim::Mode::kRefuse:
       break;  // the simulator's alone: vpic-sim refuses a file that uses one (checked below)
   }
@@ -108,8 +109,7 @@ int SimScenario(const std::uint8_t* data, std::size_t size) {
   auto schedule = vpic_sim::ParseSchedule(text, "fuzz.toml");
   const bool sim_only =
       std::any_of(file->base().phases.begin(), file->base().phases.end(), [](const sim::Phase& p) {
-        return p.mode == sim::Mode::kWarming || p.mode == sim::Mode::kQueue ||
-               p.mode == sim::Mode::kRefuse;
+        return p.mode == sim::Mode::kWarming || p.mode == sim::Mode::kRefuse;
       });
   Check(!(sim_only && schedule));
   if (schedule) {
@@ -119,6 +119,9 @@ int SimScenario(const std::uint8_t* data, std::size_t size) {
       Check(schedule->phases[i].from == s.phases[i].from);
       Check(schedule->phases[i].to == s.phases[i].to);
       Check(schedule->phases[i].spec.mode == SameMode(s.phases[i].mode));
+      if (s.phases[i].mode == sim::Mode::kQueue) {
+        Check(schedule->phases[i].spec.capacity == static_cast<int>(s.phases[i].capacity));
+      }
     }
     if (schedule->healthy_latency) {
       Check(*schedule->healthy_latency == s.upstream_latency);
