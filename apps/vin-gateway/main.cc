@@ -690,6 +690,17 @@ int main(int argc, char** argv) {
       std::fputs(parsed->help_text.c_str(), stdout);
       return 0;
     }
+    if (parsed->print_config || parsed->check_config) {
+      // The checks Run makes before it starts anything, here too: a file that passes
+      // --check-config does not fail at start-up for its syntax.
+      if (auto proxies = fusebox::gateway::TrustedProxies::Parse(parsed->config.trusted_proxies);
+          !proxies) {
+        std::fprintf(stderr, "vin-gateway: %s\n", proxies.error().c_str());
+        return 2;
+      }
+      std::fputs(fusebox::gateway::RenderConfigFile(parsed->config).c_str(), stdout);
+      return 0;
+    }
     return Run(parsed->config, args, parsed->config_path);
   } catch (const std::exception& e) {
     // Setup only (the request path answers errors as values and never throws out of Run):

@@ -7,10 +7,12 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include <fmt/format.h>
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "fusebox/breaker_settings.h"
@@ -253,6 +255,119 @@ TEST(ConfigTest, MaxInFlightTakesAutoWithItsBounds) {
   EXPECT_EQ(inverted.error().field, "--max-in-flight-max");
   EXPECT_EQ(inverted.error().message,
             "--max-in-flight-max must be at least --max-in-flight-min (10), got 5");
+}
+
+// The lines of `text` that set a key (not comments, not blank).
+std::vector<std::string> KeyLines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty() && line[0] != '#') {
+      lines.push_back(line);
+    }
+  }
+  return lines;
+}
+
+TEST(ConfigTest, PrintedDefaultsAreEverySettingCommentedOut) {
+  auto parsed = Parse({"--print-config"});
+  ASSERT_TRUE(parsed) << parsed.error().message;
+  EXPECT_TRUE(parsed->print_config);
+  const std::string text = fusebox::gateway::RenderConfigFile(parsed->config);
+  EXPECT_THAT(KeyLines(text), testing::IsEmpty()) << text;
+  // Every flag of --help has its line, with its help, and a commented key to uncomment.
+  auto help = Parse({"--help"});
+  ASSERT_TRUE(help);
+  std::istringstream lines(help->help_text);
+  int flags = 0;
+  for (std::string line; std::getline(lines, line);) {
+    const auto at = line.find("--");
+    if (at == std::string::npos || line.compare(0, at, std::string(at, ' ')) != 0) {
+      continue;
+    }
+    std::string flag = line.substr(at, line.find_first_of(" ,=", at) - at);
+    if (flag == "--help" || flag == "--version" || flag == "--config" || flag == "--check-config" ||
+        flag == "--print-config") {
+      continue;
+    }
+    ++flags;
+    EXPECT_THAT(text, testing::HasSubstr("\n# " + flag)) << flag;
+    std::string key = flag.substr(2);
+    std::replace(key.begin(), key.end(), '-', '_');
+    EXPECT_THAT(text, testing::HasSubstr("\n# " + key + " =")) << key;
+  }
+  EXPECT_GT(flags, 40);
+  std::istringstream all(text);
+  for (std::string line; std::getline(all, line);) {
+    EXPECT_LE(line.size(), 100U) << line;
+  }
+}
+
+TEST(ConfigTest, PrintedConfigReadsBackToTheSameSettings) {
+  auto parsed = Parse({"--listen",
+                       "[::1]:9090",
+                       "--cache",
+                       "sqlite:/var/lib/vin \"gateway\"\\cache.sqlite",
+                       "--cache-ttl",
+                       "36h",
+                       "--trip",
+                       "time_window",
+                       "--window-size",
+                       "60",
+                       "--failure-rate-threshold",
+                       "0.25",
+                       "--slow-call-duration",
+                       "1500ms",
+                       "--inflight-slow-accounting=false",
+                       "--probe-mode",
+                       "passive",
+                       "--max-in-flight",
+                       "auto",
+                       "--max-in-flight-max",
+                       "64",
+                       "--throttle",
+                       "2.5",
+                       "--client-burst",
+                       "75",
+                       "--log-format",
+                       "json",
+                       "--instance-id",
+                       "gw-\"1\"",
+                       "--trusted-proxy",
+                       "10.0.0.0/8",
+                       "--trusted-proxy",
+                       "::1/128"});
+  ASSERT_TRUE(parsed) << parsed.error().message;
+  const std::string text = fusebox::gateway::RenderConfigFile(parsed->config);
+  EXPECT_THAT(KeyLines(text),
+              testing::IsSupersetOf(
+                  {"listen = \"[::1]:9090\"", "trip = \"time_window\"", "window_size = 60",
+                   "failure_rate_threshold = 0.25", "slow_call_duration = \"1500ms\"",
+                   "inflight_slow_accounting = false", "max_in_flight = \"auto\"", "throttle = 2.5",
+                   "trusted_proxy = [\"10.0.0.0/8\", \"::1/128\"]"}));
+  EXPECT_EQ(KeyLines(text).size(), 16U) << text;
+
+  const TomlFile file("vin_gateway_printed_config.toml", text);
+  auto reread = Parse({"--check-config", file.path()});
+  ASSERT_TRUE(reread) << reread.error().message;
+  EXPECT_TRUE(reread->check_config);
+  EXPECT_EQ(reread->config_path, file.path());
+  EXPECT_EQ(reread->config.cache_uri, parsed->config.cache_uri);
+  EXPECT_EQ(reread->config.instance_id, "gw-\"1\"");
+  EXPECT_EQ(fusebox::gateway::RenderConfigFile(reread->config), text);
+}
+
+TEST(ConfigTest, CheckConfigRefusesABadFileWithItsKeyAndTakesNoSecondConfig) {
+  const TomlFile file("vin_gateway_check_config.toml", "cooldown = \"0s\"\n");
+  auto parsed = Parse({"--check-config", file.path()});
+  ASSERT_FALSE(parsed);
+  EXPECT_THAT(parsed.error().message, testing::HasSubstr("--cooldown"));
+  auto both = Parse({"--check-config", file.path(), "--config", file.path()});
+  ASSERT_FALSE(both);
+  EXPECT_THAT(both.error().message, testing::HasSubstr("excludes"));
+  auto missing = Parse({"--check-config", "/nonexistent/vin-gateway.toml"});
+  ASSERT_FALSE(missing);
+  EXPECT_THAT(missing.error().message, testing::HasSubstr("/nonexistent/vin-gateway.toml"));
 }
 
 TEST(ConfigTest, VersionIsTheProjects) {

@@ -142,6 +142,10 @@ using CheckFn = std::optional<ConfigError> (*)(const GatewayConfig&, std::string
 // Whether two configs hold the same value of a setting (SIGHUP: what changed).
 using SameFn = bool (*)(const GatewayConfig&, const GatewayConfig&);
 
+// The config's value of a setting as a TOML value (`"7s"`, `16`, `["10.0.0.0/8"]`), which reads
+// back to the same value; nullopt when it is unset (a default computed from other settings).
+using ShowFn = std::optional<std::string> (*)(const GatewayConfig&);
+
 // What a setting is for: a breaker setting is applied to the live breaker on SIGHUP, any other
 // one needs a restart.
 enum class Scope : std::uint8_t { kProcess, kBreaker };
@@ -160,6 +164,7 @@ struct Setting {
   ApplyFn apply;
   CheckFn check;  // null: any value that reads is valid
   SameFn same;    // null for a breaker setting (SameValue compares it)
+  ShowFn show;    // null for a breaker setting (ShowValue writes it)
   Scope scope = Scope::kProcess;
   Form form = Form::kValue;
   ClearFn clear = nullptr;  // Form::kList
@@ -258,6 +263,86 @@ std::optional<ConfigError> ApplyListItem(GatewayConfig& config, std::string_view
 template <std::vector<std::string> GatewayConfig::*kField>
 void ClearList(GatewayConfig& config) {
   (config.*kField).clear();
+}
+
+// ---- a setting's value as TOML (--print-config, --check-config) ----
+
+// A TOML basic string: quotes, backslashes and control characters escaped.
+std::string TomlString(std::string_view text) {
+  std::string out = "\"";
+  for (const char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (byte < 0x20 || byte == 0x7f) {
+      out += fmt::format("\\u{:04X}", byte);
+    } else {
+      out += c;
+    }
+  }
+  out += '"';
+  return out;
+}
+
+// Unset when empty (the setting's default is then computed, or the feature is off).
+template <std::string GatewayConfig::*kField>
+std::optional<std::string> ShowText(const GatewayConfig& config) {
+  if ((config.*kField).empty()) {
+    return std::nullopt;
+  }
+  return TomlString(config.*kField);
+}
+
+template <Duration GatewayConfig::*kField>
+std::optional<std::string> ShowDuration(const GatewayConfig& config) {
+  return TomlString(FormatDuration(config.*kField));
+}
+
+template <typename T, T GatewayConfig::*kField>
+std::optional<std::string> ShowWhole(const GatewayConfig& config) {
+  return fmt::format("{}", config.*kField);
+}
+
+template <double GatewayConfig::*kField>
+std::optional<std::string> ShowNumber(const GatewayConfig& config) {
+  return FormatNumber(config.*kField);
+}
+
+std::optional<std::string> ShowListen(const GatewayConfig& config) {
+  const bool v6 = config.listen_host.find(':') != std::string::npos;
+  return TomlString(v6 ? fmt::format("[{}]:{}", config.listen_host, config.listen_port)
+                       : fmt::format("{}:{}", config.listen_host, config.listen_port));
+}
+
+std::optional<std::string> ShowMaxInFlight(const GatewayConfig& config) {
+  if (config.max_in_flight_auto) {
+    return TomlString("auto");
+  }
+  return fmt::format("{}", config.max_in_flight);
+}
+
+std::optional<std::string> ShowClientBurst(const GatewayConfig& config) {
+  if (!config.client_burst) {
+    return std::nullopt;
+  }
+  return FormatNumber(*config.client_burst);
+}
+
+std::optional<std::string> ShowLogFormat(const GatewayConfig& config) {
+  return TomlString(config.log_format == LogFormat::kJson ? "json" : "text");
+}
+
+template <std::vector<std::string> GatewayConfig::*kField>
+std::optional<std::string> ShowList(const GatewayConfig& config) {
+  if ((config.*kField).empty()) {
+    return std::nullopt;
+  }
+  std::string out = "[";
+  for (const std::string& item : config.*kField) {
+    out += fmt::format("{}{}", out.size() > 1 ? ", " : "", TomlString(item));
+  }
+  return out + "]";
 }
 
 std::optional<ConfigError> CheckUpstreamUrl(const GatewayConfig& config, std::string_view) {
@@ -547,91 +632,98 @@ bool SameListen(const GatewayConfig& a, const GatewayConfig& b) {
 // the one reported); the breaker's come between the first four and the rest (Settings()).
 constexpr Setting kProcessSettings[] = {
     {"--listen", "listen", "HOST:PORT to serve on (default 127.0.0.1:8080)", ApplyListen,
-     CheckListen, SameListen},
+     CheckListen, SameListen, ShowListen},
     {"--upstream-url", "upstream_url", "vPIC base URL (default https://vpic.nhtsa.dot.gov)",
-     ApplyText<&G::upstream_url>, CheckUpstreamUrl, Same<&G::upstream_url>},
+     ApplyText<&G::upstream_url>, CheckUpstreamUrl, Same<&G::upstream_url>,
+     ShowText<&G::upstream_url>},
     {"--cache", "cache",
      "cache URI: sqlite:PATH, memory or redis://HOST:PORT[/DB] (default "
      "sqlite:var/vin-cache.sqlite)",
-     ApplyText<&G::cache_uri>, CheckCacheUri, Same<&G::cache_uri>},
+     ApplyText<&G::cache_uri>, CheckCacheUri, Same<&G::cache_uri>, ShowText<&G::cache_uri>},
     {"--cache-ttl", "cache_ttl", "serve cached decodes this long (default 30d)",
      ApplyDuration<&G::cache_ttl>, CheckDurationField<&G::cache_ttl, kSecond, 3650 * kDay>,
-     Same<&G::cache_ttl>},
+     Same<&G::cache_ttl>, ShowDuration<&G::cache_ttl>},
     // (the breaker's settings go here)
     {"--max-in-flight", "max_in_flight",
      "upstream calls at once: a number, or auto (an adaptive limit; default 16)", ApplyMaxInFlight,
-     CheckMaxInFlight, SameMaxInFlight},
+     CheckMaxInFlight, SameMaxInFlight, ShowMaxInFlight},
     {"--max-in-flight-min", "max_in_flight_min",
      "with --max-in-flight auto: the least the limit goes to (default 3)",
      ApplyWhole<std::uint32_t, &G::max_in_flight_min>,
-     CheckWholeField<std::uint32_t, &G::max_in_flight_min, 1, 100000>, Same<&G::max_in_flight_min>},
+     CheckWholeField<std::uint32_t, &G::max_in_flight_min, 1, 100000>, Same<&G::max_in_flight_min>,
+     ShowWhole<std::uint32_t, &G::max_in_flight_min>},
     {"--max-in-flight-max", "max_in_flight_max",
      "with --max-in-flight auto: the most the limit goes to (default 256)",
      ApplyWhole<std::uint32_t, &G::max_in_flight_max>, CheckMaxInFlightMax,
-     Same<&G::max_in_flight_max>},
+     Same<&G::max_in_flight_max>, ShowWhole<std::uint32_t, &G::max_in_flight_max>},
     {"--throttle", "throttle",
      "client-side throttling of vPIC calls: k, nothing is shed while more than 1/k succeed; "
      "0 disables (default 0)",
-     ApplyNumber<&G::throttle>, CheckThrottle, Same<&G::throttle>},
+     ApplyNumber<&G::throttle>, CheckThrottle, Same<&G::throttle>, ShowNumber<&G::throttle>},
     {"--throttle-window", "throttle_window", "how far back the throttle counts (default 30s)",
      ApplyDuration<&G::throttle_window>,
-     CheckDurationField<&G::throttle_window, 100 * kMs, 60 * kMinute>, Same<&G::throttle_window>},
+     CheckDurationField<&G::throttle_window, 100 * kMs, 60 * kMinute>, Same<&G::throttle_window>,
+     ShowDuration<&G::throttle_window>},
     {"--client-rate", "client_rate",
      "decodes per second per client (address; IPv6: per network, see --client-ipv6-prefix), "
      "0 disables (default 20)",
-     ApplyNumber<&G::client_rate>, CheckClientRate, Same<&G::client_rate>},
+     ApplyNumber<&G::client_rate>, CheckClientRate, Same<&G::client_rate>,
+     ShowNumber<&G::client_rate>},
     {"--client-burst", "client_burst",
      "burst per client (default 2 x client-rate, at least 50: one whole batch)", ApplyClientBurst,
-     CheckClientBurst, Same<&G::client_burst>},
+     CheckClientBurst, Same<&G::client_burst>, ShowClientBurst},
     {"--client-ipv6-prefix", "client_ipv6_prefix",
      "IPv6 clients share a rate limit per network of this prefix length (default 64)",
      ApplyWhole<std::uint32_t, &G::client_ipv6_prefix>,
-     CheckWholeField<std::uint32_t, &G::client_ipv6_prefix, 1, 128>, Same<&G::client_ipv6_prefix>},
+     CheckWholeField<std::uint32_t, &G::client_ipv6_prefix, 1, 128>, Same<&G::client_ipv6_prefix>,
+     ShowWhole<std::uint32_t, &G::client_ipv6_prefix>},
     {"--cache-max-entries", "cache_max_entries", "decodes kept in the cache (default 1000000)",
      ApplyWhole<std::uint64_t, &G::cache_max_entries>,
      CheckWholeField<std::uint64_t, &G::cache_max_entries, 1, 1'000'000'000>,
-     Same<&G::cache_max_entries>},
+     Same<&G::cache_max_entries>, ShowWhole<std::uint64_t, &G::cache_max_entries>},
     {"--upstream-ca", "upstream_ca", "PEM CA file for the upstream (default: system CAs)",
-     ApplyText<&G::upstream_ca>, CheckUpstreamCa, Same<&G::upstream_ca>},
+     ApplyText<&G::upstream_ca>, CheckUpstreamCa, Same<&G::upstream_ca>, ShowText<&G::upstream_ca>},
     {"--probe-vin", "probe_vin",
      "the VIN the gateway decodes to probe vPIC with --probe-mode active (default "
      "1FTMW1T88MFA00001, which vPIC decodes cleanly)",
-     ApplyText<&G::probe_vin>, CheckProbeVin, Same<&G::probe_vin>},
+     ApplyText<&G::probe_vin>, CheckProbeVin, Same<&G::probe_vin>, ShowText<&G::probe_vin>},
     {"--answer-deadline", "answer_deadline",
      "a decode with a stale copy or an offline decode gets it if vPIC has not answered by then; "
      "the live call goes on and fills the cache (default 2s; 0 turns it off)",
      ApplyDuration<&G::answer_deadline>, CheckDurationField<&G::answer_deadline, 0, 10 * kMinute>,
-     Same<&G::answer_deadline>},
+     Same<&G::answer_deadline>, ShowDuration<&G::answer_deadline>},
     {"--log-format", "log_format", "text or json (default text)", ApplyLogFormat, nullptr,
-     Same<&G::log_format>},
+     Same<&G::log_format>, ShowLogFormat},
     {"--client-timeout", "client_timeout",
      "a client must send a request, and take each answer, within this (default 10s)",
      ApplyDuration<&G::client_timeout>,
-     CheckDurationField<&G::client_timeout, 10 * kMs, 10 * kMinute>, Same<&G::client_timeout>},
+     CheckDurationField<&G::client_timeout, 10 * kMs, 10 * kMinute>, Same<&G::client_timeout>,
+     ShowDuration<&G::client_timeout>},
     {"--shutdown-grace", "shutdown_grace",
      "SIGTERM: time in-flight requests may finish (default 5s)", ApplyDuration<&G::shutdown_grace>,
-     CheckDurationField<&G::shutdown_grace, 0, 10 * kMinute>, Same<&G::shutdown_grace>},
+     CheckDurationField<&G::shutdown_grace, 0, 10 * kMinute>, Same<&G::shutdown_grace>,
+     ShowDuration<&G::shutdown_grace>},
     {"--threads", "threads",
      "I/O threads, each with its own event loop; connections are spread over them (default 1)",
      ApplyWhole<std::uint32_t, &G::threads>, CheckWholeField<std::uint32_t, &G::threads, 1, 64>,
-     Same<&G::threads>},
+     Same<&G::threads>, ShowWhole<std::uint32_t, &G::threads>},
     {"--offline-db", "offline_db",
      "vPIC SQLite database for offline decodes, or none (default var/vpic/vpic.lite.db if present)",
-     ApplyText<&G::offline_db>, nullptr, Same<&G::offline_db>},
+     ApplyText<&G::offline_db>, nullptr, Same<&G::offline_db>, ShowText<&G::offline_db>},
     // Fleet mode (docs/fleet.md).
     {"--fleet", "fleet", "share the breaker through Redis: redis://HOST:PORT[/DB] (default off)",
-     ApplyText<&G::fleet_url>, CheckFleetUrl, Same<&G::fleet_url>},
+     ApplyText<&G::fleet_url>, CheckFleetUrl, Same<&G::fleet_url>, ShowText<&G::fleet_url>},
     {"--cache-timeout", "cache_timeout",
      "budget of one Redis cache read or write, --cache redis://... (default 50ms)",
      ApplyDuration<&G::cache_timeout>, CheckDurationField<&G::cache_timeout, kMs, 10 * kSecond>,
-     Same<&G::cache_timeout>},
+     Same<&G::cache_timeout>, ShowDuration<&G::cache_timeout>},
     {"--instance-id", "instance_id",
      "this instance's name in the fleet (default HOST:PORT of --listen)",
-     ApplyText<&G::instance_id>, CheckInstanceId, Same<&G::instance_id>},
+     ApplyText<&G::instance_id>, CheckInstanceId, Same<&G::instance_id>, ShowText<&G::instance_id>},
     {"--trusted-proxy", "trusted_proxy",
      "CIDR of a reverse proxy whose X-Forwarded-For names the client; repeatable (default none)",
-     ApplyListItem<&G::trusted_proxies>, nullptr, Same<&G::trusted_proxies>, Scope::kProcess,
-     Form::kList, ClearList<&G::trusted_proxies>},
+     ApplyListItem<&G::trusted_proxies>, nullptr, Same<&G::trusted_proxies>,
+     ShowList<&G::trusted_proxies>, Scope::kProcess, Form::kList, ClearList<&G::trusted_proxies>},
 };
 
 constexpr std::size_t kBreakerSettingsAfter = 4;  // --listen, --upstream-url, --cache, --cache-ttl
@@ -675,7 +767,8 @@ const std::vector<Setting>& Settings() {
                   help,
                   nullptr,
                   nullptr,
-                  nullptr,  // apply, check and same: from `breaker` (ApplySetting, SameValue)
+                  nullptr,
+                  nullptr,  // apply, check, same and show: from `breaker` (ApplySetting, ...)
                   Scope::kBreaker,
                   b.type == fusebox::SettingType::kBool ? Form::kSwitch : Form::kValue};
       row.breaker = &b;
@@ -717,6 +810,25 @@ bool SameValue(const Setting& setting, const GatewayConfig& a, const GatewayConf
            fusebox::GetSetting(b.breaker, *setting.breaker);
   }
   return setting.same(a, b);
+}
+
+// A setting's value in `config` as TOML (nullopt: unset).
+std::optional<std::string> ShowValue(const Setting& setting, const GatewayConfig& config) {
+  if (setting.breaker == nullptr) {
+    return setting.show(config);
+  }
+  const fusebox::SettingValue value = fusebox::GetSetting(config.breaker, *setting.breaker);
+  if (std::holds_alternative<std::monostate>(value)) {
+    return std::nullopt;
+  }
+  if (const auto* d = std::get_if<Duration>(&value)) {
+    return TomlString(FormatDuration(*d));  // the gateway's grammar: "500ms", not "0.5s"
+  }
+  if (std::holds_alternative<fusebox::TripPolicy>(value) ||
+      std::holds_alternative<fusebox::ProbeMode>(value)) {
+    return TomlString(fusebox::SettingText(value));
+  }
+  return fusebox::SettingText(value);
 }
 
 }  // namespace
@@ -804,6 +916,56 @@ std::optional<ConfigError> GatewayConfig::Validate() const {
     return ConfigError{std::string(flag), std::move(message)};
   }
   return std::nullopt;
+}
+
+namespace {
+
+// `text` as TOML comment lines of at most 100 columns, broken at spaces.
+std::string CommentLines(std::string_view text) {
+  constexpr std::size_t kWidth = 100 - 2;  // after "# "
+  std::string out;
+  while (!text.empty()) {
+    std::size_t cut = text.size();
+    if (cut > kWidth) {
+      cut = text.rfind(' ', kWidth);
+      if (cut == std::string_view::npos || cut == 0) {
+        cut = std::min(text.find(' '), text.size());  // one long word: a long line
+      }
+    }
+    out += fmt::format("# {}\n", text.substr(0, cut));
+    text.remove_prefix(cut);
+    while (!text.empty() && text.front() == ' ') {
+      text.remove_prefix(1);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string RenderConfigFile(const GatewayConfig& config) {
+  static const GatewayConfig kDefaults;
+  std::string out = fmt::format(
+      "# vin-gateway {} configuration (TOML), read with --config FILE; flags override it.\n"
+      "# Every setting is here with its --help line. A line commented out holds the default;\n"
+      "# remove the '# ' to change it. Durations: 500ms, 7s, 20m, 1h, 30d.\n"
+      "# A reload (SIGHUP, `systemctl reload vin-gateway`) applies the settings marked\n"
+      "# [reload] to the running breaker; the others need a restart.\n"
+      "# Check a file before using it: vin-gateway --check-config FILE\n",
+      fusebox::kVersion);
+  for (const Setting& setting : Settings()) {
+    const std::optional<std::string> value = ShowValue(setting, config);
+    const bool is_default = SameValue(setting, config, kDefaults);
+    out += "\n" + CommentLines(fmt::format("{}{}: {}", setting.flag,
+                                           setting.scope == Scope::kBreaker ? " [reload]" : "",
+                                           setting.help));
+    if (!value) {
+      out += fmt::format("# {} =\n", setting.key);  // unset: its default is the help's
+    } else {
+      out += fmt::format("{}{} = {}\n", is_default ? "# " : "", setting.key, *value);
+    }
+  }
+  return out;
 }
 
 std::string_view FlagOfBreakerField(std::string_view field) {
@@ -1018,6 +1180,14 @@ fusebox::Result<CommandLine, ConfigError> ParseCommandLine(const std::vector<std
   app.set_version_flag("--version", std::string(fusebox::kVersion), "print the version and exit");
   app.add_option("--config", config_path,
                  "TOML file (a regular file of at most 1 MiB, not empty); flags override it");
+  std::string check_path;
+  app.add_option("--check-config", check_path,
+                 "read this TOML file as --config does, check it with the other flags, print "
+                 "the settings in force and exit (2 with the first error)")
+      ->excludes("--config");
+  bool print_config = false;
+  app.add_flag("--print-config", print_config,
+               "print the settings in force as a commented TOML file --config reads, and exit");
   const std::vector<Setting>& settings = Settings();
   std::vector<std::string> values(settings.size());
   std::vector<std::vector<std::string>> lists(settings.size());
@@ -1057,6 +1227,11 @@ fusebox::Result<CommandLine, ConfigError> ParseCommandLine(const std::vector<std
   } catch (const CLI::ParseError& e) {
     return ConfigError{"command line", e.what()};
   }
+  if (!check_path.empty()) {
+    config_path = check_path;
+    out.check_config = true;
+  }
+  out.print_config = print_config;
   out.config_path = config_path;
   if (!config_path.empty()) {
     if (auto e = ApplyConfigFile(out.config, config_path)) {

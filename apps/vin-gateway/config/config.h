@@ -180,11 +180,22 @@ struct CommandLine {
   std::string help_text;
   bool version = false;  // --version: print version_text and exit
   std::string version_text;
+  // --print-config: print the settings in force (RenderConfigFile) and exit.
+  // --check-config FILE: read FILE as --config does, validate it with the other flags, print the
+  // settings in force and exit (0, or 2 with the first error): for operators and packaging hooks.
+  bool print_config = false;
+  bool check_config = false;
 };
 
 // Parses argv (argv[0] is the program name) and the --config file, then validates.
 fusebox::Result<CommandLine, ConfigError> ParseCommandLine(const std::vector<std::string>& args);
 fusebox::Result<CommandLine, ConfigError> ParseCommandLine(int argc, const char* const* argv);
+
+// `config` as a TOML file that --config reads back to the same settings: a header, then every
+// setting with its --help line; a setting that holds its default (or is unset) is commented out.
+// What --print-config and --check-config print, and the package's
+// /etc/vin-gateway/vin-gateway.toml (generated at build time, so it cannot drift from --help).
+std::string RenderConfigFile(const GatewayConfig& config);
 
 // Applies one setting by flag name ("--call-timeout") from its text form; checks syntax only.
 std::optional<ConfigError> ApplySetting(GatewayConfig& config, std::string_view flag,
