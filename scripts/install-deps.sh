@@ -29,6 +29,8 @@ packages=(
   nginx-light haproxy python3-aiohttp
   # fleet mode and its tests (fusebox::redis, tests/redis): the hiredis client and a server
   libhiredis-dev redis-server
+  # promtool, which checks and unit-tests vin-gateway's alerting rules (packaging/prometheus)
+  prometheus
 )
 # Node.js and npm for the browser tests: Debian's, unless the machine already has both.
 if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
