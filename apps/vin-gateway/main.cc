@@ -172,15 +172,24 @@ std::optional<CacheParts> MakeCache(const fusebox::gateway::GatewayConfig& confi
 }
 
 // The offline decoder (docs/offline-decode.md): an explicit --offline-db must open (false,
-// logged, when it does not); the default path only if scripts/install-deps.sh has put the
-// database there.
+// logged, when it does not); by default, the database scripts/install-deps.sh puts in the working
+// tree, else the one the vin-gateway-vpic-data package installs, if either is there.
 bool OpenOfflineDecoder(const fusebox::gateway::GatewayConfig& config, const LogFn& log,
                         std::optional<fusebox::gateway::OfflineDecoder>& offline) {
   if (config.offline_db == "none") {
     return true;
   }
   const bool explicit_path = !config.offline_db.empty();
-  const std::string path = explicit_path ? config.offline_db : "var/vpic/vpic.lite.db";
+  std::string path = config.offline_db;
+  if (!explicit_path) {
+    path = fusebox::gateway::kOfflineDbPaths[0];
+    for (const std::string_view candidate : fusebox::gateway::kOfflineDbPaths) {
+      if (access(std::string(candidate).c_str(), F_OK) == 0) {
+        path = candidate;
+        break;
+      }
+    }
+  }
   auto opened = fusebox::gateway::OfflineDecoder::Open(path);
   if (opened) {
     offline.emplace(std::move(opened).value());

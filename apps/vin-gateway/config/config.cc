@@ -708,7 +708,8 @@ constexpr Setting kProcessSettings[] = {
      ApplyWhole<std::uint32_t, &G::threads>, CheckWholeField<std::uint32_t, &G::threads, 1, 64>,
      Same<&G::threads>, ShowWhole<std::uint32_t, &G::threads>},
     {"--offline-db", "offline_db",
-     "vPIC SQLite database for offline decodes, or none (default var/vpic/vpic.lite.db if present)",
+     "vPIC SQLite database for offline decodes, or none (default var/vpic/vpic.lite.db, else "
+     "/usr/share/vin-gateway/vpic/vpic.lite.db, if present)",
      ApplyText<&G::offline_db>, nullptr, Same<&G::offline_db>, ShowText<&G::offline_db>},
     // Fleet mode (docs/fleet.md).
     {"--fleet", "fleet", "share the breaker through Redis: redis://HOST:PORT[/DB] (default off)",

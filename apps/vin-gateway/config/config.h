@@ -46,6 +46,10 @@ namespace fusebox::gateway {
 using fusebox::ConfigError;
 using fusebox::Duration;
 
+// Where --offline-db looks by default, in order (GatewayConfig::offline_db).
+inline constexpr std::string_view kOfflineDbPaths[] = {"var/vpic/vpic.lite.db",
+                                                       "/usr/share/vin-gateway/vpic/vpic.lite.db"};
+
 struct GatewayConfig {
   // --listen HOST:PORT. Default 127.0.0.1:8080. Port range [0, 65535]; 0 picks a free port.
   std::string listen_host = "127.0.0.1";
@@ -130,8 +134,9 @@ struct GatewayConfig {
   // Default 2s, range [0, 10m].
   Duration answer_deadline = std::chrono::seconds(2);
   // --offline-db: NHTSA's vPIC database (SQLite) for offline decodes (docs/offline-decode.md).
-  // "" (default): var/vpic/vpic.lite.db, where scripts/install-deps.sh puts it, relative to the
-  // working directory like the cache; missing or bad there only disables offline decodes (one log
+  // "" (default): the first of kOfflineDbPaths that exists: var/vpic/vpic.lite.db, where
+  // scripts/install-deps.sh puts it (relative to the working directory, like the cache), else
+  // the vin-gateway-vpic-data package's; missing or bad only disables offline decodes (one log
   // line). `none` disables them. An explicit path that is missing or bad is a start-up error.
   std::string offline_db;
   // --log-format: text or json. Default text.
