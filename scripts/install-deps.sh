@@ -29,6 +29,9 @@ packages=(
   nginx-light haproxy python3-aiohttp
   # fleet mode and its tests (fusebox::redis, tests/redis): the hiredis client and a server
   libhiredis-dev redis-server
+  # the Debian packages (scripts/package.sh, tests/deb): dpkg-shlibdeps for their Depends, and
+  # lintian to check them
+  dpkg-dev lintian
   # promtool, which checks and unit-tests vin-gateway's alerting rules (packaging/prometheus)
   prometheus
 )

@@ -6,14 +6,17 @@
 #   tests/package/run.sh [build-dir]      default: build/release (must be built)
 #
 # Exits non-zero unless the consumer builds and prints OK. The prefix is removed at the end
-# (set KEEP_PACKAGE_TMP=1 to keep it).
+# (set KEEP_PACKAGE_TMP=1 to keep it). With FUSEBOX_INSTALLED_PREFIX=DIR (/usr after the
+# libfusebox-dev package, tests/deb/run.sh), nothing is installed: the consumer is built against
+# what DIR holds.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$root"
 
 build_dir="${1:-build/release}"
-if [ ! -f "$build_dir/cmake_install.cmake" ]; then
+installed_prefix="${FUSEBOX_INSTALLED_PREFIX:-}"
+if [ -z "$installed_prefix" ] && [ ! -f "$build_dir/cmake_install.cmake" ]; then
   echo "package: $build_dir is not a configured and built fusebox build tree" >&2
   exit 1
 fi
@@ -25,11 +28,16 @@ fi
 prefix="$tmp/prefix"
 consumer_build="$tmp/consumer-build"
 
-echo "package: cmake --install $build_dir --prefix $prefix"
-cmake --install "$build_dir" --prefix "$prefix" >"$tmp/install.log" || {
-  cat "$tmp/install.log" >&2
-  exit 1
-}
+if [ -n "$installed_prefix" ]; then
+  prefix="$installed_prefix"
+  echo "package: using what $prefix holds"
+else
+  echo "package: cmake --install $build_dir --prefix $prefix"
+  cmake --install "$build_dir" --prefix "$prefix" >"$tmp/install.log" || {
+    cat "$tmp/install.log" >&2
+    exit 1
+  }
+fi
 
 echo "package: configuring tests/package against the installed package"
 cmake -S tests/package -B "$consumer_build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
