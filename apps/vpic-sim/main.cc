@@ -21,6 +21,7 @@
 
 #include "common/duration.h"
 #include "fault_spec.h"
+#include "fusebox/version.h"
 #include "schedule.h"
 #include "server.h"
 
@@ -143,8 +144,13 @@ int CurrentYear() {
 }
 
 int Main(int argc, char** argv) {
-  CLI::App app{"vpic-sim: a faithful local stand-in for NHTSA vPIC, with fault injection"};
+  // Named, not left to argv[0]: the usage line (and the man page help2man makes of it) then
+  // says "vpic-sim", not the path it was started by.
+  CLI::App app{"vpic-sim: a faithful local stand-in for NHTSA vPIC, with fault injection",
+               "vpic-sim"};
   app.footer(std::string(kModesHelp));
+  app.set_version_flag("--version", fmt::format("vpic-sim {}", fusebox::kVersion),
+                       "print the version and exit");
 
   std::string listen = "127.0.0.1:8080";
   std::string tls_cert;

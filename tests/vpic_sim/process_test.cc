@@ -1,5 +1,6 @@
-// The vpic-sim binary itself: the first stdout line, signals, the open-file limit, --help and
-// flag errors. Children are started by tests/support/child_process.h: every wait has a deadline.
+// The vpic-sim binary itself: the first stdout line, signals, the open-file limit, --help,
+// --version and flag errors. Children are started by tests/support/child_process.h: every wait
+// has a deadline.
 
 #include <signal.h>
 #include <sys/resource.h>
@@ -16,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "fusebox/version.h"
 #include "support/child_process.h"
 #include "vpic_sim/test_client.h"
 
@@ -153,6 +155,23 @@ TEST(VpicSimProcessTest, HelpDocumentsEveryMode) {
                            "Retry-After"}) {
     EXPECT_NE(child.out().find(word), std::string::npos) << word;
   }
+}
+
+// The man page's version (help2man) and packaging scripts read this line.
+TEST(VpicSimProcessTest, VersionPrintsTheNameAndTheVersion) {
+  Child child({"--version"});
+  const auto status = child.WaitForExit(10s);
+  ASSERT_TRUE(status.has_value());
+  EXPECT_EQ(WEXITSTATUS(*status), 0);
+  EXPECT_EQ(child.out(), "vpic-sim " + std::string(fusebox::kVersion) + "\n");
+}
+
+TEST(VpicSimProcessTest, HelpNamesTheProgramNotItsPath) {
+  Child child({"--help"});
+  const auto status = child.WaitForExit(10s);
+  ASSERT_TRUE(status.has_value());
+  EXPECT_NE(child.out().find("Usage: vpic-sim [OPTIONS]"), std::string::npos) << child.out();
+  EXPECT_NE(child.out().find("--version"), std::string::npos);
 }
 
 TEST(VpicSimProcessTest, BadFlagValueExitsWithTheFlagNamed) {
