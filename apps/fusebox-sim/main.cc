@@ -3,6 +3,7 @@
 //   fusebox-sim run SCENARIO.toml [--format text|json|csv] [--plot FILE.svg] [--seed N]
 //   fusebox-sim sweep SCENARIO.toml --param KEY=FROM:TO:STEP [--param ...] [--format csv|json]
 //                     [--plot FILE.svg] [--jobs N]
+//   fusebox-sim --version
 //
 // The scenario format and the outputs are docs/scenario-format.md; `--help` says it
 // all in short.
@@ -20,6 +21,7 @@
 #include <thread>
 #include <vector>
 
+#include "fusebox/version.h"
 #include "plot.h"
 #include "report.h"
 #include "scenario.h"
@@ -292,6 +294,9 @@ int Main(int argc, char** argv) {
       "counters, or sweeps parameters into a trade-off table; both can draw an SVG.",
       "fusebox-sim"};
   app.footer(kFooter);
+  // Flags are handled before the subcommand is required, so `fusebox-sim --version` needs none.
+  app.set_version_flag("--version", fmt::format("fusebox-sim {}", fusebox::kVersion),
+                       "Print the version and exit");
   app.require_subcommand(1);
 
   RunArgs run_args;

@@ -1,5 +1,5 @@
 // End-to-end tests of the fusebox-sim binary: what scripts rely on (exit statuses, where the
-// output goes, the messages of bad scenarios) and that --help documents the commands.
+// output goes, the messages of bad scenarios), that --help documents the commands, and --version.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -10,6 +10,7 @@
 #include <fstream>
 #include <string>
 
+#include "fusebox/version.h"
 #include "support/child_process.h"
 
 namespace {
@@ -229,10 +230,18 @@ TEST(CliTest, HelpDocumentsCommandsFormatAndExitStatus) {
                            "KEY=FROM:TO:STEP", "EXIT STATUS", "[[variant]]"}) {
     EXPECT_THAT(out.output, HasSubstr(text));
   }
+  EXPECT_THAT(out.output, HasSubstr("--version"));
   const Outcome sweep = RunSim("sweep --help");
   EXPECT_EQ(sweep.status, 0);
   EXPECT_THAT(sweep.output, HasSubstr("--jobs"));
   EXPECT_THAT(sweep.output, HasSubstr("--param"));
+}
+
+// No subcommand is needed for --version (every other use needs one, and exits 2 without).
+TEST(CliTest, VersionPrintsTheNameAndTheVersion) {
+  const Outcome out = RunSim("--version", /*stderr_too=*/false);
+  EXPECT_EQ(out.status, 0);
+  EXPECT_EQ(out.output, "fusebox-sim " + std::string(fusebox::kVersion) + "\n");
 }
 
 }  // namespace
