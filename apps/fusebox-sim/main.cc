@@ -3,6 +3,7 @@
 //   fusebox-sim run SCENARIO.toml [--format text|json|csv] [--plot FILE.svg] [--seed N]
 //   fusebox-sim sweep SCENARIO.toml --param KEY=FROM:TO:STEP [--param ...] [--format csv|json]
 //                     [--plot FILE.svg] [--jobs N]
+//   fusebox-sim format      (every scenario key, from the loader's tables)
 //   fusebox-sim --version
 //
 // The scenario format and the outputs are docs/scenario-format.md; `--help` says it
@@ -21,6 +22,7 @@
 #include <thread>
 #include <vector>
 
+#include "format_keys.h"
 #include "fusebox/version.h"
 #include "plot.h"
 #include "report.h"
@@ -339,6 +341,9 @@ int Main(int argc, char** argv) {
   sweep->add_option("--seed", sweep_args.seed, "Replace the scenario's seed");
   sweep->add_option("--variant", sweep_args.variant, "Sweep this [[variant]] instead of the base");
 
+  CLI::App* format = app.add_subcommand(
+      "format", "Print every key of a scenario file, from the tables the loader reads it with");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -347,6 +352,10 @@ int Main(int argc, char** argv) {
   }
   if (run->parsed()) {
     return Run(run_args);
+  }
+  if (format->parsed()) {
+    fmt::print("{}", fusebox::sim::ScenarioKeysText());
+    return 0;
   }
   return Sweep(sweep_args);
 }

@@ -1,5 +1,6 @@
 // End-to-end tests of the fusebox-sim binary: what scripts rely on (exit statuses, where the
-// output goes, the messages of bad scenarios), that --help documents the commands, and --version.
+// output goes, the messages of bad scenarios), that --help documents the commands, --version and
+// the `format` command.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -230,6 +231,7 @@ TEST(CliTest, HelpDocumentsCommandsFormatAndExitStatus) {
                            "KEY=FROM:TO:STEP", "EXIT STATUS", "[[variant]]"}) {
     EXPECT_THAT(out.output, HasSubstr(text));
   }
+  EXPECT_THAT(out.output, HasSubstr("format"));
   EXPECT_THAT(out.output, HasSubstr("--version"));
   const Outcome sweep = RunSim("sweep --help");
   EXPECT_EQ(sweep.status, 0);
@@ -242,6 +244,17 @@ TEST(CliTest, VersionPrintsTheNameAndTheVersion) {
   const Outcome out = RunSim("--version", /*stderr_too=*/false);
   EXPECT_EQ(out.status, 0);
   EXPECT_EQ(out.output, "fusebox-sim " + std::string(fusebox::kVersion) + "\n");
+}
+
+TEST(CliTest, FormatPrintsTheKeysOfEveryTable) {
+  const Outcome out = RunSim("format", /*stderr_too=*/false);
+  EXPECT_EQ(out.status, 0);
+  for (const char* text : {"Top-level keys:", "[breaker]:", "  failure_threshold = INTEGER",
+                           "[[upstream.phase]]:", "  mode = \"ok\" | \"error\"",
+                           "  max_in_flight = INTEGER | \"auto\"", "[[variant]]:"}) {
+    EXPECT_THAT(out.output, HasSubstr(text));
+  }
+  EXPECT_EQ(RunSim("format extra").status, 2);
 }
 
 }  // namespace
