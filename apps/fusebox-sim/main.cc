@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <exception>
 #include <fstream>
+#include <memory>
 #include <optional>
 #include <string>
 #include <system_error>
@@ -42,6 +43,8 @@ constexpr int kExitUsage = 2;
 constexpr int kExitOutput = 3;
 constexpr int kExitBreaker = 4;
 
+// The examples are one line each and start with "$ ", which help2man sets as commands in the man
+// page (a wrapped one would be set as prose).
 constexpr const char* kFooter = R"(
 SCENARIO FILES (TOML; see docs/scenarios.md and docs/scenario-format.md)
   Durations are "<decimal><unit>" terms, units d, h, m, s, ms, us from the largest to the
@@ -131,11 +134,32 @@ EXIT STATUS
   breaker broke its contract, or more than 2000000 calls were in flight at once (memory bound).
 
 EXAMPLES
-  fusebox-sim run scenarios/lesson5.toml
-  fusebox-sim run scenarios/probe_cap.toml --format json --plot probe_cap.svg
-  fusebox-sim sweep scenarios/cooldown_tradeoff.toml --param breaker.cooldown=1s:30s:1s \
-      --plot tradeoff.svg
+  $ fusebox-sim run scenarios/lesson5.toml
+  $ fusebox-sim run scenarios/probe_cap.toml --format json --plot probe_cap.svg
+  $ fusebox-sim sweep scenarios/cooldown_tradeoff.toml --param breaker.cooldown=1s:30s:1s
+  $ fusebox-sim format
 )";
+
+// --help-all: each subcommand under a heading of its own ("run: Run a scenario ...:"), its
+// arguments and options below in one list, instead of CLI11's nested lists; help2man makes each
+// heading a subsection of the man page and each option a tagged paragraph.
+class HelpFormatter : public CLI::Formatter {
+ public:
+  // Wide enough for "--format TEXT:{text,json,csv}" and two spaces: help2man splits an option from
+  // its description at two spaces.
+  HelpFormatter() { column_width(34); }
+
+  std::string make_expanded(const CLI::App* sub) const override {
+    std::string out = fmt::format("\n{}: {}:\n", sub->get_name(), sub->get_description());
+    for (const CLI::Option* option : sub->get_options()) {
+      if (option != sub->get_help_ptr() && option != sub->get_help_all_ptr() &&
+          !option->get_group().empty()) {
+        out += make_option(option, option->get_positional());
+      }
+    }
+    return out;
+  }
+};
 
 bool WriteFile(const std::string& path, const std::string& content) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
@@ -296,6 +320,10 @@ int Main(int argc, char** argv) {
       "counters, or sweeps parameters into a trade-off table; both can draw an SVG.",
       "fusebox-sim"};
   app.footer(kFooter);
+  // The subcommands' options too, in one text: the man page (help2man) is made from it. A
+  // subcommand takes its parent's formatter when it is added, so this comes first.
+  app.set_help_all_flag("--help-all", "Print this help with every subcommand's options and exit");
+  app.formatter(std::make_shared<HelpFormatter>());
   // Flags are handled before the subcommand is required, so `fusebox-sim --version` needs none.
   app.set_version_flag("--version", fmt::format("fusebox-sim {}", fusebox::kVersion),
                        "Print the version and exit");

@@ -233,6 +233,12 @@ TEST(CliTest, HelpDocumentsCommandsFormatAndExitStatus) {
   }
   EXPECT_THAT(out.output, HasSubstr("format"));
   EXPECT_THAT(out.output, HasSubstr("--version"));
+  // --help-all (the man page's text): every subcommand with its options, one heading each.
+  const Outcome all = RunSim("--help-all");
+  EXPECT_EQ(all.status, 0);
+  for (const char* text : {"\nrun: ", "\nsweep: ", "  --jobs ", "  --variant ", "EXIT STATUS"}) {
+    EXPECT_THAT(all.output, HasSubstr(text));
+  }
   const Outcome sweep = RunSim("sweep --help");
   EXPECT_EQ(sweep.status, 0);
   EXPECT_THAT(sweep.output, HasSubstr("--jobs"));
