@@ -8,6 +8,8 @@ set -euo pipefail
 packages=(
   # toolchain
   build-essential cmake ninja-build pkg-config git
+  # the man pages, generated at build time from the programs' --help (man/)
+  help2man
   # lint and sanitizer toolchain (clang-14 cannot parse libstdc++ 12's <ranges>)
   clang-16 clang-format-16 clang-tidy-16 libclang-rt-16-dev
   # shell lint (scripts/check-shell.sh)
