@@ -12,9 +12,9 @@
 # `fusebox-sim format`). Without help2man (and in sanitizer or cross builds) the pages are skipped
 # with a STATUS message, and FUSEBOX_MAN_PAGES is OFF.
 #
-# Run as a script (cmake -P, by the custom command below) it makes one page: help2man, two
-# rewrites of its roff (headings and quotes, below), then gzip -9n (no name or time stamp in the
-# .gz). The page's date is help2man's: the build's month, or SOURCE_DATE_EPOCH's when set
+# Run as a script (cmake -P, by the custom command below) it makes one page: help2man, three
+# rewrites of its roff (headings, quotes, commands: below), then gzip -9n (no name or time stamp
+# in the .gz). The page's date is help2man's: the build's month, or SOURCE_DATE_EPOCH's when set
 # (Debian's builds set it, for reproducible packages).
 
 if(CMAKE_SCRIPT_MODE_FILE STREQUAL CMAKE_CURRENT_LIST_FILE)
@@ -45,6 +45,18 @@ if(CMAKE_SCRIPT_MODE_FILE STREQUAL CMAKE_CURRENT_LIST_FILE)
     if(heading MATCHES "^\n\\.SS \"(.*)\"\n$")
       string(REPLACE "\"" "\"\"" inner "${CMAKE_MATCH_1}")
       string(REPLACE "${heading}" "\n.SS \"${inner}\"\n" text "${text}")
+    endif()
+  endforeach()
+  # help2man sets lines of --help that start with "$ " as commands, but fills them: a long one is
+  # spread over the line or broken in two, and its hyphens are left to become typographic ones.
+  # They are set unfilled, with the minus signs a shell needs.
+  string(REGEX MATCHALL "\n\\.IP\n\\\\f\\(CW\\$ [^\n]*\n(\\.br\n\\\\f\\(CW\\$ [^\n]*\n)*"
+         examples "${text}")
+  foreach(block IN LISTS examples)
+    if(block MATCHES "^\n\\.IP\n(.*)$")
+      string(REPLACE "\n.br\n" "\n" commands "${CMAKE_MATCH_1}")
+      string(REPLACE "-" "\\-" commands "${commands}")
+      string(REPLACE "${block}" "\n.IP\n.nf\n${commands}.fi\n" text "${text}")
     endif()
   endforeach()
   file(WRITE "${roff}" "${text}")
