@@ -5,10 +5,11 @@
 # Included (from man/CMakeLists.txt), this file defines
 #
 #   fusebox_add_man_page(<page> PROGRAM <target> SECTION <n> NAME <one line> INCLUDE <file.h2m>
-#                        [HELP_OPTION <argument>] [MANUAL <title>])
+#                        COMPONENT <install component> [HELP_OPTION <argument>] [MANUAL <title>])
 #
 # which builds <build>/man/<page>.<n>.gz as part of `all` and installs it to
-# ${CMAKE_INSTALL_MANDIR}/man<n>. HELP_OPTION replaces --help (fusebox-scenario(5) is made from
+# ${CMAKE_INSTALL_MANDIR}/man<n> in COMPONENT (the Debian package it goes in,
+# cmake/packaging.cmake). HELP_OPTION replaces --help (fusebox-scenario(5) is made from
 # `fusebox-sim format`). Without help2man (and in sanitizer or cross builds) the pages are skipped
 # with a STATUS message, and FUSEBOX_MAN_PAGES is OFF.
 #
@@ -86,7 +87,7 @@ endif()
 set(fusebox_man_pages_script "${CMAKE_CURRENT_LIST_FILE}")
 
 function(fusebox_add_man_page page)
-  cmake_parse_arguments(ARG "" "PROGRAM;SECTION;NAME;INCLUDE;HELP_OPTION;MANUAL" "" ${ARGN})
+  cmake_parse_arguments(ARG "" "PROGRAM;SECTION;NAME;INCLUDE;HELP_OPTION;MANUAL;COMPONENT" "" ${ARGN})
   if(NOT FUSEBOX_MAN_PAGES)
     return()
   endif()
@@ -116,5 +117,6 @@ function(fusebox_add_man_page page)
     COMMENT "Generating the man page ${page}(${ARG_SECTION})"
     VERBATIM)
   add_custom_target(man_${page} ALL DEPENDS "${output}")
-  install(FILES "${output}" DESTINATION "${CMAKE_INSTALL_MANDIR}/man${ARG_SECTION}")
+  install(FILES "${output}" DESTINATION "${CMAKE_INSTALL_MANDIR}/man${ARG_SECTION}"
+          COMPONENT ${ARG_COMPONENT})
 endfunction()

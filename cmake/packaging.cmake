@@ -59,6 +59,12 @@ if(FUSEBOX_BUILD_APPS)
     COMMENT "vin-gateway.toml for /etc/vin-gateway (vin-gateway --print-config)")
   add_custom_target(fusebox_deb_config ALL DEPENDS ${fusebox_deb_out}/vin-gateway.toml)
   add_dependencies(fusebox_deb_files fusebox_deb_config vin-gateway vpic-sim fusebox-sim)
+  # The man pages (cmake/man_pages.cmake), when help2man made them.
+  foreach(page IN ITEMS vin-gateway vpic-sim fusebox-sim fusebox-scenario)
+    if(TARGET man_${page})
+      add_dependencies(fusebox_deb_files man_${page})
+    endif()
+  endforeach()
   install(FILES ${fusebox_deb_out}/vin-gateway.toml DESTINATION /etc/vin-gateway
           COMPONENT gateway_deb EXCLUDE_FROM_ALL)
   install(FILES ${PROJECT_SOURCE_DIR}/packaging/systemd/vin-gateway.service

@@ -1179,6 +1179,9 @@ fusebox::Result<CommandLine, ConfigError> ParseCommandLine(const std::vector<std
                "vin-gateway"};
   std::string config_path;
   app.set_version_flag("--version", std::string(fusebox::kVersion), "print the version and exit");
+  // Wide enough that "--window-size,--window TEXT" does not run into its help (and the man page,
+  // made from this output, reads the same).
+  app.get_formatter()->column_width(36);
   app.add_option("--config", config_path,
                  "TOML file (a regular file of at most 1 MiB, not empty); flags override it");
   std::string check_path;
