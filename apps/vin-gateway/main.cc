@@ -632,7 +632,16 @@ int Run(const fusebox::gateway::GatewayConfig& config, const std::vector<std::st
       [&router](fusebox::gateway::HttpRequest request) {
         return router.Handle(std::move(request));
       },
-      access_log, loops.session_contexts);
+      // Every answered request in the request-duration histogram too (a request cut off by the
+      // end of the shutdown grace got no answer, and has no duration to report).
+      [&access_log, &metrics](const fusebox::gateway::AccessRecord& record) {
+        if (record.http_status != 0) {
+          metrics.ObserveRequest(fusebox::gateway::GatewayMetrics::RouteOf(record.target),
+                                 record.elapsed);
+        }
+        access_log(record);
+      },
+      loops.session_contexts);
   if (!created) {
     log("error", created.error());
     return 2;

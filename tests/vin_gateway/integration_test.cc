@@ -604,6 +604,21 @@ TEST_F(GatewayIntegrationTest, StatusAndMetricsDescribeTheBreaker) {
   EXPECT_TRUE(WaitUntil([&] {
     return gateway_->Log().find("status=OK vin=1FTMW1T88MFA00001 source=live") != std::string::npos;
   })) << gateway_->Log();
+  // The gateway's own request latency: the decode, and /status and /metrics as "ops" (each
+  // counted once its answer is written, so the latest /metrics is not in its own body).
+  std::string body;
+  EXPECT_TRUE(WaitUntil([&] {
+    body = Get("/metrics").body;
+    return body.find("vin_gateway_request_duration_seconds_count{route=\"decode\"} 1\n") !=
+               std::string::npos &&
+           body.find("vin_gateway_request_duration_seconds_count{route=\"ops\"} 0\n") ==
+               std::string::npos;
+  })) << body;
+  EXPECT_NE(
+      body.find("vin_gateway_request_duration_seconds_bucket{route=\"decode\",le=\"+Inf\"} 1"),
+      std::string::npos);
+  EXPECT_NE(body.find("vin_gateway_request_duration_seconds_count{route=\"batch\"} 0\n"),
+            std::string::npos);
 }
 
 TEST_F(GatewayIntegrationTest, HungUpstreamOpensATimeWindowBreakerBeforeTheFirstBudgetRunsOut) {

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
@@ -1046,6 +1047,42 @@ TEST(AccessLogTest, JsonDurationsHaveNoExponent) {
   const std::string small = fusebox::gateway::FormatAccessRecord(
       r, fusebox::gateway::LogFormat::kJson, fusebox::gateway::WallTime{});
   EXPECT_NE(small.find("\"upstream_ms\":0.012,\"elapsed_ms\":0}"), std::string::npos) << small;
+}
+
+TEST(GatewayMetricsTest, RequestsAreTimedByRoute) {
+  using fusebox::gateway::GatewayMetrics;
+  using Route = GatewayMetrics::Route;
+  EXPECT_EQ(GatewayMetrics::RouteOf("/api/v1/vin/1FTMW1T88MFA00001?modelyear=2021"),
+            Route::kDecode);
+  EXPECT_EQ(GatewayMetrics::RouteOf("/api/v1/vin/batch"), Route::kBatch);
+  EXPECT_EQ(GatewayMetrics::RouteOf("/"), Route::kForm);
+  EXPECT_EQ(GatewayMetrics::RouteOf("/assets/app.js"), Route::kForm);
+  EXPECT_EQ(GatewayMetrics::RouteOf("/metrics"), Route::kOps);
+  EXPECT_EQ(GatewayMetrics::RouteOf("/readyz"), Route::kOps);
+  EXPECT_EQ(GatewayMetrics::RouteOf("/admin/breakers/vpic/reset"), Route::kAdmin);
+  EXPECT_EQ(GatewayMetrics::RouteOf("/favicon.ico"), Route::kOther);
+  EXPECT_EQ(GatewayMetrics::RouteOf("/api/v1/vinx"), Route::kOther);
+
+  GatewayMetrics metrics;
+  metrics.ObserveRequest(Route::kDecode, std::chrono::milliseconds(3));
+  metrics.ObserveRequest(Route::kDecode, std::chrono::seconds(8));
+  EXPECT_EQ(metrics.requests(Route::kDecode), 2U);
+  EXPECT_EQ(metrics.requests(Route::kOps), 0U);
+  std::string text;
+  metrics.AppendPrometheus(text);
+  EXPECT_THAT(
+      text, testing::HasSubstr(
+                "vin_gateway_request_duration_seconds_bucket{route=\"decode\",le=\"0.005\"} 1\n"));
+  EXPECT_THAT(text,
+              testing::HasSubstr(
+                  "vin_gateway_request_duration_seconds_bucket{route=\"decode\",le=\"7.5\"} 1\n"));
+  EXPECT_THAT(text,
+              testing::HasSubstr(
+                  "vin_gateway_request_duration_seconds_bucket{route=\"decode\",le=\"10\"} 2\n"));
+  EXPECT_THAT(text, testing::HasSubstr(
+                        "vin_gateway_request_duration_seconds_sum{route=\"decode\"} 8.003\n"));
+  EXPECT_THAT(
+      text, testing::HasSubstr("vin_gateway_request_duration_seconds_count{route=\"other\"} 0\n"));
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "service/gateway_metrics.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include <fmt/format.h>
@@ -54,6 +55,64 @@ void GatewayMetrics::ObserveUpstream(UpstreamResult result, fusebox::Duration la
   latency_sum_us_.fetch_add(
       static_cast<std::uint64_t>(
           std::chrono::duration_cast<std::chrono::microseconds>(latency).count()),
+      std::memory_order_relaxed);
+}
+
+std::string_view ToString(GatewayMetrics::Route route) noexcept {
+  using Route = GatewayMetrics::Route;
+  switch (route) {
+    case Route::kDecode:
+      return "decode";
+    case Route::kBatch:
+      return "batch";
+    case Route::kForm:
+      return "form";
+    case Route::kOps:
+      return "ops";
+    case Route::kAdmin:
+      return "admin";
+    case Route::kOther:
+    case Route::kCount:
+      break;
+  }
+  return "other";
+}
+
+GatewayMetrics::Route GatewayMetrics::RouteOf(std::string_view target) noexcept {
+  const std::string_view path = target.substr(0, target.find('?'));
+  if (path == "/api/v1/vin/batch") {
+    return Route::kBatch;
+  }
+  if (path.starts_with("/api/v1/vin/")) {
+    return Route::kDecode;
+  }
+  if (path == "/" || path == "/index.html" || path.starts_with("/assets/")) {
+    return Route::kForm;
+  }
+  if (path == "/status" || path == "/metrics" || path == "/healthz" || path == "/readyz") {
+    return Route::kOps;
+  }
+  if (path.starts_with("/admin/")) {
+    return Route::kAdmin;
+  }
+  return Route::kOther;
+}
+
+void GatewayMetrics::ObserveRequest(Route route, fusebox::Duration elapsed) noexcept {
+  const auto r = static_cast<std::size_t>(route);
+  if (r >= kRoutes) {
+    return;
+  }
+  const double seconds = fusebox::ToSeconds(elapsed);
+  std::size_t bucket = 0;
+  while (bucket < kLatencyBuckets.size() && seconds > kLatencyBuckets[bucket]) {
+    ++bucket;
+  }
+  Add(request_buckets_[r][bucket]);
+  Add(request_count_[r]);
+  request_sum_us_[r].fetch_add(
+      static_cast<std::uint64_t>(std::max<std::int64_t>(
+          0, std::chrono::duration_cast<std::chrono::microseconds>(elapsed).count())),
       std::memory_order_relaxed);
 }
 
@@ -135,6 +194,27 @@ void GatewayMetrics::AppendPrometheus(std::string& out) const {
   out += fmt::format("vin_gateway_upstream_latency_seconds_sum {}\n",
                      static_cast<double>(Get(latency_sum_us_)) / 1e6);
   out += fmt::format("vin_gateway_upstream_latency_seconds_count {}\n", Get(latency_count_));
+  Help(out, "vin_gateway_request_duration_seconds", "histogram",
+       "Time from a request's first byte to its answer's last, by route (decode, batch, form, "
+       "ops: /status /metrics /healthz /readyz, admin, other).");
+  for (std::size_t r = 0; r < kRoutes; ++r) {
+    const std::string_view route = ToString(static_cast<Route>(r));
+    cumulative = 0;
+    for (std::size_t i = 0; i < kLatencyBuckets.size(); ++i) {
+      cumulative += Get(request_buckets_[r][i]);
+      out +=
+          fmt::format("vin_gateway_request_duration_seconds_bucket{{route=\"{}\",le=\"{}\"}} {}\n",
+                      route, kLatencyBuckets[i], cumulative);
+    }
+    cumulative += Get(request_buckets_[r][kLatencyBuckets.size()]);
+    out +=
+        fmt::format("vin_gateway_request_duration_seconds_bucket{{route=\"{}\",le=\"+Inf\"}} {}\n",
+                    route, cumulative);
+    out += fmt::format("vin_gateway_request_duration_seconds_sum{{route=\"{}\"}} {}\n", route,
+                       static_cast<double>(Get(request_sum_us_[r])) / 1e6);
+    out += fmt::format("vin_gateway_request_duration_seconds_count{{route=\"{}\"}} {}\n", route,
+                       Get(request_count_[r]));
+  }
   Help(out, "vin_gateway_offline_decode_seconds", "histogram",
        "Time the offline decoder took per decode served from NHTSA's vPIC snapshot.");
   cumulative = 0;

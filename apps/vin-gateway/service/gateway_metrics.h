@@ -61,6 +61,14 @@ class GatewayMetrics {
   static constexpr std::array<double, 8> kOfflineLatencyBuckets = {0.00005, 0.0001, 0.00025, 0.0005,
                                                                    0.001,   0.0025, 0.01,    0.1};
   void ObserveOffline(fusebox::Duration latency) noexcept;
+  // One HTTP request answered, from its first byte read to its answer's last byte written (the
+  // access log's elapsed_ms), by the route class of its target (RouteOf).
+  enum class Route : std::uint8_t { kDecode, kBatch, kForm, kOps, kAdmin, kOther, kCount };
+  static Route RouteOf(std::string_view target) noexcept;
+  void ObserveRequest(Route route, fusebox::Duration elapsed) noexcept;
+  std::uint64_t requests(Route route) const noexcept {
+    return Get(request_count_[static_cast<std::size_t>(route)]);
+  }
   // One probe the gateway sent itself (active probing): its recorded outcome and duration.
   void ObserveProbe(fusebox::Outcome outcome, fusebox::Duration latency) noexcept;
   std::uint64_t probes(fusebox::Outcome outcome) const noexcept {
@@ -114,6 +122,11 @@ class GatewayMetrics {
   std::array<std::atomic<std::uint64_t>, kLatencyBuckets.size() + 1> latency_buckets_{};
   std::atomic<std::uint64_t> latency_count_{0};
   std::atomic<std::uint64_t> latency_sum_us_{0};
+  static constexpr std::size_t kRoutes = static_cast<std::size_t>(Route::kCount);
+  std::array<std::array<std::atomic<std::uint64_t>, kLatencyBuckets.size() + 1>, kRoutes>
+      request_buckets_{};
+  std::array<std::atomic<std::uint64_t>, kRoutes> request_count_{};
+  std::array<std::atomic<std::uint64_t>, kRoutes> request_sum_us_{};
   std::array<std::atomic<std::uint64_t>, kOfflineLatencyBuckets.size() + 1> offline_buckets_{};
   std::atomic<std::uint64_t> offline_count_{0};
   std::atomic<std::uint64_t> offline_sum_ns_{0};
@@ -122,5 +135,8 @@ class GatewayMetrics {
   std::atomic<int> last_probe_outcome_{-1};
   std::atomic<fusebox::Duration::rep> last_probe_ns_{0};
 };
+
+// "decode", "batch", "form", "ops", "admin", "other": the `route` label.
+std::string_view ToString(GatewayMetrics::Route route) noexcept;
 
 }  // namespace fusebox::gateway
