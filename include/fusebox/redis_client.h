@@ -7,8 +7,9 @@
 // race the callback against a timer (the late reply is then ignored by the caller).
 //
 // Not a stable API yet: it is public because fusebox::redis ships it beside RedisFleetLink, and
-// vin-gateway's Redis cache is its one user; it will change as the Redis support grows
-// (authentication, TLS, Sentinel).
+// vin-gateway's Redis cache is its one user; it will change as the Redis support grows (TLS,
+// Sentinel). It logs in with the endpoint's user and password (AUTH) and selects its DB before
+// it counts as connected.
 //
 // Thread safety: every member may be called from any thread. Lifetime: as RedisFleetLink (the
 // io_context outlives the client; StopNow once no thread runs it).
@@ -61,6 +62,9 @@ class RedisClient {
   // strand.
   void Command(std::vector<std::string> args, Callback done);
   bool connected() const noexcept;
+  // Why the last connection or login failed ("connect: Connection refused", "AUTH: WRONGPASS
+  // ..."), or "" once connected; for /status. Never holds the password.
+  std::string last_error() const;
 
   struct Impl;
 

@@ -11,9 +11,12 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <memory>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "asio_hiredis.h"
+#include "fusebox/thread_annotations.h"
 
 namespace fusebox {
 namespace {
@@ -72,6 +75,8 @@ struct RedisClient::Impl : std::enable_shared_from_this<Impl> {
   boost::asio::steady_timer reconnect_timer;
   boost::asio::steady_timer connect_timer;
   Duration backoff;
+  mutable Mutex error_mu;
+  std::string last_error FUSEBOX_GUARDED_BY(error_mu);  // "": none since the last login
 
   static Impl* Of(const redisAsyncContext* c) { return static_cast<Impl*>(c->data); }
 
@@ -108,16 +113,55 @@ struct RedisClient::Impl : std::enable_shared_from_this<Impl> {
       return;
     }
     if (status != REDIS_OK) {
+      self->SetError(std::string("connect: ") + c->errstr);
       self->ac = nullptr;  // hiredis frees it after this callback
       self->Fail(self->session);
       return;
     }
-    if (self->options.endpoint.db != 0) {
-      self->Send({"SELECT", std::to_string(self->options.endpoint.db)}, [](const RedisReply&) {});
+    std::vector<std::vector<std::string>> steps;
+    const RedisEndpoint& endpoint = self->options.endpoint;
+    if (!endpoint.password.empty()) {
+      steps.push_back(endpoint.user.empty()
+                          ? std::vector<std::string>{"AUTH", endpoint.password}
+                          : std::vector<std::string>{"AUTH", endpoint.user, endpoint.password});
     }
-    self->up = true;
-    self->backoff = self->options.reconnect_min;
-    self->connect_timer.cancel();
+    if (endpoint.db != 0) {
+      steps.push_back({"SELECT", std::to_string(endpoint.db)});
+    }
+    self->Login(self->session, std::move(steps), 0);
+  }
+
+  // The login, one command at a time: AUTH (with a password), then SELECT (a DB other than 0).
+  // The connection is up only once each answered; a refusal ("WRONGPASS ...", "NOPERM ...") is
+  // kept for last_error() and the connection is dropped and retried with backoff (an operator
+  // who fixes the password or the ACL sees the link come back without a restart).
+  void Login(std::uint64_t id, std::vector<std::vector<std::string>> steps, std::size_t next) {
+    if (next == steps.size()) {
+      up = true;
+      backoff = options.reconnect_min;
+      connect_timer.cancel();
+      SetError("");
+      return;
+    }
+    const std::vector<std::string> args = steps[next];
+    redis_internal::SendCommand(
+        ac, args,
+        [self = shared_from_this(), id, steps = std::move(steps), next](redisReply* r) mutable {
+          if (id != self->session || r == nullptr) {
+            return;  // torn down meanwhile: the disconnect already counts as the failure
+          }
+          if (r->type == REDIS_REPLY_ERROR) {
+            self->SetError(steps[next][0] + ": " + std::string(r->str, r->len));
+            self->Fail(id);
+            return;
+          }
+          self->Login(id, std::move(steps), next + 1);
+        });
+  }
+
+  void SetError(std::string text) {
+    Locked lock(error_mu);
+    last_error = std::move(text);
   }
 
   static void OnDisconnect(const redisAsyncContext* c, int /*status*/) {
@@ -213,5 +257,10 @@ void RedisClient::Command(std::vector<std::string> args, Callback done) {
 }
 
 bool RedisClient::connected() const noexcept { return impl_->up.load(); }
+
+std::string RedisClient::last_error() const {
+  Locked lock(impl_->error_mu);
+  return impl_->last_error;
+}
 
 }  // namespace fusebox

@@ -88,43 +88,6 @@ std::string_view ReplyText(const redisReply* r) {
 
 }  // namespace
 
-Result<RedisEndpoint, std::string> ParseRedisUrl(std::string_view url) {
-  const std::string wrong = "expected redis://HOST:PORT[/DB], got '" + std::string(url) + "'";
-  constexpr std::string_view kScheme = "redis://";
-  if (url.substr(0, kScheme.size()) != kScheme) {
-    return wrong;
-  }
-  std::string_view rest = url.substr(kScheme.size());
-  RedisEndpoint endpoint;
-  const std::size_t slash = rest.find('/');
-  if (slash != std::string_view::npos) {
-    if (!ParseWhole(rest.substr(slash + 1), endpoint.db) || endpoint.db < 0 ||
-        endpoint.db > 65535) {
-      return wrong + ": DB must be a number in [0, 65535]";
-    }
-    rest = rest.substr(0, slash);
-  }
-  const std::size_t colon = rest.rfind(':');
-  if (colon == std::string_view::npos || colon == 0) {
-    return wrong;
-  }
-  const std::string_view host = rest.substr(0, colon);
-  for (char c : host) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                    c == '.' || c == '-' || c == '_';
-    if (!ok) {
-      return wrong + ": bad character in HOST";
-    }
-  }
-  unsigned port = 0;
-  if (!ParseWhole(rest.substr(colon + 1), port) || port == 0 || port > 65535) {
-    return wrong + ": PORT must be in [1, 65535]";
-  }
-  endpoint.host = std::string(host);
-  endpoint.port = static_cast<std::uint16_t>(port);
-  return endpoint;
-}
-
 struct RedisFleetLink::Impl : std::enable_shared_from_this<Impl> {
   using Strand = boost::asio::strand<boost::asio::any_io_executor>;
 

@@ -41,12 +41,20 @@ class RedisServer {
   static const char* Binary() { return FUSEBOX_REDIS_SERVER; }
   static bool Available() { return std::filesystem::exists(Binary()); }
 
-  // Starts the server and waits (up to 5 s) until it accepts connections.
-  bool Start() {
+  // Starts the server and waits (up to 5 s) until it accepts connections. `extra`: more
+  // configuration directives as arguments, one word each ({"--requirepass", "pw"} or
+  // {"--user", "fleet", "on", ">pw", "~*", "+@all"}), kept for a restart.
+  bool Start(std::vector<std::string> extra = {}) {
+    if (!extra.empty()) {
+      extra_ = std::move(extra);
+    }
     const std::string port = std::to_string(port_);
-    process_.emplace(std::vector<std::string>{
-        Binary(), "--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-        "--dir", dir_, "--loglevel", "warning", "--logfile", dir_ + "/redis.log"});
+    std::vector<std::string> args{
+        Binary(), "--port",     port,           "--bind",    "127.0.0.1",
+        "--save", "",           "--appendonly", "no",        "--dir",
+        dir_,     "--loglevel", "warning",      "--logfile", dir_ + "/redis.log"};
+    args.insert(args.end(), extra_.begin(), extra_.end());
+    process_.emplace(std::move(args));
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
     while (process_->running() && std::chrono::steady_clock::now() < deadline) {
       if (Accepts()) {
@@ -76,6 +84,7 @@ class RedisServer {
 
   std::string dir_;
   std::uint16_t port_ = 0;
+  std::vector<std::string> extra_;
   std::optional<ChildProcess> process_;  // destroyed: killed and reaped
 };
 

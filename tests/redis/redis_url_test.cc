@@ -1,4 +1,5 @@
-// ParseRedisUrl: the --fleet and --cache flags' grammar, redis://HOST:PORT[/DB].
+// ParseRedisUrl and RedactRedisUrl: the --fleet and --cache flags' grammar,
+// redis://[[USER]:PASSWORD@]HOST[:PORT][/DB], and what of it may be shown.
 #include <gtest/gtest.h>
 
 #include "fusebox/redis_url.h"
@@ -12,6 +13,8 @@ TEST(RedisUrlTest, ParsesHostPortAndDb) {
   EXPECT_EQ(plain->host, "127.0.0.1");
   EXPECT_EQ(plain->port, 6379);
   EXPECT_EQ(plain->db, 0);
+  EXPECT_EQ(plain->user, "");
+  EXPECT_EQ(plain->password, "");
   auto with_db = ParseRedisUrl("redis://cache-1.internal:7000/3");
   ASSERT_TRUE(with_db.has_value());
   EXPECT_EQ(with_db->host, "cache-1.internal");
@@ -19,15 +22,78 @@ TEST(RedisUrlTest, ParsesHostPortAndDb) {
   EXPECT_EQ(with_db->db, 3);
 }
 
+TEST(RedisUrlTest, PortDefaultsTo6379AndIpv6HostsAreInBrackets) {
+  auto no_port = ParseRedisUrl("redis://cache-1/2");
+  ASSERT_TRUE(no_port.has_value()) << no_port.error();
+  EXPECT_EQ(no_port->host, "cache-1");
+  EXPECT_EQ(no_port->port, 6379);
+  EXPECT_EQ(no_port->db, 2);
+  auto v6 = ParseRedisUrl("redis://[::1]:6380/1");
+  ASSERT_TRUE(v6.has_value()) << v6.error();
+  EXPECT_EQ(v6->host, "::1");
+  EXPECT_EQ(v6->port, 6380);
+  EXPECT_EQ(v6->db, 1);
+  auto v6_default = ParseRedisUrl("redis://[fd00::5]");
+  ASSERT_TRUE(v6_default.has_value()) << v6_default.error();
+  EXPECT_EQ(v6_default->host, "fd00::5");
+  EXPECT_EQ(v6_default->port, 6379);
+}
+
+TEST(RedisUrlTest, UserAndPasswordArePercentDecoded) {
+  auto acl = ParseRedisUrl("redis://fleet:s3cr%40t%3Ax@10.0.0.5:6379/2");
+  ASSERT_TRUE(acl.has_value()) << acl.error();
+  EXPECT_EQ(acl->user, "fleet");
+  EXPECT_EQ(acl->password, "s3cr@t:x");
+  EXPECT_EQ(acl->host, "10.0.0.5");
+  EXPECT_EQ(acl->db, 2);
+  auto password_only = ParseRedisUrl("redis://:hunter2@[::1]");
+  ASSERT_TRUE(password_only.has_value()) << password_only.error();
+  EXPECT_EQ(password_only->user, "");
+  EXPECT_EQ(password_only->password, "hunter2");
+  EXPECT_EQ(password_only->host, "::1");
+}
+
 TEST(RedisUrlTest, RefusesMalformedUrlsSayingWhy) {
-  for (const char* bad :
-       {"", "redis://", "http://127.0.0.1:6379", "redis://127.0.0.1", "redis://:6379",
-        "redis://host:0", "redis://host:65536", "redis://host:port", "redis://host:6379/",
-        "redis://host:6379/x", "redis://ho st:6379", "redis://user@host:6379"}) {
+  for (const char* bad : {"",
+                          "redis://",
+                          "http://127.0.0.1:6379",
+                          "redis://:6379",
+                          "redis://host:0",
+                          "redis://host:65536",
+                          "redis://host:port",
+                          "redis://host:6379/",
+                          "redis://host:6379/x",
+                          "redis://ho st:6379",
+                          "redis://user@host:6379",
+                          "redis://host:",
+                          "redis://::1:6379",
+                          "redis://[::1",
+                          "redis://[]:6379",
+                          "redis://[::1]x",
+                          "redis://[::g]:6379",
+                          "redis://u:@host",
+                          "redis://u:%zz@host",
+                          "redis://u:ab%4@host",
+                          "rediss://host"}) {
     auto parsed = ParseRedisUrl(bad);
     ASSERT_FALSE(parsed.has_value()) << bad;
-    EXPECT_NE(parsed.error().find("expected redis://HOST:PORT[/DB]"), std::string::npos) << bad;
+    EXPECT_NE(parsed.error().find("expected redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]"),
+              std::string::npos)
+        << bad;
   }
+}
+
+TEST(RedisUrlTest, ErrorsAndRedactionNeverShowThePassword) {
+  auto bad = ParseRedisUrl("redis://fleet:hunter2@host:99999");
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_EQ(bad.error().find("hunter2"), std::string::npos) << bad.error();
+  EXPECT_NE(bad.error().find("redis://fleet:***@host:99999"), std::string::npos) << bad.error();
+  EXPECT_EQ(RedactRedisUrl("redis://fleet:hunter2@10.0.0.5:6379/2"),
+            "redis://fleet:***@10.0.0.5:6379/2");
+  EXPECT_EQ(RedactRedisUrl("redis://:hunter2@[::1]"), "redis://:***@[::1]");
+  EXPECT_EQ(RedactRedisUrl("redis://hunter2@host"), "redis://***@host");
+  EXPECT_EQ(RedactRedisUrl("redis://host:6379/1"), "redis://host:6379/1");
+  EXPECT_EQ(RedactRedisUrl("redis://a:b@c@host"), "redis://a:***@host");
 }
 
 }  // namespace
