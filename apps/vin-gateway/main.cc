@@ -152,13 +152,17 @@ std::optional<CacheParts> MakeCache(const fusebox::gateway::GatewayConfig& confi
       log("error", redis_breaker.error().message);
       return std::nullopt;
     }
+    auto endpoint = fusebox::gateway::RedisEndpointOf(config, "--cache", config.cache_uri);
+    if (!endpoint) {
+      log("error", endpoint.error().message);
+      return std::nullopt;
+    }
     parts.redis = std::make_unique<fusebox::RedisClient>(
-        io.get_executor(),
-        fusebox::RedisClientOptions{.endpoint = fusebox::ParseRedisUrl(config.cache_uri).value()});
+        io.get_executor(), fusebox::RedisClientOptions{.endpoint = std::move(*endpoint)});
     parts.redis->Start();
     parts.cache = fusebox::gateway::MakeRedisCache(
         *parts.redis, **redis_breaker,
-        {.location = config.cache_uri, .timeout = config.cache_timeout});
+        {.location = fusebox::RedactRedisUrl(config.cache_uri), .timeout = config.cache_timeout});
   } else {
     parts.cache = fusebox::gateway::OpenCache(config.cache_uri, config.cache_max_entries);
   }
@@ -211,14 +215,21 @@ struct FleetParts {
   std::unique_ptr<fusebox::RedisFleetLink> link;
   std::unique_ptr<fusebox::Fleet> fleet;
 };
-FleetParts StartFleet(const fusebox::gateway::GatewayConfig& config, net::io_context& io,
-                      fusebox::CircuitBreaker& breaker) {
+// nullopt (logged) when --redis-password-file cannot be read any more (Validate read it).
+std::optional<FleetParts> StartFleet(const fusebox::gateway::GatewayConfig& config,
+                                     net::io_context& io, fusebox::CircuitBreaker& breaker,
+                                     const LogFn& log) {
   FleetParts parts;
   if (config.fleet_url.empty()) {
     return parts;
   }
+  auto endpoint = fusebox::gateway::RedisEndpointOf(config, "--fleet", config.fleet_url);
+  if (!endpoint) {
+    log("error", endpoint.error().message);
+    return std::nullopt;
+  }
   fusebox::RedisFleetOptions options;
-  options.endpoint = fusebox::ParseRedisUrl(config.fleet_url).value();  // validated by config
+  options.endpoint = std::move(*endpoint);
   options.instance = config.effective_instance_id();
   parts.link = std::make_unique<fusebox::RedisFleetLink>(io.get_executor(), options);
   parts.fleet = std::make_unique<fusebox::Fleet>(*parts.link, options.instance);
@@ -522,9 +533,9 @@ std::function<std::optional<fusebox::gateway::FleetReport>()> FleetReporter(
     if (!parts.fleet) {
       return std::nullopt;
     }
-    return fusebox::gateway::FleetReport{config.fleet_url, parts.fleet->instance(),
-                                         parts.fleet->Stats(), parts.fleet->LeaseHolder("vpic"),
-                                         parts.link->Stats().malformed};
+    return fusebox::gateway::FleetReport{
+        fusebox::RedactRedisUrl(config.fleet_url), parts.fleet->instance(), parts.fleet->Stats(),
+        parts.fleet->LeaseHolder("vpic"), parts.link->Stats().malformed};
   };
 }
 
@@ -545,12 +556,14 @@ void LogListening(const fusebox::gateway::GatewayConfig& config,
                   const LogFn& log) {
   log("info", fmt::format("listening on http://{} upstream={} cache={} breaker=vpic "
                           "(trip {}, threshold {}, cooldown {}, call timeout {})",
-                          server.local_address(), config.upstream_url, config.cache_uri,
+                          server.local_address(), config.upstream_url,
+                          fusebox::RedactRedisUrl(config.cache_uri),
                           fusebox::ToString(config.breaker.trip), config.breaker.failure_threshold,
                           fusebox::gateway::FormatDuration(config.breaker.cooldown),
                           fusebox::gateway::FormatDuration(config.breaker.call_timeout)));
   if (fleet != nullptr) {
-    log("info", fmt::format("fleet: {} as instance {}", config.fleet_url, fleet->instance()));
+    log("info", fmt::format("fleet: {} as instance {}", fusebox::RedactRedisUrl(config.fleet_url),
+                            fleet->instance()));
   }
 }
 
@@ -620,7 +633,11 @@ int Run(const fusebox::gateway::GatewayConfig& config, const std::vector<std::st
   const std::optional<std::string> admin_token = AdminTokenFromEnvironment();
   fusebox::gateway::AdminThrottle admin_throttle(
       clock, {}, [&](std::string_view message) { log("warn", message); });
-  FleetParts fleet_parts = StartFleet(config, io, breaker);
+  std::optional<FleetParts> started_fleet = StartFleet(config, io, breaker, log);
+  if (!started_fleet) {
+    return 2;
+  }
+  FleetParts& fleet_parts = *started_fleet;
 
   std::unique_ptr<fusebox::gateway::HttpServer> server;
   fusebox::gateway::Router router({service, registry, *cache, limits, metrics, limiter, **client,

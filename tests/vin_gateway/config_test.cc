@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -370,6 +371,63 @@ TEST(ConfigTest, CheckConfigRefusesABadFileWithItsKeyAndTakesNoSecondConfig) {
   EXPECT_THAT(missing.error().message, testing::HasSubstr("/nonexistent/vin-gateway.toml"));
 }
 
+TEST(ConfigTest, RedisPasswordComesFromTheUrlThenTheFileThenTheEnvironment) {
+  const TomlFile file("vin_gateway_redis_password", "from-file\n");
+  auto parsed = Parse({"--fleet", "redis://fleet@10.0.0.5", "--redis-password-file", file.path()});
+  ASSERT_FALSE(parsed);  // USER without :PASSWORD is not the grammar
+  parsed = Parse({"--fleet", "redis://[::1]:6380/2", "--cache", "redis://u:in%40url@cache:7000",
+                  "--redis-password-file", file.path()});
+  ASSERT_TRUE(parsed) << parsed.error().message;
+  auto fleet =
+      fusebox::gateway::RedisEndpointOf(parsed->config, "--fleet", parsed->config.fleet_url);
+  ASSERT_TRUE(fleet) << fleet.error().message;
+  EXPECT_EQ(fleet->host, "::1");
+  EXPECT_EQ(fleet->port, 6380);
+  EXPECT_EQ(fleet->password, "from-file");
+  auto cache =
+      fusebox::gateway::RedisEndpointOf(parsed->config, "--cache", parsed->config.cache_uri);
+  ASSERT_TRUE(cache) << cache.error().message;
+  EXPECT_EQ(cache->user, "u");
+  EXPECT_EQ(cache->password, "in@url");
+
+  ::setenv("FUSEBOX_REDIS_PASSWORD", "from-env", 1);
+  auto no_file = Parse({"--fleet", "redis://127.0.0.1:6379"});
+  ASSERT_TRUE(no_file) << no_file.error().message;
+  auto from_env =
+      fusebox::gateway::RedisEndpointOf(no_file->config, "--fleet", no_file->config.fleet_url);
+  ::unsetenv("FUSEBOX_REDIS_PASSWORD");
+  ASSERT_TRUE(from_env);
+  EXPECT_EQ(from_env->password, "from-env");
+}
+
+TEST(ConfigTest, RedisPasswordFileIsCheckedAndNeverQuoted) {
+  const TomlFile two_lines("vin_gateway_redis_password_2", "hunter2\nsecond\n");
+  auto parsed = Parse({"--redis-password-file", two_lines.path()});
+  ASSERT_FALSE(parsed);
+  EXPECT_THAT(parsed.error().message, testing::HasSubstr("--redis-password-file"));
+  EXPECT_THAT(parsed.error().message, testing::HasSubstr("one line"));
+  EXPECT_EQ(parsed.error().message.find("hunter2"), std::string::npos);
+  const TomlFile empty("vin_gateway_redis_password_3", "\n");
+  parsed = Parse({"--redis-password-file", empty.path()});
+  ASSERT_FALSE(parsed);
+  EXPECT_THAT(parsed.error().message, testing::HasSubstr("is empty"));
+  parsed = Parse({"--redis-password-file", "/nonexistent/password"});
+  ASSERT_FALSE(parsed);
+  EXPECT_THAT(parsed.error().message, testing::HasSubstr("cannot be opened"));
+  parsed = Parse({"--redis-password-file", std::filesystem::temp_directory_path().string()});
+  ASSERT_FALSE(parsed);
+  EXPECT_THAT(parsed.error().message, testing::HasSubstr("not a regular file"));
+  // A URL's password is not repeated by an error, nor by the printed settings.
+  parsed = Parse({"--cache", "redis://u:hunter2@cache:99999"});
+  ASSERT_FALSE(parsed);
+  EXPECT_EQ(parsed.error().message.find("hunter2"), std::string::npos) << parsed.error().message;
+  parsed = Parse({"--fleet", "redis://u:hunter2@fleet:6379"});
+  ASSERT_TRUE(parsed) << parsed.error().message;
+  const std::string printed = fusebox::gateway::RenderConfigFile(parsed->config);
+  EXPECT_EQ(printed.find("hunter2"), std::string::npos);
+  EXPECT_THAT(printed, testing::HasSubstr("fleet = \"redis://u:***@fleet:6379\""));
+}
+
 TEST(ConfigTest, VersionIsTheProjects) {
   auto parsed = Parse({"--version"});
   ASSERT_TRUE(parsed) << parsed.error().message;
@@ -400,7 +458,7 @@ TEST(ConfigTest, MalformedValuesNameTheFlag) {
   auto url = Parse({"--upstream-url", "ftp://example.com"});
   ASSERT_FALSE(url);
   EXPECT_EQ(url.error().field, "--upstream-url");
-  auto cache = Parse({"--cache", "redis://x"});
+  auto cache = Parse({"--cache", "redis://x:port"});
   ASSERT_FALSE(cache);
   EXPECT_EQ(cache.error().field, "--cache");
   auto format = Parse({"--log-format", "xml"});

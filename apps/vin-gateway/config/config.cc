@@ -11,6 +11,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <deque>
 #include <exception>
 #include <limits>
@@ -294,6 +295,16 @@ std::optional<std::string> ShowText(const GatewayConfig& config) {
   return TomlString(config.*kField);
 }
 
+// A Redis URL with its password replaced by "***": the printed settings go to terminals and
+// packaging hooks' logs (the file itself keeps the password, where the operator put it).
+template <std::string GatewayConfig::*kField>
+std::optional<std::string> ShowRedacted(const GatewayConfig& config) {
+  if ((config.*kField).empty()) {
+    return std::nullopt;
+  }
+  return TomlString(fusebox::RedactRedisUrl(config.*kField));
+}
+
 template <Duration GatewayConfig::*kField>
 std::optional<std::string> ShowDuration(const GatewayConfig& config) {
   return TomlString(FormatDuration(config.*kField));
@@ -361,8 +372,9 @@ std::optional<ConfigError> CheckCacheUri(const GatewayConfig& config, std::strin
       (uri.rfind("sqlite:", 0) != 0 || uri.size() == std::string_view("sqlite:").size())) {
     return ConfigError{
         std::string(flag),
-        fmt::format("{} must be sqlite:PATH, memory or redis://HOST:PORT[/DB], got '{}'", flag,
-                    uri)};
+        fmt::format("{} must be sqlite:PATH, memory or redis://[[USER]:PASSWORD@]HOST[:PORT][/DB], "
+                    "got '{}'",
+                    flag, fusebox::RedactRedisUrl(uri))};
   }
   return std::nullopt;
 }
@@ -382,6 +394,67 @@ std::optional<ConfigError> CheckInstanceId(const GatewayConfig& config, std::str
   if (config.instance_id.find_first_of(" \t\r\n") != std::string::npos) {
     return ConfigError{std::string(flag), fmt::format("{} must not contain spaces, got '{}'", flag,
                                                       config.instance_id)};
+  }
+  return std::nullopt;
+}
+
+// The password in --redis-password-file: its one line (a final newline dropped). The errors
+// name the file, never what it holds.
+fusebox::Result<std::string, ConfigError> ReadRedisPasswordFile(const std::string& path) {
+  constexpr std::string_view kFlag = "--redis-password-file";
+  constexpr std::size_t kMaxBytes = 4096;
+  const auto error = [&](std::string_view why) {
+    return ConfigError{std::string(kFlag), fmt::format("{}: '{}' {}", kFlag, path, why)};
+  };
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) {
+    return error(fmt::format("cannot be opened: {}", std::generic_category().message(errno)));
+  }
+  struct stat info {};
+  std::string text;
+  std::optional<ConfigError> failed;
+  if (::fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
+    failed = error("is not a regular file");
+  } else if (static_cast<std::uintmax_t>(info.st_size) > kMaxBytes) {
+    failed = error(fmt::format("is over the {} bytes a password file may hold", kMaxBytes));
+  } else {
+    std::array<char, kMaxBytes + 1> buffer{};
+    ssize_t n = 0;
+    do {
+      n = ::read(fd, buffer.data(), buffer.size());
+    } while (n < 0 && errno == EINTR);
+    if (n < 0) {
+      failed = error(fmt::format("cannot be read: {}", std::generic_category().message(errno)));
+    } else {
+      text.assign(buffer.data(), static_cast<std::size_t>(n));
+    }
+  }
+  ::close(fd);
+  if (failed) {
+    return *failed;
+  }
+  if (text.ends_with('\n')) {
+    text.pop_back();
+    if (text.ends_with('\r')) {
+      text.pop_back();
+    }
+  }
+  if (text.empty()) {
+    return error("is empty");
+  }
+  if (text.find_first_of(std::string_view("\n\r\0", 3)) != std::string::npos) {
+    return error("must hold one line, the password");
+  }
+  return text;
+}
+
+std::optional<ConfigError> CheckRedisPasswordFile(const GatewayConfig& config, std::string_view) {
+  if (config.redis_password_file.empty()) {
+    return std::nullopt;
+  }
+  auto password = ReadRedisPasswordFile(config.redis_password_file);
+  if (!password) {
+    return password.error();
   }
   return std::nullopt;
 }
@@ -637,9 +710,9 @@ constexpr Setting kProcessSettings[] = {
      ApplyText<&G::upstream_url>, CheckUpstreamUrl, Same<&G::upstream_url>,
      ShowText<&G::upstream_url>},
     {"--cache", "cache",
-     "cache URI: sqlite:PATH, memory or redis://HOST:PORT[/DB] (default "
+     "cache URI: sqlite:PATH, memory or redis://[[USER]:PASSWORD@]HOST[:PORT][/DB] (default "
      "sqlite:var/vin-cache.sqlite)",
-     ApplyText<&G::cache_uri>, CheckCacheUri, Same<&G::cache_uri>, ShowText<&G::cache_uri>},
+     ApplyText<&G::cache_uri>, CheckCacheUri, Same<&G::cache_uri>, ShowRedacted<&G::cache_uri>},
     {"--cache-ttl", "cache_ttl", "serve cached decodes this long (default 30d)",
      ApplyDuration<&G::cache_ttl>, CheckDurationField<&G::cache_ttl, kSecond, 3650 * kDay>,
      Same<&G::cache_ttl>, ShowDuration<&G::cache_ttl>},
@@ -712,8 +785,14 @@ constexpr Setting kProcessSettings[] = {
      "/usr/share/vin-gateway/vpic/vpic.lite.db, if present)",
      ApplyText<&G::offline_db>, nullptr, Same<&G::offline_db>, ShowText<&G::offline_db>},
     // Fleet mode (docs/fleet.md).
-    {"--fleet", "fleet", "share the breaker through Redis: redis://HOST:PORT[/DB] (default off)",
-     ApplyText<&G::fleet_url>, CheckFleetUrl, Same<&G::fleet_url>, ShowText<&G::fleet_url>},
+    {"--fleet", "fleet",
+     "share the breaker through Redis: redis://[[USER]:PASSWORD@]HOST[:PORT][/DB] (default off)",
+     ApplyText<&G::fleet_url>, CheckFleetUrl, Same<&G::fleet_url>, ShowRedacted<&G::fleet_url>},
+    {"--redis-password-file", "redis_password_file",
+     "file whose one line is the password of the Redis of --fleet and --cache, unless the URL "
+     "has one (default: FUSEBOX_REDIS_PASSWORD from the environment, else none)",
+     ApplyText<&G::redis_password_file>, CheckRedisPasswordFile, Same<&G::redis_password_file>,
+     ShowText<&G::redis_password_file>},
     {"--cache-timeout", "cache_timeout",
      "budget of one Redis cache read or write, --cache redis://... (default 50ms)",
      ApplyDuration<&G::cache_timeout>, CheckDurationField<&G::cache_timeout, kMs, 10 * kSecond>,
@@ -872,6 +951,28 @@ fusebox::CircuitBreakerConfig GatewayConfig::RedisBreakerConfig() const {
   redis.cooldown = std::chrono::seconds(5);
   redis.call_timeout = cache_timeout;
   return redis;
+}
+
+fusebox::Result<fusebox::RedisEndpoint, ConfigError> RedisEndpointOf(const GatewayConfig& config,
+                                                                     std::string_view flag,
+                                                                     const std::string& url) {
+  auto endpoint = fusebox::ParseRedisUrl(url);
+  if (!endpoint) {
+    return ConfigError{std::string(flag), fmt::format("{}: {}", flag, endpoint.error())};
+  }
+  if (!endpoint->password.empty()) {
+    return std::move(*endpoint);
+  }
+  if (!config.redis_password_file.empty()) {
+    auto password = ReadRedisPasswordFile(config.redis_password_file);
+    if (!password) {
+      return password.error();
+    }
+    endpoint->password = std::move(*password);
+  } else if (const char* env = std::getenv("FUSEBOX_REDIS_PASSWORD"); env != nullptr) {
+    endpoint->password = env;
+  }
+  return std::move(*endpoint);
 }
 
 std::string GatewayConfig::effective_instance_id() const {

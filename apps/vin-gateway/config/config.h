@@ -39,6 +39,7 @@
 #include "core/log_format.h"
 #include "core/vin.h"
 #include "fusebox/circuit_breaker.h"
+#include "fusebox/redis_url.h"
 #include "fusebox/status.h"
 
 namespace fusebox::gateway {
@@ -57,7 +58,7 @@ struct GatewayConfig {
   // --upstream-url: vPIC's base URL, http:// or https:// with a host (and optional port and path
   // prefix). Default https://vpic.nhtsa.dot.gov.
   std::string upstream_url = "https://vpic.nhtsa.dot.gov";
-  // --cache: `sqlite:PATH` (created on first run), `memory`, or `redis://HOST:PORT[/DB]` (shared
+  // --cache: `sqlite:PATH` (created on first run), `memory`, or `redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]` (shared
   // by a fleet, docs/fleet.md). Default sqlite:var/vin-cache.sqlite.
   std::string cache_uri = "sqlite:var/vin-cache.sqlite";
   // --cache-ttl: how long a decode is served from the cache without asking vPIC.
@@ -151,12 +152,16 @@ struct GatewayConfig {
   std::uint32_t threads = 1;
 
   // ---- fleet mode (docs/fleet.md) ----
-  // --fleet redis://HOST:PORT[/DB]: share the vpic breaker with the other instances through
+  // --fleet redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]: share the vpic breaker with the other instances through
   // Redis. Default "" (this instance alone). Must parse (an unreachable Redis is not an error).
   std::string fleet_url;
   // --instance-id: this instance's name in the fleet. Default "": HOST:PORT of --listen.
   std::string instance_id;
   std::string effective_instance_id() const;
+  // --redis-password-file: a file whose one line is the password of the Redis servers of --fleet
+  // and --cache (a URL's own password, discouraged because a process listing shows it, comes
+  // first); else the environment's FUSEBOX_REDIS_PASSWORD. A regular file of at most 4 KiB.
+  std::string redis_password_file;
   // --cache-timeout: the budget of one Redis cache read or write (`--cache redis://...`), and the
   // call timeout of its `redis` breaker. Default 50ms, range [1ms, 10s].
   Duration cache_timeout = std::chrono::milliseconds(50);
@@ -201,6 +206,13 @@ fusebox::Result<CommandLine, ConfigError> ParseCommandLine(int argc, const char*
 // What --print-config and --check-config print, and the package's
 // /etc/vin-gateway/vin-gateway.toml (generated at build time, so it cannot drift from --help).
 std::string RenderConfigFile(const GatewayConfig& config);
+
+// The Redis server of `url` (--fleet, or --cache redis://...) with its login: the URL's own
+// password, else --redis-password-file's, else FUSEBOX_REDIS_PASSWORD's. Errors name the flag and
+// never hold the password.
+fusebox::Result<fusebox::RedisEndpoint, ConfigError> RedisEndpointOf(const GatewayConfig& config,
+                                                                     std::string_view flag,
+                                                                     const std::string& url);
 
 // Applies one setting by flag name ("--call-timeout") from its text form; checks syntax only.
 std::optional<ConfigError> ApplySetting(GatewayConfig& config, std::string_view flag,
