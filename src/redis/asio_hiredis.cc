@@ -2,9 +2,12 @@
 
 #include <boost/asio/posix/stream_descriptor.hpp>
 #include <cstddef>
+#include <functional>
 #include <memory>
+#include <string>
 #include <system_error>
 #include <utility>
+#include <vector>
 
 namespace fusebox::redis_internal {
 namespace {
@@ -130,6 +133,42 @@ void SendCommand(redisAsyncContext* context, const std::vector<std::string>& arg
   } else {
     (*handler)(nullptr);
   }
+}
+
+namespace {
+
+void LoginStep(redisAsyncContext* context,
+               std::shared_ptr<std::vector<std::vector<std::string>>> steps, std::size_t next,
+               LoginDone done) {
+  if (next == steps->size()) {
+    done("");
+    return;
+  }
+  SendCommand(context, (*steps)[next],
+              [context, steps, next, done = std::move(done)](redisReply* reply) mutable {
+                if (reply == nullptr) {
+                  done("connection lost");
+                } else if (reply->type == REDIS_REPLY_ERROR) {
+                  done((*steps)[next][0] + ": " + std::string(reply->str, reply->len));
+                } else {
+                  LoginStep(context, std::move(steps), next + 1, std::move(done));
+                }
+              });
+}
+
+}  // namespace
+
+void Login(redisAsyncContext* context, const RedisEndpoint& endpoint, LoginDone done) {
+  auto steps = std::make_shared<std::vector<std::vector<std::string>>>();
+  if (!endpoint.password.empty()) {
+    steps->push_back(endpoint.user.empty()
+                         ? std::vector<std::string>{"AUTH", endpoint.password}
+                         : std::vector<std::string>{"AUTH", endpoint.user, endpoint.password});
+  }
+  if (endpoint.db != 0) {
+    steps->push_back({"SELECT", std::to_string(endpoint.db)});
+  }
+  LoginStep(context, std::move(steps), 0, std::move(done));
 }
 
 }  // namespace fusebox::redis_internal

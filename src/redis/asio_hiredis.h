@@ -7,6 +7,8 @@
 // context; the descriptor is released, not closed: hiredis owns and closes the fd.
 #pragma once
 
+#include "fusebox/redis_url.h"
+
 #include <hiredis/async.h>
 
 #include <functional>
@@ -30,5 +32,14 @@ using ReplyHandler = std::function<void(redisReply* reply)>;
 // when `context` is null or hiredis refuses the command (the context is disconnecting).
 void SendCommand(redisAsyncContext* context, const std::vector<std::string>& args,
                  ReplyHandler on_reply);
+
+// What a login ends with: "" once every step answered, else why not ("AUTH: WRONGPASS ...",
+// "SELECT: ...", or "connection lost" when the context went down meanwhile).
+using LoginDone = std::function<void(const std::string& error)>;
+
+// Logs in on a freshly connected `context`, one command at a time: AUTH [USER] PASSWORD when
+// `endpoint` has a password, then SELECT DB when it is not 0. `done` runs exactly once, on the
+// context's executor. The error never holds the password (Redis's refusals do not echo it).
+void Login(redisAsyncContext* context, const RedisEndpoint& endpoint, LoginDone done);
 
 }  // namespace fusebox::redis_internal

@@ -118,44 +118,23 @@ struct RedisClient::Impl : std::enable_shared_from_this<Impl> {
       self->Fail(self->session);
       return;
     }
-    std::vector<std::vector<std::string>> steps;
-    const RedisEndpoint& endpoint = self->options.endpoint;
-    if (!endpoint.password.empty()) {
-      steps.push_back(endpoint.user.empty()
-                          ? std::vector<std::string>{"AUTH", endpoint.password}
-                          : std::vector<std::string>{"AUTH", endpoint.user, endpoint.password});
-    }
-    if (endpoint.db != 0) {
-      steps.push_back({"SELECT", std::to_string(endpoint.db)});
-    }
-    self->Login(self->session, std::move(steps), 0);
-  }
-
-  // The login, one command at a time: AUTH (with a password), then SELECT (a DB other than 0).
-  // The connection is up only once each answered; a refusal ("WRONGPASS ...", "NOPERM ...") is
-  // kept for last_error() and the connection is dropped and retried with backoff (an operator
-  // who fixes the password or the ACL sees the link come back without a restart).
-  void Login(std::uint64_t id, std::vector<std::vector<std::string>> steps, std::size_t next) {
-    if (next == steps.size()) {
-      up = true;
-      backoff = options.reconnect_min;
-      connect_timer.cancel();
-      SetError("");
-      return;
-    }
-    const std::vector<std::string> args = steps[next];
-    redis_internal::SendCommand(
-        ac, args,
-        [self = shared_from_this(), id, steps = std::move(steps), next](redisReply* r) mutable {
-          if (id != self->session || r == nullptr) {
-            return;  // torn down meanwhile: the disconnect already counts as the failure
+    redis_internal::Login(
+        self->ac, self->options.endpoint,
+        [keep = self->shared_from_this(), id = self->session](const std::string& error) {
+          if (id != keep->session) {
+            return;  // torn down meanwhile
           }
-          if (r->type == REDIS_REPLY_ERROR) {
-            self->SetError(steps[next][0] + ": " + std::string(r->str, r->len));
-            self->Fail(id);
+          if (!error.empty()) {
+            // "WRONGPASS ...", "NOPERM ...": kept for last_error(); dropped and retried with
+            // backoff, so that a fixed password or ACL brings the link back without a restart.
+            keep->SetError(error);
+            keep->Fail(id);
             return;
           }
-          self->Login(id, std::move(steps), next + 1);
+          keep->up = true;
+          keep->backoff = keep->options.reconnect_min;
+          keep->connect_timer.cancel();
+          keep->SetError("");
         });
   }
 

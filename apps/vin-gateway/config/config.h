@@ -58,8 +58,9 @@ struct GatewayConfig {
   // --upstream-url: vPIC's base URL, http:// or https:// with a host (and optional port and path
   // prefix). Default https://vpic.nhtsa.dot.gov.
   std::string upstream_url = "https://vpic.nhtsa.dot.gov";
-  // --cache: `sqlite:PATH` (created on first run), `memory`, or `redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]` (shared
-  // by a fleet, docs/fleet.md). Default sqlite:var/vin-cache.sqlite.
+  // --cache: `sqlite:PATH` (created on first run), `memory`, or
+  // `redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]` (shared by a fleet, docs/fleet.md). Default
+  // sqlite:var/vin-cache.sqlite.
   std::string cache_uri = "sqlite:var/vin-cache.sqlite";
   // --cache-ttl: how long a decode is served from the cache without asking vPIC.
   // Default 30d, range [1s, 3650d].
@@ -152,8 +153,9 @@ struct GatewayConfig {
   std::uint32_t threads = 1;
 
   // ---- fleet mode (docs/fleet.md) ----
-  // --fleet redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]: share the vpic breaker with the other instances through
-  // Redis. Default "" (this instance alone). Must parse (an unreachable Redis is not an error).
+  // --fleet redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]: share the vpic breaker with the other
+  // instances through Redis. Default "" (this instance alone). Must parse (an unreachable Redis is
+  // not an error).
   std::string fleet_url;
   // --instance-id: this instance's name in the fleet. Default "": HOST:PORT of --listen.
   std::string instance_id;

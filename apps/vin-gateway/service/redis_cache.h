@@ -1,11 +1,11 @@
 // vin-gateway/service/redis_cache.h
 //
-// The last-good cache in Redis (`--cache redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]`), shared by every gateway of a
-// fleet (docs/fleet.md): a decode stored by one instance is a hit on every other. The Cache
-// contract (cache.h) holds: Get and Put suspend instead of blocking, complete on the awaiting
-// coroutine's executor, and each has its own budget (`--cache-timeout`, default 50 ms): a slow
-// or dead Redis is an empty cache, never a stall. Calls go through their own breaker (`redis`,
-// in /status and /metrics): once it is open, Get and Put skip Redis altogether.
+// The last-good cache in Redis (`--cache redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]`), shared by
+// every gateway of a fleet (docs/fleet.md): a decode stored by one instance is a hit on every
+// other. The Cache contract (cache.h) holds: Get and Put suspend instead of blocking, complete on
+// the awaiting coroutine's executor, and each has its own budget (`--cache-timeout`, default 50
+// ms): a slow or dead Redis is an empty cache, never a stall. Calls go through their own breaker
+// (`redis`, in /status and /metrics): once it is open, Get and Put skip Redis altogether.
 //
 // Entries: `<prefix><VIN>` = "<fetched_at, ms since the Unix epoch>\n<payload>", no expiry: the
 // TTL is the reader's policy as with every backend, and the size bound is Redis's (`maxmemory`
