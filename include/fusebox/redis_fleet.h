@@ -58,6 +58,8 @@ struct RedisFleetStats {
   std::uint64_t received = 0;            // messages from the channel and stored states read
   std::uint64_t malformed = 0;           // received but not parsable: dropped
   std::uint64_t lease_requests = 0;
+  // Why the link is down: "connect: Connection refused", "AUTH: WRONGPASS ..."; "" when up.
+  std::string last_error;
 };
 
 class RedisFleetLink final : public FleetLink {

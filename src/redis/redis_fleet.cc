@@ -111,6 +111,8 @@ struct RedisFleetLink::Impl : std::enable_shared_from_this<Impl> {
 
   Mutex receiver_mu;
   FleetReceiver* receiver FUSEBOX_GUARDED_BY(receiver_mu) = nullptr;  // called with it held
+  mutable Mutex error_mu;
+  std::string last_error FUSEBOX_GUARDED_BY(error_mu);  // why the link is down; "" when up
 
   // The rest: strand only.
   redisAsyncContext* cmd = nullptr;
@@ -197,6 +199,7 @@ struct RedisFleetLink::Impl : std::enable_shared_from_this<Impl> {
       return;
     }
     if (status != REDIS_OK) {
+      self->SetError(std::string("connect: ") + ac->errstr);
       // hiredis frees a context whose connection failed, after this callback.
       if (ac == self->cmd) {
         self->cmd = nullptr;
@@ -206,18 +209,43 @@ struct RedisFleetLink::Impl : std::enable_shared_from_this<Impl> {
       self->Fail(self->session);
       return;
     }
-    if (ac == self->cmd) {
-      self->cmd_up = true;
-      if (self->options.endpoint.db != 0) {
-        self->Command({"SELECT", std::to_string(self->options.endpoint.db)},
-                      [](Impl&, redisReply*) {});
-      }
-    } else if (ac == self->sub) {
-      self->sub_up = true;
-      redisAsyncCommand(self->sub, &Impl::OnSubscription, nullptr, "SUBSCRIBE %b",
-                        self->channel.data(), self->channel.size());
+    const bool is_cmd = ac == self->cmd;
+    redisAsyncContext* context = is_cmd ? self->cmd : self->sub;
+    if (context != ac) {
+      return;
     }
-    self->MaybeUp();
+    // Each connection logs in (AUTH) before it counts; the subscriber needs no SELECT (channels
+    // are the server's, not a DB's).
+    RedisEndpoint login = self->options.endpoint;
+    if (!is_cmd) {
+      login.db = 0;
+    }
+    redis_internal::Login(
+        context, login,
+        [keep = self->shared_from_this(), id = self->session, is_cmd](const std::string& error) {
+          if (id != keep->session) {
+            return;  // torn down meanwhile
+          }
+          if (!error.empty()) {
+            // "WRONGPASS ...", "NOPERM ...": shown in Stats().last_error, retried with backoff.
+            keep->SetError(error);
+            keep->Fail(id);
+            return;
+          }
+          if (is_cmd) {
+            keep->cmd_up = true;
+          } else {
+            keep->sub_up = true;
+            redisAsyncCommand(keep->sub, &Impl::OnSubscription, nullptr, "SUBSCRIBE %b",
+                              keep->channel.data(), keep->channel.size());
+          }
+          keep->MaybeUp();
+        });
+  }
+
+  void SetError(std::string text) {
+    Locked lock(error_mu);
+    last_error = std::move(text);
   }
 
   static void OnDisconnect(const redisAsyncContext* ac, int /*status*/) {
@@ -280,6 +308,7 @@ struct RedisFleetLink::Impl : std::enable_shared_from_this<Impl> {
     }
     up = true;
     ++connects;
+    SetError("");
     backoff = options.reconnect_min;
     connect_timer.cancel();
     for (const std::string& breaker : watched) {
@@ -499,9 +528,14 @@ bool RedisFleetLink::connected() const noexcept { return impl_->up.load(); }
 
 RedisFleetStats RedisFleetLink::Stats() const {
   const Impl& s = *impl_;
-  return RedisFleetStats{s.up.load(),        s.connects.load(),      s.disconnects.load(),
-                         s.published.load(), s.dropped.load(),       s.received.load(),
-                         s.malformed.load(), s.lease_requests.load()};
+  std::string last_error;
+  {
+    Locked lock(s.error_mu);
+    last_error = s.last_error;
+  }
+  return RedisFleetStats{s.up.load(),        s.connects.load(),       s.disconnects.load(),
+                         s.published.load(), s.dropped.load(),        s.received.load(),
+                         s.malformed.load(), s.lease_requests.load(), std::move(last_error)};
 }
 
 const RedisFleetOptions& RedisFleetLink::options() const noexcept { return impl_->options; }
