@@ -1329,7 +1329,10 @@ bool CircuitBreaker::Adopt(State to, Duration remaining_cooldown) {
   {
     Locked lock(s.mu);
     if (to == State::kOpen) {
-      x.adopted_cooldown = std::max(remaining_cooldown, Duration(1));
+      // A peer's cooldown is at most this breaker's own longest OPEN wait: a buggy or forged one
+      // (years, or near Duration::max, which would overflow the deadline) cannot hold it open
+      // longer than its own settings would.
+      x.adopted_cooldown = std::clamp(remaining_cooldown, Duration(1), s.config->open_wait_max());
     }
     s.TransitionLocked(to, s.clock().Now(), TransitionCause::kFleet, events);
   }

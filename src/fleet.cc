@@ -3,6 +3,7 @@
 // the probe gate under its lock, so the gate reads atomics only).
 #include "fusebox/fleet.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cstdint>
 #include <memory>
@@ -47,7 +48,57 @@ bool ParseInt(std::string_view text, Int& out) noexcept {
   return ec == std::errc() && end == text.data() + text.size();
 }
 
+// A name as a peer may send it: non-empty, bounded, no control characters (it is echoed in
+// /status, logs and Redis keys); a sender id has no spaces either (the wire form splits on them).
+bool GoodName(std::string_view name, std::size_t max_bytes, bool spaces_allowed) noexcept {
+  if (name.empty() || name.size() > max_bytes) {
+    return false;
+  }
+  for (const char c : name) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte < 0x20 || byte == 0x7f || (byte == ' ' && !spaces_allowed)) {
+      return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace
+
+std::string_view ToString(FleetRefusal refusal) noexcept {
+  switch (refusal) {
+    case FleetRefusal::kTooLong:
+      return "message too long";
+    case FleetRefusal::kMalformed:
+      return "malformed";
+    case FleetRefusal::kBadName:
+      return "bad sender or breaker name";
+    case FleetRefusal::kBadGeneration:
+      return "generation out of range";
+    case FleetRefusal::kGenerationTooFarAhead:
+      return "generation too far ahead";
+    case FleetRefusal::kBadCooldown:
+      return "cooldown out of range";
+  }
+  return "unknown";
+}
+
+std::optional<FleetRefusal> CheckFleetMessage(const FleetMessage& m) {
+  if (!GoodName(m.sender, kMaxFleetSenderBytes, false) ||
+      !GoodName(m.breaker, kMaxFleetBreakerBytes, true)) {
+    return FleetRefusal::kBadName;
+  }
+  if (m.generation == 0 || m.generation > kMaxFleetGeneration) {
+    return FleetRefusal::kBadGeneration;
+  }
+  const bool cooldown_ok = m.state == State::kOpen ? m.remaining_cooldown >= Duration(0) &&
+                                                         m.remaining_cooldown <= kMaxFleetCooldown
+                                                   : m.remaining_cooldown == Duration(0);
+  if (!cooldown_ok) {
+    return FleetRefusal::kBadCooldown;
+  }
+  return std::nullopt;
+}
 
 bool IsNewer(const FleetMessage& a, std::uint64_t b_generation, std::string_view b_sender) {
   if (a.generation != b_generation) {
@@ -71,7 +122,10 @@ std::string EncodeFleetMessage(const FleetMessage& m) {
   return out;
 }
 
-std::optional<FleetMessage> DecodeFleetMessage(std::string_view text) {
+Result<FleetMessage, FleetRefusal> DecodeFleetMessage(std::string_view text) {
+  if (text.size() > kMaxFleetMessageBytes) {
+    return FleetRefusal::kTooLong;  // before anything of it is copied
+  }
   std::string_view rest = text;
   std::string_view version;
   std::string_view generation;
@@ -82,21 +136,27 @@ std::optional<FleetMessage> DecodeFleetMessage(std::string_view text) {
   if (!NextField(rest, version) || version != kWireVersion || !NextField(rest, generation) ||
       !NextField(rest, state) || !NextField(rest, remaining) || !NextField(rest, by_operator) ||
       !NextField(rest, sender) || rest.empty() || rest.find('\n') != std::string_view::npos) {
-    return std::nullopt;
+    return FleetRefusal::kMalformed;
   }
   FleetMessage m;
   Duration::rep remaining_ns = 0;
   const std::optional<State> parsed_state = ParseState(state);
   if (!ParseInt(generation, m.generation) || !parsed_state || *parsed_state == State::kHalfOpen ||
-      !ParseInt(remaining, remaining_ns) || remaining_ns < 0 ||
-      (by_operator != "0" && by_operator != "1")) {
-    return std::nullopt;
+      !ParseInt(remaining, remaining_ns) || (by_operator != "0" && by_operator != "1")) {
+    return FleetRefusal::kMalformed;
+  }
+  // An OPEN with nothing left would be sent as 1 ns (PublishCurrent): 0 or less is not ours.
+  if (*parsed_state == State::kOpen && remaining_ns <= 0) {
+    return FleetRefusal::kBadCooldown;
   }
   m.state = *parsed_state;
   m.remaining_cooldown = Duration(remaining_ns);
   m.by_operator = by_operator == "1";
   m.sender = std::string(sender);
   m.breaker = std::string(rest);
+  if (const std::optional<FleetRefusal> problem = CheckFleetMessage(m)) {
+    return *problem;
+  }
   return m;
 }
 
@@ -254,12 +314,16 @@ void Fleet::PublishCurrent(Member& member, const TransitionEvent* event) {
   message.by_operator = event != nullptr ? event->cause == TransitionCause::kOperator
                                          : IsOperatorState(message.state);
   if (message.state == State::kOpen) {
-    message.remaining_cooldown = member.breaker->retry_after();
+    // At least 1 ns: the wire form refuses an OPEN with nothing left (DecodeFleetMessage); a
+    // cooldown that ran out before this republish is as good as due.
+    message.remaining_cooldown = std::max(member.breaker->retry_after(), Duration(1));
   }
   {
     Locked lock(member.mu);
     if (event != nullptr) {
-      member.generation += 1;
+      // Saturates: a wrapped generation (0) would be the oldest for every peer, and every later
+      // transition of this instance discarded until all restart.
+      member.generation = std::min(member.generation + 1, kMaxFleetGeneration);
       member.sender = instance_;
     } else if (member.sender != instance_) {
       return;
@@ -274,13 +338,50 @@ void Fleet::PublishCurrent(Member& member, const TransitionEvent* event) {
   }
 }
 
+void Fleet::CountRefused() {
+  Locked lock(mu_);
+  ++stats_.messages_refused;
+}
+
+void Fleet::NotePeer(const std::string& sender) {
+  const std::uint64_t now = ++peer_clock_;
+  if (auto it = peers_.find(sender); it != peers_.end()) {
+    it->second = now;
+    return;
+  }
+  if (peers_.size() >= kMaxFleetPeers) {
+    // Forget the one heard from least recently: a scan of kMaxFleetPeers entries, only when a
+    // new sender shows up with the table full.
+    auto oldest = peers_.begin();
+    for (auto it = peers_.begin(); it != peers_.end(); ++it) {
+      if (it->second < oldest->second) {
+        oldest = it;
+      }
+    }
+    peers_.erase(oldest);
+  }
+  peers_.emplace(sender, now);
+}
+
 void Fleet::OnMessage(const FleetMessage& message) {
+  // Every link's messages are checked here, whatever the link checked already: what a peer sends
+  // must never break this instance (docs/fleet.md, "Bounds").
+  if (CheckFleetMessage(message)) {
+    CountRefused();
+    return;
+  }
   auto member = Find(message.breaker);
+  // A generation far ahead of the newest known one (below, under the member's lock) is forged or
+  // corrupted: adopted, it would push the fleet to kMaxFleetGeneration, where no new transition
+  // wins any more. (Known generations are at most kMaxFleetGeneration: the sum cannot wrap.)
   if (message.sender == instance_) {
     // Our own message read back (a stored state): only the generation matters.
     if (member) {
       Locked lock(member->mu);
-      if (IsNewer(message, member->generation, member->sender)) {
+      if (message.generation > member->generation + kMaxFleetGenerationLead) {
+        Locked stats_lock(mu_);
+        ++stats_.messages_refused;
+      } else if (IsNewer(message, member->generation, member->sender)) {
         member->generation = message.generation;
         member->sender = message.sender;
       }
@@ -290,13 +391,18 @@ void Fleet::OnMessage(const FleetMessage& message) {
   {
     Locked lock(mu_);
     ++stats_.messages_received;
-    peers_.insert(message.sender);
+    NotePeer(message.sender);
   }
   if (!member) {
     return;
   }
   {
     Locked lock(member->mu);
+    if (message.generation > member->generation + kMaxFleetGenerationLead) {
+      Locked stats_lock(mu_);
+      ++stats_.messages_refused;
+      return;
+    }
     if (!IsNewer(message, member->generation, member->sender)) {
       Locked stats_lock(mu_);
       ++stats_.messages_stale;

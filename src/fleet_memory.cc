@@ -29,7 +29,10 @@ void InMemoryFleetBus::Publish(Link& from, const FleetMessage& message) {
     FleetMessage stored = message;
     // Kept as the instant the cooldown ends on the bus's clock; Reconcile turns it back into a
     // remaining duration.
-    stored.remaining_cooldown = (clock_.Now() + message.remaining_cooldown).time_since_epoch();
+    // (Clamped like the wire form, so that no test's message overflows the clock's arithmetic.)
+    stored.remaining_cooldown =
+        (clock_.Now() + std::clamp(message.remaining_cooldown, Duration(0), kMaxFleetCooldown))
+            .time_since_epoch();
     stored_[message.breaker] = std::move(stored);
     for (Link* link : links_) {
       if (link == &from || !link->connected()) {

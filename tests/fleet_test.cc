@@ -4,9 +4,13 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdint>
+#include <limits>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "fusebox/circuit_breaker.h"
@@ -318,6 +322,118 @@ TEST_F(FleetTest, DetachedBreakersActAlone) {
   EXPECT_EQ(B(2).state(), State::kOpen);
 }
 
+// ---- bounded trust: what a peer (or anyone who can write to Redis) sends (docs/fleet.md,
+// "Bounds") ----
+
+TEST_F(FleetTest, AGenerationFarAheadIsRefusedAndOperatorCommandsStillApply) {
+  Start();
+  Trip(B(0));  // generation 1 everywhere
+  // One forged message at the top of the range reaches every instance. Adopted, the next
+  // generation (its + 1) would wrap to 0, and every later transition would be stale everywhere.
+  const FleetMessage forged{
+      "vpic", std::numeric_limits<std::uint64_t>::max(), State::kClosed, Duration(0), false, "z"};
+  FleetMessage beyond_lead = forged;
+  beyond_lead.generation = 1 + kMaxFleetGenerationLead + 1;
+  for (int i = 0; i < 3; ++i) {
+    L(i).Inject(forged);
+    L(i).Inject(beyond_lead);
+    EXPECT_EQ(B(i).state(), State::kOpen) << i;
+    EXPECT_EQ(F(i).Stats().messages_refused, 2U) << i;
+  }
+  B(0).ForceOpen();
+  for (int i : {1, 2}) {
+    EXPECT_EQ(B(i).state(), State::kForcedOpen) << i;
+  }
+  // A generation just within the lead is a peer that was cut off for long: adopted.
+  FleetMessage within_lead = forged;
+  within_lead.generation = 2 + kMaxFleetGenerationLead;
+  within_lead.by_operator = true;
+  L(1).Inject(within_lead);
+  EXPECT_EQ(B(1).state(), State::kClosed);
+  EXPECT_EQ(F(1).Stats().messages_refused, 2U);
+}
+
+TEST_F(FleetTest, GenerationsSaturateInsteadOfWrapping) {
+  Start({}, 2);
+  // Walk both instances up to the top of the range in steps the lead allows (a peer from "0",
+  // which loses every tie to "a" and "b").
+  FleetMessage step{"vpic", 0, State::kClosed, Duration(0), false, "0"};
+  while (step.generation < kMaxFleetGeneration) {
+    step.generation = std::min(step.generation + kMaxFleetGenerationLead, kMaxFleetGeneration);
+    L(0).Inject(step);
+    L(1).Inject(step);
+  }
+  ASSERT_EQ(F(0).Stats().messages_refused, 0U);
+  // A's trip is published at kMaxFleetGeneration (not 0): B adopts it, as a tie won by "a".
+  Trip(B(0));
+  EXPECT_EQ(B(1).state(), State::kOpen);
+  EXPECT_EQ(F(1).Stats().messages_stale, 0U);
+  // Past the top: refused.
+  step.generation = kMaxFleetGeneration + 1;
+  L(1).Inject(step);
+  EXPECT_EQ(F(1).Stats().messages_refused, 1U);
+}
+
+TEST_F(FleetTest, APeersCooldownIsCappedByTheLocalMaximum) {
+  CircuitBreakerConfig config;
+  config.cooldown_max = std::chrono::minutes(5);
+  Start(config);
+  // 23 h is within what a breaker may be set to, far beyond this one's cooldown_max.
+  L(1).Inject(FleetMessage{"vpic", 1, State::kOpen, std::chrono::hours(23), false, "z"});
+  EXPECT_EQ(B(1).state(), State::kOpen);
+  EXPECT_EQ(B(1).retry_after(), std::chrono::minutes(5));
+  clock_.Advance(std::chrono::minutes(5));
+  auto probe = Probe(B(1));
+  EXPECT_TRUE(probe.has_value());
+  // Beyond any cooldown a breaker accepts (near Duration::max the deadline would overflow: the
+  // tester's /status said 9,223,372,037 s while the next call went through as a probe), or
+  // negative: refused, nothing changes.
+  for (const Duration bad : {Duration::max(), Duration(9'000'000'000'000'000'000),
+                             kMaxFleetCooldown + Duration(1), Duration(-5)}) {
+    L(2).Inject(FleetMessage{"vpic", 1, State::kOpen, bad, false, "z"});
+  }
+  EXPECT_EQ(B(2).state(), State::kClosed);
+  EXPECT_EQ(F(2).Stats().messages_refused, 4U);
+}
+
+TEST_F(FleetTest, AdoptCapsAnyCooldownAtTheBreakersOwnMaximum) {
+  CircuitBreakerConfig config;
+  config.cooldown = seconds(5);
+  config.cooldown_max = std::chrono::minutes(5);
+  auto b = std::move(CircuitBreaker::Create("vpic", config, {.clock = &clock_})).value();
+  ASSERT_TRUE(b->Adopt(State::kOpen, Duration::max()));
+  EXPECT_EQ(b->retry_after(), std::chrono::minutes(5));
+  clock_.Advance(std::chrono::minutes(5) - milliseconds(1));
+  EXPECT_FALSE(b->TryAcquire().has_value());
+  clock_.Advance(milliseconds(1));
+  auto probe = b->TryAcquire();
+  ASSERT_TRUE(probe.has_value());
+  EXPECT_TRUE(probe->is_probe());
+  probe->Record(Outcome::kIgnored);
+}
+
+TEST_F(FleetTest, AFloodOfInventedSendersCostsABoundedPeersTable) {
+  Start();
+  Trip(B(0));  // generation 1 from "a"
+  // 50,000 stale messages (generation 1 from senders below "a"), each from a new name.
+  for (int i = 0; i < 50'000; ++i) {
+    L(1).Inject(
+        FleetMessage{"vpic", 1, State::kOpen, seconds(10), false, "0-" + std::to_string(i)});
+  }
+  EXPECT_EQ(F(1).Stats().messages_stale, 50'000U);
+  EXPECT_EQ(F(1).Stats().peers_seen, kMaxFleetPeers);
+  // Names beyond the bounds are refused before anything of them is kept.
+  L(1).Inject(FleetMessage{"vpic", 2, State::kClosed, Duration(0), false,
+                           std::string(kMaxFleetSenderBytes + 1, 'z')});
+  L(1).Inject(FleetMessage{"vpic", 2, State::kClosed, Duration(0), false,
+                           std::string(20 * 1024 * 1024, 'z')});
+  L(1).Inject(FleetMessage{std::string(kMaxFleetBreakerBytes + 1, 'v'), 2, State::kClosed,
+                           Duration(0), false, "z"});
+  L(1).Inject(FleetMessage{"vpic", 2, State::kClosed, Duration(0), false, "z\x1b[2J"});
+  EXPECT_EQ(F(1).Stats().messages_refused, 4U);
+  EXPECT_EQ(B(1).state(), State::kOpen);
+}
+
 TEST(FleetMessageTest, RoundTripsThroughTheWireForm) {
   FleetMessage m{"vpic decode", 42, State::kOpen, milliseconds(1500), false, "10.0.0.1:8080"};
   const std::string wire = EncodeFleetMessage(m);
@@ -341,6 +457,38 @@ TEST(FleetMessageTest, MalformedMessagesDoNotParse) {
         "fusebox1 99999999999999999999 OPEN 0 0 a b"}) {
     EXPECT_FALSE(DecodeFleetMessage(bad).has_value()) << bad;
   }
+}
+
+TEST(FleetMessageTest, FieldsOutOfBoundsAreRefusedWithTheirReason) {
+  const std::string long_sender(kMaxFleetSenderBytes + 1, 's');
+  const std::string long_breaker(kMaxFleetBreakerBytes + 1, 'v');
+  const std::pair<std::string, FleetRefusal> cases[] = {
+      {"fusebox1 1 OPEN 1 0 a " + std::string(kMaxFleetMessageBytes, 'v'), FleetRefusal::kTooLong},
+      {"fusebox1 1 OPEN 1 0 " + long_sender + " vpic", FleetRefusal::kBadName},
+      {"fusebox1 1 OPEN 1 0 a " + long_breaker, FleetRefusal::kBadName},
+      {"fusebox1 1 OPEN 1 0 a vp\x01ic", FleetRefusal::kBadName},
+      {"fusebox1 0 OPEN 1 0 a vpic", FleetRefusal::kBadGeneration},
+      {"fusebox1 9007199254740993 OPEN 1 0 a vpic", FleetRefusal::kBadGeneration},
+      {"fusebox1 18446744073709551615 OPEN 1 0 a vpic", FleetRefusal::kBadGeneration},
+      {"fusebox1 1 OPEN 0 0 a vpic", FleetRefusal::kBadCooldown},
+      {"fusebox1 1 OPEN -1 0 a vpic", FleetRefusal::kBadCooldown},
+      {"fusebox1 1 OPEN 9223372036854775807 0 a vpic", FleetRefusal::kBadCooldown},
+      {"fusebox1 1 OPEN 86400000000001 0 a vpic", FleetRefusal::kBadCooldown},
+      {"fusebox1 1 CLOSED 5 0 a vpic", FleetRefusal::kBadCooldown},
+      {"fusebox1 1 OPEN 1 0 a vpic\n", FleetRefusal::kMalformed},
+  };
+  for (const auto& [wire, reason] : cases) {
+    const auto decoded = DecodeFleetMessage(wire);
+    ASSERT_FALSE(decoded.has_value()) << wire.substr(0, 80);
+    EXPECT_EQ(decoded.error(), reason) << wire.substr(0, 80) << ": " << ToString(decoded.error());
+  }
+  // The bounds themselves are in range.
+  const std::string at_bounds = "fusebox1 9007199254740992 OPEN 86400000000000 0 " +
+                                std::string(kMaxFleetSenderBytes, 's') + " vpic";
+  const auto decoded = DecodeFleetMessage(at_bounds);
+  ASSERT_TRUE(decoded.has_value()) << ToString(decoded.error());
+  EXPECT_EQ(decoded->generation, kMaxFleetGeneration);
+  EXPECT_EQ(decoded->remaining_cooldown, kMaxFleetCooldown);
 }
 
 }  // namespace

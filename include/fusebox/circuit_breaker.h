@@ -415,7 +415,8 @@ class CircuitBreaker {
   // transition already being delivered may still reach the previous one.
   void SetCoordination(Coordination coordination);
   // Applies a transition decided elsewhere, with cause kFleet: OPEN with `remaining_cooldown`
-  // (from now; the cooldown growth is untouched), or CLOSED or an operator state as the operator
+  // (from now, at most the breaker's own cooldown_max, or probe_interval_max when probing
+  // actively; the cooldown growth is untouched), or CLOSED or an operator state as the operator
   // commands enter them. HALF_OPEN is refused (returns false): each breaker enters it on its own.
   bool Adopt(State to, Duration remaining_cooldown = Duration::zero());
 

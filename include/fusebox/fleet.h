@@ -33,6 +33,8 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -45,6 +47,7 @@
 #include "fusebox/circuit_breaker.h"
 #include "fusebox/clock.h"
 #include "fusebox/events.h"
+#include "fusebox/status.h"
 #include "fusebox/thread_annotations.h"
 
 namespace fusebox {
@@ -59,6 +62,46 @@ struct FleetMessage {
   std::string sender;              // the sending instance's id
 };
 
+// Bounds on what a peer may send (docs/fleet.md, "Bounds"). Redis is shared: a buggy peer, an
+// operator's typo or anyone who can PUBLISH there writes what an instance reads. A message outside
+// these bounds is refused (counted, never applied), so that none of them can break an instance.
+//
+// The whole wire form, checked before anything of it is copied.
+inline constexpr std::size_t kMaxFleetMessageBytes = 512;
+// A sender id: instance ids are host names plus a suffix, far shorter.
+inline constexpr std::size_t kMaxFleetSenderBytes = 128;
+inline constexpr std::size_t kMaxFleetBreakerBytes = 256;
+// Generations are compared as Lua numbers (doubles) by the Redis scripts, exact up to 2^53; at a
+// thousand transitions a second a fleet would need 285,000 years to get there. A local transition
+// past it stays at it (never wraps to 0, which every peer would take for the oldest).
+inline constexpr std::uint64_t kMaxFleetGeneration = std::uint64_t{1} << 53;
+// A peer's generation may be at most this far ahead of the newest known one (0 before any): one
+// transition a second for 136 years. Further is a forged or corrupted message, and adopting it
+// would leave the fleet near kMaxFleetGeneration, where new transitions no longer win.
+inline constexpr std::uint64_t kMaxFleetGenerationLead = std::uint64_t{1} << 32;
+// A remaining cooldown on the wire: the largest cooldown_max a breaker accepts. A breaker adopts
+// at most its own open_wait_max() of it anyway (CircuitBreaker::Adopt).
+inline constexpr Duration kMaxFleetCooldown = std::chrono::hours(24);
+// The peers remembered for FleetStats::peers_seen; beyond it the one heard from least recently is
+// forgotten (a flood of invented sender names costs no memory).
+inline constexpr std::size_t kMaxFleetPeers = 64;
+
+// Why a message was refused.
+enum class FleetRefusal : std::uint8_t {
+  kTooLong,                // the wire form is longer than kMaxFleetMessageBytes
+  kMalformed,              // not the wire form: version, field count, numbers, state
+  kBadName,                // sender or breaker empty, too long, or with control characters
+  kBadGeneration,          // 0 or above kMaxFleetGeneration
+  kGenerationTooFarAhead,  // more than kMaxFleetGenerationLead ahead of the newest known
+  kBadCooldown,            // OPEN: not in (0, kMaxFleetCooldown]; other states: not 0
+};
+std::string_view ToString(FleetRefusal refusal) noexcept;
+
+// Whether `message`'s fields are in range (names, generation, cooldown), as Fleet checks every
+// message a link delivers. A remaining cooldown of 0 passes here: a stored OPEN whose cooldown
+// elapsed while stored arrives with 0 left (only the wire form refuses 0 for OPEN).
+std::optional<FleetRefusal> CheckFleetMessage(const FleetMessage& message);
+
 // Whether `a` is newer than `b`: a higher generation, or the same one from a greater sender id
 // (two instances that trip at once agree on one order).
 bool IsNewer(const FleetMessage& a, std::uint64_t b_generation, std::string_view b_sender);
@@ -66,9 +109,10 @@ bool IsNewer(const FleetMessage& a, std::uint64_t b_generation, std::string_view
 // The wire form: "fusebox1 <generation> <STATE> <remaining_ns> <0|1> <sender> <breaker>",
 // one space between fields, sender without spaces, breaker the rest of the line.
 std::string EncodeFleetMessage(const FleetMessage& message);
-// Parses the wire form; nullopt for anything malformed (unknown version or state, kHalfOpen,
-// bad numbers, negative cooldown, empty names). Such a message is counted and dropped.
-std::optional<FleetMessage> DecodeFleetMessage(std::string_view text);
+// Parses the wire form: the message, or why it was refused (anything longer than
+// kMaxFleetMessageBytes, unknown version or state, kHalfOpen, bad numbers, anything out of the
+// bounds above). Such a message is counted and dropped.
+Result<FleetMessage, FleetRefusal> DecodeFleetMessage(std::string_view text);
 
 // What a link tells its Fleet. Called from the link's thread.
 class FleetReceiver {
@@ -109,10 +153,12 @@ class FleetLink {
 
 struct FleetStats {
   bool connected = false;
-  std::uint64_t peers_seen = 0;           // distinct other instances heard from
+  std::uint64_t peers_seen = 0;           // distinct other instances heard from (at most
+                                          // kMaxFleetPeers, the most recently heard)
   std::uint64_t messages_sent = 0;        // local transitions handed to the link while connected
   std::uint64_t messages_received = 0;    // peers' messages (and stored states) received
   std::uint64_t messages_stale = 0;       // received but older than what was known: dropped
+  std::uint64_t messages_refused = 0;     // out of the bounds above (CheckFleetMessage): dropped
   std::uint64_t transitions_adopted = 0;  // peers' transitions applied to a local breaker
   std::uint64_t leases_won = 0;
 };
@@ -143,6 +189,8 @@ class Fleet final : private FleetReceiver {
                std::string_view holder) override;
   void OnConnected() override;
   void OnLocalTransition(Member& member, const TransitionEvent& event);
+  void NotePeer(const std::string& sender) FUSEBOX_REQUIRES(mu_);
+  void CountRefused();
   void PublishCurrent(Member& member, const TransitionEvent* event);
   std::shared_ptr<Member> Find(std::string_view breaker) const;
 
@@ -150,7 +198,9 @@ class Fleet final : private FleetReceiver {
   const std::string instance_;
   mutable Mutex mu_;
   std::map<std::string, std::shared_ptr<Member>, std::less<>> members_ FUSEBOX_GUARDED_BY(mu_);
-  std::set<std::string, std::less<>> peers_ FUSEBOX_GUARDED_BY(mu_);
+  // Sender id -> when last heard from (peer_clock_ at the time), at most kMaxFleetPeers.
+  std::map<std::string, std::uint64_t, std::less<>> peers_ FUSEBOX_GUARDED_BY(mu_);
+  std::uint64_t peer_clock_ FUSEBOX_GUARDED_BY(mu_) = 0;
   FleetStats stats_ FUSEBOX_GUARDED_BY(mu_);
 };
 

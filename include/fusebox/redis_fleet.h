@@ -56,7 +56,7 @@ struct RedisFleetStats {
   std::uint64_t published = 0;           // transitions sent to Redis
   std::uint64_t dropped_while_down = 0;  // transitions not sent: no connection
   std::uint64_t received = 0;            // messages from the channel and stored states read
-  std::uint64_t malformed = 0;           // received but not parsable: dropped
+  std::uint64_t malformed = 0;           // received but unparsable or out of bounds: dropped
   std::uint64_t lease_requests = 0;
   // Why the link is down: "connect: Connection refused", "AUTH: WRONGPASS ..."; "" when up.
   std::string last_error;

@@ -341,7 +341,7 @@ struct RedisFleetLink::Impl : std::enable_shared_from_this<Impl> {
   // A transition from the channel, or a stored one `age` old.
   void OnText(std::string_view text, Duration age) {
     ++received;
-    std::optional<FleetMessage> message = DecodeFleetMessage(text);
+    Result<FleetMessage, FleetRefusal> message = DecodeFleetMessage(text);  // bounds first
     if (!message) {
       ++malformed;
       return;
