@@ -29,13 +29,17 @@ namespace {
 
 // Stores the transition unless the stored one is newer (generation, then sender id), stamps it
 // with Redis's own clock (so that a later reader can compute its age), and publishes it.
-// KEYS[1] state key; ARGV: generation, sender, message, channel. Returns 1 if published.
+// A stored generation that is not a number, or is out of the bounds of fleet.h (above
+// kMaxFleetGeneration, or more than kMaxFleetGenerationLead ahead of this one) was not written
+// by a sane peer: it is overwritten, else it would block every publish for good.
+// KEYS[1] state key; ARGV: generation, sender, message, channel, max generation, max lead.
+// Returns 1 if published.
 constexpr const char* kPublishScript = R"lua(
 local cur = redis.call('HMGET', KEYS[1], 'gen', 'sender')
 local g = tonumber(ARGV[1])
-if cur[1] then
-  local cg = tonumber(cur[1])
-  if cg > g or (cg == g and cur[2] >= ARGV[2]) then return 0 end
+local cg = tonumber(cur[1])
+if cg and cg >= 1 and cg <= tonumber(ARGV[5]) and cg <= g + tonumber(ARGV[6]) then
+  if cg > g or (cg == g and (cur[2] or '') >= ARGV[2]) then return 0 end
 end
 local t = redis.call('TIME')
 local now_ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -44,13 +48,23 @@ redis.call('PUBLISH', ARGV[4], ARGV[3])
 return 1
 )lua";
 
-// Reads the stored transition and its age in milliseconds on Redis's clock. KEYS[1] state key.
+// Reads the stored transition and its age in milliseconds on Redis's clock, in one round trip.
+// The message's size is checked on Redis (HSTRLEN) before it is sent: a stored value larger than
+// a message can be is never read whole. Returns nil when nothing is stored, -1 for an entry out
+// of bounds (too long, or a stamp that is not a number), else {msg, age_ms}, the age clamped to
+// [0, ARGV[2]] (a stamp in the future is no age; one from long ago is the largest cooldown).
+// KEYS[1] state key; ARGV: max message bytes, max age in ms.
 constexpr const char* kReadScript = R"lua(
+local len = redis.call('HSTRLEN', KEYS[1], 'msg')
+if len == 0 then return false end
+if len > tonumber(ARGV[1]) then return -1 end
 local v = redis.call('HMGET', KEYS[1], 'msg', 'at_ms')
-if not v[1] then return false end
+local at = tonumber(v[2])
+if not at then return -1 end
 local t = redis.call('TIME')
 local now_ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-return {v[1], tostring(now_ms - tonumber(v[2]))}
+local age = math.max(0, math.min(now_ms - at, tonumber(ARGV[2])))
+return {v[1], string.format('%d', age)}
 )lua";
 
 // The probe lease: SET NX PX over the slot keys KEYS[1]..':'..slot, atomically. ARGV: instance,
@@ -338,7 +352,7 @@ struct RedisFleetLink::Impl : std::enable_shared_from_this<Impl> {
     }
   }
 
-  // A transition from the channel, or a stored one `age` old.
+  // A transition from the channel, or a stored one `age` old (at most kMaxFleetCooldown).
   void OnText(std::string_view text, Duration age) {
     ++received;
     Result<FleetMessage, FleetRefusal> message = DecodeFleetMessage(text);  // bounds first
@@ -370,18 +384,30 @@ struct RedisFleetLink::Impl : std::enable_shared_from_this<Impl> {
     if (!up) {
       return;
     }
-    Command({"EVAL", kReadScript, "1", StateKey(breaker)}, [](Impl& self, redisReply* reply) {
-      if (reply == nullptr || reply->type != REDIS_REPLY_ARRAY || reply->elements != 2) {
-        return;  // nothing stored, or the link went down
-      }
-      std::int64_t age_ms = 0;
-      if (!ParseWhole(ReplyText(reply->element[1]), age_ms)) {
-        ++self.malformed;
-        return;
-      }
-      self.OnText(ReplyText(reply->element[0]),
-                  std::chrono::milliseconds(std::max<std::int64_t>(age_ms, 0)));
-    });
+    const std::int64_t max_age_ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(kMaxFleetCooldown).count();
+    Command({"EVAL", kReadScript, "1", StateKey(breaker), std::to_string(kMaxFleetMessageBytes),
+             std::to_string(max_age_ms)},
+            [max_age_ms](Impl& self, redisReply* reply) {
+              if (reply != nullptr && reply->type == REDIS_REPLY_INTEGER) {
+                ++self.received;
+                ++self.malformed;  // stored out of bounds: -1
+                return;
+              }
+              if (reply == nullptr || reply->type != REDIS_REPLY_ARRAY || reply->elements != 2) {
+                return;  // nothing stored, or the link went down
+              }
+              std::int64_t age_ms = 0;
+              if (!ParseWhole(ReplyText(reply->element[1]), age_ms)) {
+                ++self.received;
+                ++self.malformed;
+                return;
+              }
+              // Clamped here too: milliseconds to nanoseconds must not overflow.
+              self.OnText(
+                  ReplyText(reply->element[0]),
+                  std::chrono::milliseconds(std::clamp<std::int64_t>(age_ms, 0, max_age_ms)));
+            });
   }
 
   void TryLease(const std::string& breaker) {
@@ -507,7 +533,8 @@ void RedisFleetLink::Publish(const FleetMessage& message) {
     ++self.published;
     self.Command({"EVAL", kPublishScript, "1", self.StateKey(message.breaker),
                   std::to_string(message.generation), message.sender, EncodeFleetMessage(message),
-                  self.channel},
+                  self.channel, std::to_string(kMaxFleetGeneration),
+                  std::to_string(kMaxFleetGenerationLead)},
                  [](Impl&, redisReply*) {});
   });
 }

@@ -213,6 +213,75 @@ TEST_F(RedisFleetTest, MalformedMessagesAreCountedAndDropped) {
   EXPECT_EQ(recorder.messages[0].sender, "b");
 }
 
+// Writes `fields` (name, value, ...) into the hash `key` on the test's server, as anyone who can
+// reach Redis could.
+void HashSet(std::uint16_t port, const std::string& key, const std::vector<std::string>& fields) {
+  redisContext* raw = redisConnect("127.0.0.1", port);
+  ASSERT_NE(raw, nullptr);
+  std::vector<const char*> argv{"HSET", key.c_str()};
+  std::vector<std::size_t> lengths{4, key.size()};
+  for (const std::string& f : fields) {
+    argv.push_back(f.data());
+    lengths.push_back(f.size());
+  }
+  auto* reply = static_cast<redisReply*>(
+      redisCommandArgv(raw, static_cast<int>(argv.size()), argv.data(), lengths.data()));
+  ASSERT_NE(reply, nullptr);
+  EXPECT_EQ(reply->type, REDIS_REPLY_INTEGER) << (reply->str != nullptr ? reply->str : "");
+  freeReplyObject(reply);
+  redisFree(raw);
+}
+
+TEST_F(RedisFleetTest, StoredStatesOutOfBoundsAreRefusedUnread) {
+  // A stored message far larger than a message can be (its sender name 64 KB): refused on Redis
+  // by its size, never sent whole. A stamp that is not a number: refused (it used to fail the
+  // read script). A stamp from long ago: the age is clamped, the cooldown is simply over.
+  const std::string huge = "fusebox1 1 OPEN 1000000000 0 " + std::string(64 * 1024, 'z') + " big";
+  HashSet(server_.port(), "fusebox:fleet:state:big",
+          {"gen", "1", "sender", "z", "msg", huge, "at_ms", "1"});
+  HashSet(
+      server_.port(), "fusebox:fleet:state:stamp",
+      {"gen", "1", "sender", "z", "msg", "fusebox1 1 OPEN 1000000000 0 z stamp", "at_ms", "soon"});
+  HashSet(server_.port(), "fusebox:fleet:state:ancient",
+          {"gen", "1", "sender", "z", "msg", "fusebox1 1 OPEN 1000000000 0 z ancient", "at_ms",
+           "-9000000000000000000"});
+  RedisFleetLink& link = AddLink("a");
+  Recorder recorder;
+  link.SetReceiver(&recorder);
+  for (const char* breaker : {"big", "stamp", "ancient"}) {
+    link.Watch(breaker);
+  }
+  link.Start();
+  ASSERT_TRUE(AllConnected(seconds(5)));
+  ASSERT_TRUE(WaitFor([&] { return link.Stats().malformed >= 2; }, seconds(2)));
+  ASSERT_TRUE(WaitFor([&] { return std::lock_guard(recorder.mu), !recorder.messages.empty(); },
+                      seconds(1)));
+  link.SetReceiver(nullptr);
+  EXPECT_EQ(link.Stats().malformed, 2U);
+  std::lock_guard lock(recorder.mu);
+  ASSERT_EQ(recorder.messages.size(), 1U);
+  EXPECT_EQ(recorder.messages[0].breaker, "ancient");
+  EXPECT_EQ(recorder.messages[0].remaining_cooldown, Duration(0));
+}
+
+TEST_F(RedisFleetTest, AGarbageStoredGenerationDoesNotBlockPublishing) {
+  // A typo in the stored state (a generation that is not a number, or one absurdly far ahead)
+  // must not stop the fleet: the publish script overwrites it instead of failing or refusing
+  // every transition for good.
+  for (const char* stored : {"abc", "1125899906842624"}) {
+    SCOPED_TRACE(stored);
+    HashSet(server_.port(), "fusebox:fleet:state:vpic",
+            {"gen", stored, "sender", "zzz", "msg", "junk", "at_ms", "1"});
+    const std::string suffix = stored[0] == 'a' ? "1" : "2";
+    CircuitBreaker& a = AddInstance("a" + suffix, Config());
+    CircuitBreaker& b = AddInstance("b" + suffix, Config());
+    ASSERT_TRUE(AllConnected(seconds(5)));
+    Trip(a);
+    EXPECT_TRUE(WaitFor([&] { return b.state() == State::kOpen; }, seconds(1)));
+    fleets_.clear();  // detach before the next round's instances share the channel
+  }
+}
+
 TEST_F(RedisFleetTest, ServerKilledBreakersGoOnLocallyAndReconnectWithinFiveSeconds) {
   CircuitBreaker& a = AddInstance("a", Config());
   CircuitBreaker& b = AddInstance("b", Config());
