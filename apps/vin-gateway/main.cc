@@ -140,6 +140,7 @@ struct CacheParts {
 };
 std::optional<CacheParts> MakeCache(const fusebox::gateway::GatewayConfig& config,
                                     fusebox::Registry& registry, net::io_context& io,
+                                    const fusebox::gateway::WallClock& wall_clock,
                                     const LogFn& log) {
   CacheParts parts;
   if (config.cache_uri.rfind("redis://", 0) == 0) {
@@ -161,7 +162,7 @@ std::optional<CacheParts> MakeCache(const fusebox::gateway::GatewayConfig& confi
         io.get_executor(), fusebox::RedisClientOptions{.endpoint = std::move(*endpoint)});
     parts.redis->Start();
     parts.cache = fusebox::gateway::MakeRedisCache(
-        *parts.redis, **redis_breaker,
+        *parts.redis, **redis_breaker, wall_clock,
         {.location = fusebox::RedactRedisUrl(config.cache_uri), .timeout = config.cache_timeout});
   } else {
     parts.cache = fusebox::gateway::OpenCache(config.cache_uri, config.cache_max_entries);
@@ -606,7 +607,7 @@ int Run(const fusebox::gateway::GatewayConfig& config, const std::vector<std::st
   fusebox::Registry& registry = *guards->registry;
   fusebox::CircuitBreaker& breaker = *guards->breaker;
   fusebox::gateway::UpstreamLimits& limits = *guards->limits;
-  std::optional<CacheParts> cache_parts = MakeCache(config, registry, io, log);
+  std::optional<CacheParts> cache_parts = MakeCache(config, registry, io, wall_clock, log);
   if (!cache_parts) {
     return 2;
   }

@@ -70,6 +70,13 @@ std::optional<Decode> DeserializeDecode(std::string_view text) {
       !vehicle->is_object()) {
     return std::nullopt;
   }
+  // In range before any conversion: a year beyond int would be truncated (and might then match
+  // another key's), milliseconds beyond year 9999 would overflow the conversion to WallTime.
+  constexpr std::int64_t kMaxFetchedAtMs = 253'402'300'799'999;  // 9999-12-31T23:59:59.999Z
+  if (year->get_int64() < 0 || year->get_int64() > 9999 || fetched->get_int64() < 0 ||
+      fetched->get_int64() > kMaxFetchedAtMs) {
+    return std::nullopt;
+  }
   Decode decode;
   decode.vin = std::string(View(vin->get_string()));
   decode.model_year = static_cast<int>(year->get_int64());

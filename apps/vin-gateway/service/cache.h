@@ -68,6 +68,8 @@ struct CacheStats {
   std::uint64_t puts = 0;
   std::uint64_t evictions = 0;
   std::uint64_t errors = 0;  // backend operations that failed
+  // Entries found but refused as out of bounds (a shared backend: redis_cache.h), read as misses.
+  std::uint64_t refused = 0;
 };
 
 class Cache {

@@ -12,9 +12,11 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
+#include "core/decode.h"
 #include "fusebox/thread_annotations.h"
 
 namespace fusebox::gateway {
@@ -72,11 +74,17 @@ std::vector<std::string> Command(const char* name, std::string key) {
   return command;
 }
 
+// The longest value an entry can be: its `fetched_at` (at most 20 digits), the newline and a
+// stored decode (kMaxStoredDecodeBytes).
+constexpr std::size_t kMaxValueBytes = 21 + kMaxStoredDecodeBytes;
+// The earliest `fetched_at` taken for real: the gateway did not exist before.
+constexpr std::chrono::milliseconds kEarliestFetch{946'684'800'000};  // 2000-01-01T00:00:00Z
+
 class RedisCache final : public Cache {
  public:
   RedisCache(fusebox::RedisClient& client, fusebox::CircuitBreaker& breaker,
-             RedisCacheOptions options)
-      : client_(client), breaker_(breaker), options_(std::move(options)) {}
+             const WallClock& wall_clock, RedisCacheOptions options)
+      : client_(client), breaker_(breaker), wall_clock_(wall_clock), options_(std::move(options)) {}
 
   net::awaitable<std::optional<CacheEntry>> Get(std::string key) override {
     gets_.fetch_add(1, std::memory_order_relaxed);
@@ -84,17 +92,29 @@ class RedisCache final : public Cache {
     if (!permit) {
       co_return std::nullopt;  // the redis breaker is open: an empty cache
     }
-    const Answer answer =
-        co_await Ask(client_, Command("GET", options_.key_prefix + key), options_.timeout);
+    // GETRANGE instead of GET: Redis sends at most one byte more than an entry can be, so a
+    // value of any size costs this process kMaxValueBytes at most (still one round trip; a
+    // missing key reads as "").
+    std::vector<std::string> command = Command("GETRANGE", options_.key_prefix + key);
+    command.emplace_back("0");
+    command.push_back(std::to_string(kMaxValueBytes));
+    const Answer answer = co_await Ask(client_, std::move(command), options_.timeout);
+    if (answer.reply.kind == RedisReply::Kind::kError &&
+        answer.reply.text.rfind("WRONGTYPE", 0) == 0) {
+      // Not a string: someone else's key, not a failing Redis (the breaker hears a success).
+      permit->Record(fusebox::Outcome::kSuccess);
+      Refuse();
+      co_return std::nullopt;
+    }
     if (!Record(*permit, answer)) {
       co_return std::nullopt;
     }
-    if (answer.reply.kind != RedisReply::Kind::kString) {
+    if (answer.reply.kind != RedisReply::Kind::kString || answer.reply.text.empty()) {
       co_return std::nullopt;
     }
-    std::optional<CacheEntry> entry = Parse(answer.reply.text);
+    std::optional<CacheEntry> entry = Check(key, answer.reply.text);
     if (!entry) {
-      Error("an entry that does not parse");
+      Refuse();
       co_return std::nullopt;
     }
     hits_.fetch_add(1, std::memory_order_relaxed);
@@ -132,6 +152,7 @@ class RedisCache final : public Cache {
     s.hits = hits_.load(std::memory_order_relaxed);
     s.puts = puts_.load(std::memory_order_relaxed);
     s.errors = errors_.load(std::memory_order_relaxed);
+    s.refused = refused_.load(std::memory_order_relaxed);
     return s;
   }
 
@@ -159,7 +180,14 @@ class RedisCache final : public Cache {
     last_error_ = std::move(what);
   }
 
-  static std::optional<CacheEntry> Parse(const std::string& value) {
+  void Refuse() { refused_.fetch_add(1, std::memory_order_relaxed); }
+
+  // The entry stored under `key` if every field of it is in range and matches the key (see
+  // MakeRedisCache), else nullopt.
+  std::optional<CacheEntry> Check(const std::string& key, const std::string& value) const {
+    if (value.size() > kMaxValueBytes) {
+      return std::nullopt;  // GETRANGE stopped at one byte past the longest entry
+    }
     const std::size_t newline = value.find('\n');
     if (newline == std::string::npos) {
       return std::nullopt;
@@ -169,17 +197,30 @@ class RedisCache final : public Cache {
     if (ec != std::errc() || end != value.data() + newline) {
       return std::nullopt;
     }
+    // Compared in milliseconds: no conversion of an absurd number can overflow.
+    const std::int64_t now_ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(wall_clock_.Now().time_since_epoch())
+            .count();
+    if (ms < kEarliestFetch.count() || ms > now_ms + options_.max_clock_skew.count()) {
+      return std::nullopt;
+    }
+    const std::string_view payload = std::string_view(value).substr(newline + 1);
+    const std::optional<Decode> decode = DeserializeDecode(payload);
+    if (!decode || CacheKey(decode->vin, decode->model_year) != key ||
+        decode->fetched_at != WallTime(std::chrono::milliseconds(ms))) {
+      return std::nullopt;
+    }
     CacheEntry entry;
-    entry.fetched_at =
-        WallTime(std::chrono::duration_cast<WallTime::duration>(std::chrono::milliseconds(ms)));
-    entry.payload = value.substr(newline + 1);
+    entry.fetched_at = decode->fetched_at;
+    entry.payload = std::string(payload);
     return entry;
   }
 
   fusebox::RedisClient& client_;
   fusebox::CircuitBreaker& breaker_;
+  const WallClock& wall_clock_;
   const RedisCacheOptions options_;
-  std::atomic<std::uint64_t> gets_{0}, hits_{0}, puts_{0}, errors_{0};
+  std::atomic<std::uint64_t> gets_{0}, hits_{0}, puts_{0}, errors_{0}, refused_{0};
   mutable fusebox::Mutex mu_;
   std::string last_error_ FUSEBOX_GUARDED_BY(mu_);
 };
@@ -187,8 +228,9 @@ class RedisCache final : public Cache {
 }  // namespace
 
 std::unique_ptr<Cache> MakeRedisCache(fusebox::RedisClient& client,
-                                      fusebox::CircuitBreaker& breaker, RedisCacheOptions options) {
-  return std::make_unique<RedisCache>(client, breaker, std::move(options));
+                                      fusebox::CircuitBreaker& breaker, const WallClock& wall_clock,
+                                      RedisCacheOptions options) {
+  return std::make_unique<RedisCache>(client, breaker, wall_clock, std::move(options));
 }
 
 }  // namespace fusebox::gateway

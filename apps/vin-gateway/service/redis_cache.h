@@ -17,6 +17,7 @@
 #include <memory>
 #include <string>
 
+#include "core/wall_clock.h"
 #include "fusebox/circuit_breaker.h"
 #include "fusebox/redis_client.h"
 #include "service/cache.h"
@@ -27,9 +28,19 @@ struct RedisCacheOptions {
   std::string location;  // the URL, for Stats()
   std::string key_prefix = "fusebox:cache:";
   fusebox::Duration timeout = std::chrono::milliseconds(50);
+  // How far in the future a `fetched_at` may be (another gateway's clock ahead of this one's).
+  std::chrono::milliseconds max_clock_skew = std::chrono::minutes(1);
 };
 
+// The bounds on what is read back (docs/fleet.md, "Bounds"): Redis is shared, and anyone who
+// can write there writes what every gateway serves. An entry is refused (a miss, counted in
+// CacheStats::refused, never served nor kept in the hot front) when its value is longer than a
+// stored decode can be (checked on Redis: no more than that is ever read), it does not parse,
+// its `fetched_at` is before 2000 or more than `max_clock_skew` ahead of `wall_clock` (it would
+// be fresh for ever), its two copies of `fetched_at` differ, or its VIN or model year is not the
+// key's.
 std::unique_ptr<Cache> MakeRedisCache(fusebox::RedisClient& client,
-                                      fusebox::CircuitBreaker& breaker, RedisCacheOptions options);
+                                      fusebox::CircuitBreaker& breaker, const WallClock& wall_clock,
+                                      RedisCacheOptions options);
 
 }  // namespace fusebox::gateway
