@@ -239,6 +239,50 @@ std::optional<FleetParts> StartFleet(const fusebox::gateway::GatewayConfig& conf
   return parts;
 }
 
+// What Redis held that was refused as out of bounds (docs/fleet.md, "Bounds") is counted in
+// /status and /metrics; the log says so at most once a minute, with the counts of that minute,
+// never once per message: whoever floods Redis with bad entries must not flood the log too.
+struct RefusalLog {
+  RefusalLog(net::io_context& io, const FleetParts& fleet_parts,
+             const fusebox::gateway::Cache& shared_cache, LogFn log_fn)
+      : timer(io), fleet(fleet_parts), cache(shared_cache), log(std::move(log_fn)) {}
+  void Arm() {
+    timer.expires_after(std::chrono::minutes(1));
+    timer.async_wait([this](const boost::system::error_code& ec) {
+      if (ec) {
+        return;
+      }
+      const auto [messages, entries] = Counts();
+      if (messages > messages_seen) {
+        log("warn", fmt::format("fleet: {} messages from Redis refused in the last minute (out of "
+                                "bounds or malformed; /status fleet.messages_refused)",
+                                messages - messages_seen));
+      }
+      if (entries > entries_seen) {
+        log("warn", fmt::format("cache: {} entries from Redis refused in the last minute (out of "
+                                "bounds or not the key's; /status cache.refused)",
+                                entries - entries_seen));
+      }
+      messages_seen = messages;
+      entries_seen = entries;
+      Arm();
+    });
+  }
+  std::pair<std::uint64_t, std::uint64_t> Counts() const {
+    std::uint64_t messages = 0;
+    if (fleet.fleet) {
+      messages = fleet.fleet->Stats().messages_refused + fleet.link->Stats().malformed;
+    }
+    return {messages, cache.Stats().refused};
+  }
+  net::steady_timer timer;
+  const FleetParts& fleet;
+  const fusebox::gateway::Cache& cache;
+  LogFn log;
+  std::uint64_t messages_seen = 0;
+  std::uint64_t entries_seen = 0;
+};
+
 // From here on the process is exiting anyway. Destroying a signal_set would restore the default
 // action, and a late SIGTERM (a supervisor repeating itself) would then kill the process with the
 // cache half-closed and report a signal instead of a clean exit: block, then ignore.
@@ -639,6 +683,8 @@ int Run(const fusebox::gateway::GatewayConfig& config, const std::vector<std::st
     return 2;
   }
   FleetParts& fleet_parts = *started_fleet;
+  RefusalLog refusal_log(io, fleet_parts, *cache, log);
+  refusal_log.Arm();
 
   std::unique_ptr<fusebox::gateway::HttpServer> server;
   fusebox::gateway::Router router({service, registry, *cache, limits, metrics, limiter, **client,

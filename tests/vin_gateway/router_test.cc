@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -68,7 +69,8 @@ class RouterHarness {
         fusebox::gateway::DecodeServiceOptions{});
     router = std::make_unique<fusebox::gateway::Router>(fusebox::gateway::RouterDeps{
         *service, registry, *cache, *limits, metrics, limiter, client, std::move(token),
-        admin_throttle, [this] { return draining; }});
+        admin_throttle, [this] { return draining; },
+        [this] { return fleet_report ? fleet_report() : std::nullopt; }});
   }
 
   HttpResponse Call(std::string method, std::string target, std::string body = "",
@@ -132,6 +134,7 @@ class RouterHarness {
   std::string client_address = "10.0.0.1";        // the address requests come from
   std::string content_type = "application/json";  // what requests declare as their body's type
   bool draining = false;
+  std::function<std::optional<fusebox::gateway::FleetReport>()> fleet_report;
   net::io_context io;
   std::unique_ptr<fusebox::gateway::DecodeService> service;
   std::unique_ptr<fusebox::gateway::Router> router;
@@ -463,6 +466,42 @@ TEST(RouterTest, OperationsEndpoints) {
   EXPECT_NE(metrics.body.find("vin_gateway_cache_hits_total"), std::string::npos);
   EXPECT_NE(metrics.body.find("vin_gateway_upstream_latency_seconds_bucket"), std::string::npos);
   EXPECT_NE(metrics.body.find("vin_gateway_single_flight_joins_total"), std::string::npos);
+}
+
+// A shared cache that refused entries, as service/redis_cache.h counts them.
+class RefusingCache final : public fusebox::gateway::ImmediateCache {
+ public:
+  std::optional<fusebox::gateway::CacheEntry> GetNow(std::string_view /*key*/) override {
+    return std::nullopt;
+  }
+  void PutNow(std::string_view /*key*/, const fusebox::gateway::CacheEntry& /*entry*/) override {}
+  fusebox::gateway::CacheStats Stats() const override {
+    fusebox::gateway::CacheStats s;
+    s.backend = "redis";
+    s.refused = 3;
+    return s;
+  }
+};
+
+TEST(RouterTest, StatusAndMetricsCountWhatRedisHeldOutOfBounds) {
+  RouterHarness h(std::nullopt, std::make_unique<RefusingCache>());
+  h.fleet_report = [] {
+    fusebox::gateway::FleetReport report;
+    report.instance = "gw-1";
+    report.stats.messages_refused = 50'000;
+    report.malformed = 7;
+    return std::optional(report);
+  };
+  const json::object status = RouterHarness::Body(h.Call("GET", "/status"));
+  EXPECT_EQ(status.at("cache").as_object().at("refused"), 3);
+  EXPECT_EQ(status.at("fleet").as_object().at("messages_refused"), 50'000);
+  EXPECT_EQ(status.at("fleet").as_object().at("messages_malformed"), 7);
+  const HttpResponse metrics = h.Call("GET", "/metrics");
+  EXPECT_NE(metrics.body.find("vin_gateway_cache_refused_total{backend=\"redis\"} 3\n"),
+            std::string::npos);
+  EXPECT_NE(metrics.body.find("vin_gateway_fleet_messages_refused_total 50000\n"),
+            std::string::npos);
+  EXPECT_NE(metrics.body.find("vin_gateway_fleet_messages_malformed_total 7\n"), std::string::npos);
 }
 
 TEST(RouterTest, StatusShowsRetryAfterWhileOpen) {

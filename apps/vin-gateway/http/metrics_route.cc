@@ -56,9 +56,12 @@ HttpResponse MetricsResponse(const RouterDeps& deps) {
       "vin_gateway_cache_evictions_total{{backend=\"{}\"}} {}\n"
       "# HELP vin_gateway_cache_errors_total Cache backend operations that failed.\n"
       "# TYPE vin_gateway_cache_errors_total counter\n"
-      "vin_gateway_cache_errors_total{{backend=\"{}\"}} {}\n",
+      "vin_gateway_cache_errors_total{{backend=\"{}\"}} {}\n"
+      "# HELP vin_gateway_cache_refused_total Entries found but out of bounds: read as misses.\n"
+      "# TYPE vin_gateway_cache_refused_total counter\n"
+      "vin_gateway_cache_refused_total{{backend=\"{}\"}} {}\n",
       cache.backend, cache.entries, cache.backend, cache.healthy ? 1 : 0, cache.backend,
-      cache.evictions, cache.backend, cache.errors);
+      cache.evictions, cache.backend, cache.errors, cache.backend, cache.refused);
   out += fmt::format(
       "# HELP vin_gateway_bulkhead_in_flight Upstream calls holding a slot of the cap.\n"
       "# TYPE vin_gateway_bulkhead_in_flight gauge\nvin_gateway_bulkhead_in_flight {}\n"
@@ -116,15 +119,19 @@ HttpResponse MetricsResponse(const RouterDeps& deps) {
         "# HELP vin_gateway_fleet_messages_stale_total Received but older than known: dropped.\n"
         "# TYPE vin_gateway_fleet_messages_stale_total counter\n"
         "vin_gateway_fleet_messages_stale_total {}\n"
-        "# HELP vin_gateway_fleet_messages_malformed_total Received but unparsable: dropped.\n"
+        "# HELP vin_gateway_fleet_messages_malformed_total Received but unparsable or too large: "
+        "dropped.\n"
         "# TYPE vin_gateway_fleet_messages_malformed_total counter\n"
         "vin_gateway_fleet_messages_malformed_total {}\n"
+        "# HELP vin_gateway_fleet_messages_refused_total Received but out of bounds: dropped.\n"
+        "# TYPE vin_gateway_fleet_messages_refused_total counter\n"
+        "vin_gateway_fleet_messages_refused_total {}\n"
         "# HELP vin_gateway_fleet_leases_won_total Probe leases this instance won.\n"
         "# TYPE vin_gateway_fleet_leases_won_total counter\nvin_gateway_fleet_leases_won_total "
         "{}\n",
         fleet->stats.connected ? 1 : 0, fleet->stats.peers_seen, fleet->stats.messages_sent,
         fleet->stats.messages_received, fleet->stats.messages_stale, fleet->malformed,
-        fleet->stats.leases_won);
+        fleet->stats.messages_refused, fleet->stats.leases_won);
   }
   response.log_status = "OK";
   return response;

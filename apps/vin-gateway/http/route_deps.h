@@ -35,7 +35,7 @@ struct FleetReport {
   std::string instance;
   fusebox::FleetStats stats;
   std::optional<std::string> probe_lease_holder;
-  std::uint64_t malformed = 0;  // messages from Redis that did not parse (dropped)
+  std::uint64_t malformed = 0;  // messages from Redis that did not parse or were too large
 };
 
 struct RouterDeps {

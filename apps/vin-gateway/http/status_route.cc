@@ -136,6 +136,7 @@ json::object CacheJson(const CacheStats& s, std::uint64_t fresh_hits) {
   c["puts"] = s.puts;
   c["evictions"] = s.evictions;
   c["errors"] = s.errors;
+  c["refused"] = s.refused;
   return c;
 }
 
@@ -171,6 +172,10 @@ json::value FleetJson(const RouterDeps& deps) {
   }
   fleet["messages_sent"] = report->stats.messages_sent;
   fleet["messages_received"] = report->stats.messages_received;
+  // Dropped as out of bounds (docs/fleet.md, "Bounds"): by the fleet's checks, and by the link
+  // for what does not parse or is too large to read.
+  fleet["messages_refused"] = report->stats.messages_refused;
+  fleet["messages_malformed"] = report->malformed;
   return fleet;
 }
 
