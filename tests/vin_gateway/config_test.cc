@@ -3,6 +3,7 @@
 #include "config/config.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -17,6 +18,7 @@
 #include <gtest/gtest.h>
 
 #include "fusebox/breaker_settings.h"
+#include "fusebox/fleet.h"
 #include "fusebox/version.h"
 
 namespace {
@@ -66,6 +68,23 @@ TEST(ConfigTest, DefaultsMatchTheDocs) {
   EXPECT_EQ(c.client_ipv6_prefix, 64U);
   EXPECT_EQ(c.cache_max_entries, 1'000'000U);
   EXPECT_EQ(c.log_format, fusebox::gateway::LogFormat::kText);
+}
+
+TEST(ConfigTest, TheDefaultInstanceIdIsThisProcessesNotTheListenAddress) {
+  // Every container of a deployment is started with the same --listen: a name made of it was
+  // shared by all of them, and each took the others' fleet messages for its own echo.
+  auto parsed = Parse({"--listen", "0.0.0.0:8080"});
+  ASSERT_TRUE(parsed) << parsed.error().message;
+  const std::string id = parsed->config.effective_instance_id();
+  EXPECT_EQ(id.find("0.0.0.0"), std::string::npos) << id;
+  EXPECT_NE(id.find(fmt::format("-{}-", ::getpid())), std::string::npos) << id;
+  EXPECT_EQ(id, parsed->config.effective_instance_id()) << "made once per process";
+  // It travels as the sender of every fleet message: within the bounds peers accept.
+  EXPECT_LE(id.size(), fusebox::kMaxFleetSenderBytes);
+  EXPECT_EQ(id.find_first_of(" \t\r\n"), std::string::npos) << id;
+  auto named = Parse({"--listen", "0.0.0.0:8080", "--instance-id", "gw-1"});
+  ASSERT_TRUE(named) << named.error().message;
+  EXPECT_EQ(named->config.effective_instance_id(), "gw-1");
 }
 
 TEST(ConfigTest, BreakerConfigFollowsTheGatewaySeeds) {

@@ -429,7 +429,15 @@ TEST_F(FleetIntegrationTest, FleetFlagErrorsAndAnUnreachableRedis) {
   ASSERT_TRUE(unreachable.started()) << unreachable.Log();
   const json::value fleet = Status(unreachable).at("fleet");
   EXPECT_EQ(fleet.at("connected"), false);
-  EXPECT_EQ(fleet.at("instance"), "127.0.0.1:0");        // the default: HOST:PORT of --listen
+  // The default name is this process's (HOSTNAME-PID-RANDOM), not --listen's, which every
+  // instance of a deployment shares: a second gateway with the same --listen has another.
+  const std::string instance(fleet.at("instance").as_string());
+  EXPECT_NE(instance.find("-" + std::to_string(unreachable.pid()) + "-"), std::string::npos)
+      << instance;
+  ChildProcess& twin = StartGateway(sim, {"--fleet", "redis://127.0.0.1:1"});
+  ASSERT_TRUE(twin.started()) << twin.Log();
+  EXPECT_NE(Status(twin).at("fleet").at("instance"), fleet.at("instance"));
+  EXPECT_EQ(twin.Terminate(), 0);
   EXPECT_EQ(Decode(unreachable, kVins[0]).status, 200);  // decodes go on
   const HttpResult metrics = Http(unreachable.port(), "GET", "/metrics");
   EXPECT_NE(metrics.body.find("vin_gateway_fleet_connected 0"), std::string::npos);

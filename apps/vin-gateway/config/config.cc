@@ -12,9 +12,11 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <deque>
 #include <exception>
 #include <limits>
+#include <random>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -798,7 +800,7 @@ constexpr Setting kProcessSettings[] = {
      ApplyDuration<&G::cache_timeout>, CheckDurationField<&G::cache_timeout, kMs, 10 * kSecond>,
      Same<&G::cache_timeout>, ShowDuration<&G::cache_timeout>},
     {"--instance-id", "instance_id",
-     "this instance's name in the fleet (default HOST:PORT of --listen)",
+     "this instance's name in the fleet (default HOSTNAME-PID-RANDOM, unique per process)",
      ApplyText<&G::instance_id>, CheckInstanceId, Same<&G::instance_id>, ShowText<&G::instance_id>},
     {"--trusted-proxy", "trusted_proxy",
      "CIDR of a reverse proxy whose X-Forwarded-For names the client; repeatable (default none)",
@@ -975,8 +977,39 @@ fusebox::Result<fusebox::RedisEndpoint, ConfigError> RedisEndpointOf(const Gatew
   return std::move(*endpoint);
 }
 
+// The default is unique per process, not derived from --listen: every container started with
+// `--listen 0.0.0.0:8080` would otherwise share one name, and each instance would take the
+// others' messages for its own echo (the fleet silently doing nothing). The host name says where
+// it runs; the pid and a random suffix tell apart processes on one host, or containers sharing
+// a host name (host networking) where each is pid 1. Made once: the same for the whole process.
 std::string GatewayConfig::effective_instance_id() const {
-  return instance_id.empty() ? fmt::format("{}:{}", listen_host, listen_port) : instance_id;
+  if (!instance_id.empty()) {
+    return instance_id;
+  }
+  static const std::string made = [] {
+    std::array<char, 256> host{};
+    if (::gethostname(host.data(), host.size() - 1) != 0 || host[0] == '\0') {
+      host = {'g', 'w'};
+    }
+    // At most 64 bytes of it, and only what reads well in /status and a wire message (no
+    // spaces): anything else becomes '_'.
+    std::string name(host.data(), std::min<std::size_t>(std::strlen(host.data()), 64));
+    for (char& c : name) {
+      const bool ok =
+          std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '.' || c == '-' || c == '_';
+      c = ok ? c : '_';
+    }
+    std::uint32_t suffix = 0;
+    try {
+      suffix = std::random_device()();
+    } catch (const std::exception&) {
+      // No entropy source: the clock's low bits still differ between processes.
+      suffix =
+          static_cast<std::uint32_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+    }
+    return fmt::format("{}-{}-{:08x}", name, ::getpid(), suffix);
+  }();
+  return made;
 }
 
 std::optional<ConfigError> ApplySetting(GatewayConfig& config, std::string_view flag,

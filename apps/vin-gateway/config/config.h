@@ -157,7 +157,8 @@ struct GatewayConfig {
   // instances through Redis. Default "" (this instance alone). Must parse (an unreachable Redis is
   // not an error).
   std::string fleet_url;
-  // --instance-id: this instance's name in the fleet. Default "": HOST:PORT of --listen.
+  // --instance-id: this instance's name in the fleet. Default "": HOSTNAME-PID-RANDOM (made once
+  // per process, so that two processes never share it).
   std::string instance_id;
   std::string effective_instance_id() const;
   // --redis-password-file: a file whose one line is the password of the Redis servers of --fleet
