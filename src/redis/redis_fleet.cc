@@ -4,8 +4,17 @@
 // the public members only post work there, so no caller ever waits on Redis.
 #include "fusebox/redis_fleet.h"
 
+// First: hiredis 0.14's sds.h declares its functions without C linkage, and hiredis.h includes
+// it (its include guard then keeps this linkage).
+extern "C" {
+#include <hiredis/sds.h>
+}
 #include <hiredis/async.h>
 #include <hiredis/hiredis.h>
+#include <hiredis/read.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 #include <algorithm>
 #include <boost/asio/post.hpp>
@@ -348,8 +357,34 @@ struct RedisFleetLink::Impl : std::enable_shared_from_this<Impl> {
       self->subscribed = true;
       self->MaybeUp();
     } else if (kind == "message") {
-      self->OnText(ReplyText(reply->element[2]), Duration(0));
+      const std::string_view text = ReplyText(reply->element[2]);
+      self->OnText(text, Duration(0));
+      if (text.size() > kMaxFleetMessageBytes) {
+        // Refused unparsed, but hiredis has read it whole: give that memory back once hiredis is
+        // done with it (below), or a single 20 MB message keeps 40 MB for good.
+        self->Post([](Impl& link) { link.ReleaseReadBuffer(); });
+      }
     }
+  }
+
+  // After an oversized message: frees the subscriber's read buffer if nothing is left unread in
+  // it (what hiredis itself does only when the next message arrives), and returns the freed heap
+  // to the system (glibc keeps a large freed block otherwise: its trim threshold grows with the
+  // largest block it has seen). Runs on the strand, outside hiredis's callbacks.
+  void ReleaseReadBuffer() {
+    if (sub != nullptr) {
+      redisReader* reader = sub->c.reader;
+      if (reader != nullptr && reader->err == 0 && reader->pos == reader->len &&
+          sdsavail(reader->buf) > reader->maxbuf) {
+        sdsfree(reader->buf);
+        reader->buf = sdsempty();
+        reader->pos = 0;
+        reader->len = 0;
+      }
+    }
+#if defined(__GLIBC__)
+    ::malloc_trim(0);
+#endif
   }
 
   // A transition from the channel, or a stored one `age` old (at most kMaxFleetCooldown).
