@@ -447,6 +447,15 @@ TEST(ConfigTest, RedisPasswordFileIsCheckedAndNeverQuoted) {
   EXPECT_THAT(printed, testing::HasSubstr("fleet = \"redis://u:***@fleet:6379\""));
 }
 
+TEST(ConfigTest, InstanceIdIsAtMost128BytesWithoutSpaces) {
+  EXPECT_TRUE(Parse({"--instance-id", std::string(128, 'a')}));
+  auto long_id = Parse({"--instance-id", std::string(129, 'a')});
+  ASSERT_FALSE(long_id);
+  EXPECT_EQ(long_id.error().field, "--instance-id");
+  EXPECT_THAT(long_id.error().message, testing::HasSubstr("at most 128 bytes, got 129"));
+  EXPECT_FALSE(Parse({"--instance-id", "a b"}));
+}
+
 TEST(ConfigTest, VersionIsTheProjects) {
   auto parsed = Parse({"--version"});
   ASSERT_TRUE(parsed) << parsed.error().message;

@@ -392,7 +392,12 @@ std::optional<ConfigError> CheckFleetUrl(const GatewayConfig& config, std::strin
 }
 
 std::optional<ConfigError> CheckInstanceId(const GatewayConfig& config, std::string_view flag) {
-  // It travels as one space-separated field of a fleet message (docs/fleet.md).
+  // It travels as one space-separated field of a fleet message (docs/fleet.md), which peers
+  // refuse beyond 128 bytes: refused here, at start, rather than by every peer.
+  if (config.instance_id.size() > 128) {
+    return ConfigError{std::string(flag), fmt::format("{} must be at most 128 bytes, got {}", flag,
+                                                      config.instance_id.size())};
+  }
   if (config.instance_id.find_first_of(" \t\r\n") != std::string::npos) {
     return ConfigError{std::string(flag), fmt::format("{} must not contain spaces, got '{}'", flag,
                                                       config.instance_id)};
