@@ -578,9 +578,13 @@ std::function<std::optional<fusebox::gateway::FleetReport>()> FleetReporter(
     if (!parts.fleet) {
       return std::nullopt;
     }
-    return fusebox::gateway::FleetReport{
-        fusebox::RedactRedisUrl(config.fleet_url), parts.fleet->instance(), parts.fleet->Stats(),
-        parts.fleet->LeaseHolder("vpic"), parts.link->Stats().malformed};
+    fusebox::RedisFleetStats link = parts.link->Stats();
+    return fusebox::gateway::FleetReport{fusebox::RedactRedisUrl(config.fleet_url),
+                                         parts.fleet->instance(),
+                                         parts.fleet->Stats(),
+                                         parts.fleet->LeaseHolder("vpic"),
+                                         link.malformed,
+                                         std::move(link.last_error)};
   };
 }
 

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <fstream>
 #include <functional>
+#include <future>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -19,6 +20,7 @@
 
 #include "fusebox/circuit_breaker.h"
 #include "fusebox/fleet.h"
+#include "fusebox/redis_client.h"
 #include "fusebox/redis_fleet.h"
 #include "redis_server.h"
 
@@ -74,16 +76,18 @@ class RedisFleetTest : public ::testing::Test {
     }
   }
 
-  RedisFleetLink& AddLink(const std::string& id) {
+  // `url`: the server's, with a login in it (default: none).
+  RedisFleetLink& AddLink(const std::string& id, const std::string& url = "") {
     RedisFleetOptions options;
-    options.endpoint = ParseRedisUrl(server_.url()).value();
+    options.endpoint = ParseRedisUrl(url.empty() ? server_.url() : url).value();
     options.instance = id;
     links_.push_back(std::make_unique<RedisFleetLink>(io_.get_executor(), options));
     return *links_.back();
   }
   // An instance: a breaker attached to a fleet over its own link.
-  CircuitBreaker& AddInstance(const std::string& id, CircuitBreakerConfig config) {
-    RedisFleetLink& link = AddLink(id);
+  CircuitBreaker& AddInstance(const std::string& id, CircuitBreakerConfig config,
+                              const std::string& url = "") {
+    RedisFleetLink& link = AddLink(id, url);
     breakers_.push_back(CircuitBreaker::Create("vpic", config).value());
     fleets_.push_back(std::make_unique<Fleet>(link, id));
     fleets_.back()->Attach(*breakers_.back());
@@ -159,6 +163,72 @@ TEST_F(RedisFleetTest, TwoLinksSeeEachOthersTransitionsWithinOneSecond) {
   probe->Record(Outcome::kSuccess);
   ASSERT_TRUE(WaitFor([&] { return a.state() == State::kClosed && b.state() == State::kClosed; },
                       seconds(1)));
+}
+
+// The least-privilege ACL user of docs/fleet.md ("Logins"): the fleet's keys and channel, and
+// only the commands it sends (its scripts' commands included: Redis checks those too).
+// clang-format off
+constexpr const char* kFleetAcl[] = {
+    "--user", "default", "off",
+    "--user", "fleet", "on", ">s3cret", "resetkeys", "resetchannels", "~fusebox:fleet:*",
+    "&fusebox:fleet:transitions", "-@all", "+select", "+ping", "+eval", "+subscribe", "+get",
+    "+set", "+hmget", "+hset", "+hstrlen", "+publish", "+time",
+    // An administrator, to read ACL LOG: nothing the fleet sent was refused.
+    "--user", "admin", "on", ">adminpw", "~*", "&*", "+@all"};
+// clang-format on
+
+TEST_F(RedisFleetTest, AnAclUserWithTheDocumentedRuleRunsTheWholeFleet) {
+  server_.Kill();
+  ASSERT_TRUE(server_.Start(std::vector<std::string>(std::begin(kFleetAcl), std::end(kFleetAcl))));
+  const std::string url = "redis://fleet:s3cret@127.0.0.1:" + std::to_string(server_.port()) + "/3";
+  CircuitBreaker& a = AddInstance("a", Config(), url);
+  CircuitBreaker& b = AddInstance("b", Config(), url);
+  ASSERT_TRUE(AllConnected(seconds(5))) << links_[0]->Stats().last_error;
+  EXPECT_EQ(links_[0]->Stats().last_error, "");
+  Trip(a);
+  ASSERT_TRUE(WaitFor([&] { return b.state() == State::kOpen; }, seconds(1)));
+  EXPECT_EQ(links_[0]->Stats().published, 1U);
+  // The probe lease (a script with SET NX PX and GET) works under the same rule.
+  RedisFleetLink& c = AddLink("c", url);
+  Recorder recorder;
+  c.SetReceiver(&recorder);
+  c.Start();
+  ASSERT_TRUE(AllConnected(seconds(5)));
+  c.AcquireLease("vpic", 7, 1, seconds(5));
+  ASSERT_TRUE(
+      WaitFor([&] { return std::lock_guard(recorder.mu), !recorder.leases.empty(); }, seconds(1)));
+  {
+    std::lock_guard lock(recorder.mu);
+    EXPECT_EQ(recorder.leases[0], std::make_pair(1U, std::string("c")));
+  }
+  c.ReleaseLease("vpic");
+  c.SetReceiver(nullptr);
+  // Nothing the fleet sent (its scripts' commands included) was refused by the rule.
+  RedisClient admin(io_.get_executor(),
+                    {.endpoint = ParseRedisUrl("redis://admin:adminpw@127.0.0.1:" +
+                                               std::to_string(server_.port()))
+                                     .value()});
+  admin.Start();
+  ASSERT_TRUE(WaitFor([&] { return admin.connected(); }, seconds(5)));
+  std::promise<RedisReply> log;
+  admin.Command({"ACL", "LOG"}, [&log](const RedisReply& r) { log.set_value(r); });
+  const RedisReply denied = log.get_future().get();
+  EXPECT_EQ(denied.kind, RedisReply::Kind::kArray);
+  EXPECT_TRUE(denied.elements.empty()) << denied.elements.size() << " commands refused";
+  admin.StopNow();
+}
+
+TEST_F(RedisFleetTest, AWrongPasswordKeepsTheLinkDownSayingWhy) {
+  server_.Kill();
+  ASSERT_TRUE(server_.Start({"--requirepass", "right"}));
+  RedisFleetLink& link =
+      AddLink("a", "redis://:wrong-one@127.0.0.1:" + std::to_string(server_.port()));
+  link.Start();
+  ASSERT_TRUE(WaitFor([&] { return !link.Stats().last_error.empty(); }, seconds(5)));
+  EXPECT_FALSE(link.connected());
+  EXPECT_NE(link.Stats().last_error.find("AUTH: WRONGPASS"), std::string::npos)
+      << link.Stats().last_error;
+  EXPECT_EQ(link.Stats().last_error.find("wrong-one"), std::string::npos);
 }
 
 TEST_F(RedisFleetTest, TheLeaseIsExclusive) {

@@ -504,6 +504,24 @@ TEST(RouterTest, StatusAndMetricsCountWhatRedisHeldOutOfBounds) {
   EXPECT_NE(metrics.body.find("vin_gateway_fleet_messages_malformed_total 7\n"), std::string::npos);
 }
 
+TEST(RouterTest, StatusSaysWhyTheFleetLinkIsDown) {
+  RouterHarness h;
+  std::string error = "AUTH: WRONGPASS invalid username-password pair or user is disabled.";
+  h.fleet_report = [&error] {
+    fusebox::gateway::FleetReport report;
+    report.url = "redis://fleet:***@10.0.0.5:6379";
+    report.last_error = error;
+    return std::optional(report);
+  };
+  json::object fleet = RouterHarness::Body(h.Call("GET", "/status")).at("fleet").as_object();
+  EXPECT_EQ(fleet.at("connected"), false);
+  EXPECT_EQ(fleet.at("last_error").as_string(), error);
+  EXPECT_EQ(fleet.at("url"), "redis://fleet:***@10.0.0.5:6379");
+  error.clear();
+  fleet = RouterHarness::Body(h.Call("GET", "/status")).at("fleet").as_object();
+  EXPECT_TRUE(fleet.at("last_error").is_null());
+}
+
 TEST(RouterTest, StatusShowsRetryAfterWhileOpen) {
   RouterHarness h;
   h.breaker->ForceOpen();

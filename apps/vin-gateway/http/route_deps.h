@@ -36,6 +36,8 @@ struct FleetReport {
   fusebox::FleetStats stats;
   std::optional<std::string> probe_lease_holder;
   std::uint64_t malformed = 0;  // messages from Redis that did not parse or were too large
+  // Why the link is down ("connect: ...", "AUTH: WRONGPASS ..."); "" when it is up.
+  std::string last_error;
 };
 
 struct RouterDeps {

@@ -164,6 +164,9 @@ json::value FleetJson(const RouterDeps& deps) {
   fleet["url"] = report->url;
   fleet["instance"] = report->instance;
   fleet["connected"] = report->stats.connected;
+  // Why it is not: a refused connection, a refused login (the password never appears).
+  fleet["last_error"] =
+      report->last_error.empty() ? json::value(nullptr) : json::value(report->last_error);
   fleet["peers_seen"] = report->stats.peers_seen;
   if (report->probe_lease_holder) {
     fleet["probe_lease_holder"] = *report->probe_lease_holder;
