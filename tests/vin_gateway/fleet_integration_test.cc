@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -66,8 +67,9 @@ class FleetIntegrationTest : public ::testing::Test {
     return *sims_.back();
   }
 
-  // A gateway in front of `sim`; `fleet_args` are the fleet flags.
-  ChildProcess& StartGateway(const ChildProcess& sim, std::vector<std::string> fleet_args) {
+  // A gateway in front of `sim`; `fleet_args` are the fleet flags, `env` more environment.
+  ChildProcess& StartGateway(const ChildProcess& sim, std::vector<std::string> fleet_args,
+                             std::vector<std::string> env = {}) {
     std::vector<std::string> argv = {VIN_GATEWAY_BINARY,
                                      "--listen",
                                      "127.0.0.1:0",
@@ -87,7 +89,7 @@ class FleetIntegrationTest : public ::testing::Test {
                                      "none"};
     argv.insert(argv.end(), fleet_args.begin(), fleet_args.end());
     const std::string log = (dir_ / ("gw" + std::to_string(gateways_.size()) + ".log")).string();
-    gateways_.push_back(std::make_unique<ChildProcess>(argv, std::vector<std::string>{}, log));
+    gateways_.push_back(std::make_unique<ChildProcess>(argv, std::move(env), log));
     return *gateways_.back();
   }
 
@@ -254,6 +256,54 @@ TEST_F(FleetIntegrationTest, OneProbePerIntervalFleetWideThroughATenSecondOutage
   stop = true;
   for (std::thread& t : traffic) {
     t.join();
+  }
+}
+
+// A Redis that asks for a password: one gateway reads it from --redis-password-file, another
+// from the environment, and a third with the wrong one stays out of the fleet saying why. No
+// password is in a command line, a log or /status.
+TEST_F(FleetIntegrationTest, APasswordFromAFileOrTheEnvironmentLogsTheCacheAndTheFleetIn) {
+  if (!fusebox::testing::RedisServer::Available()) {
+    GTEST_SKIP() << "no redis-server";
+  }
+  fusebox::testing::RedisServer redis;
+  ASSERT_TRUE(redis.Start({"--requirepass", "s3cret-pw"}));
+  const std::string password_file = (dir_ / "redis-password").string();
+  std::ofstream(password_file) << "s3cret-pw\n";
+  const std::string wrong_file = (dir_ / "wrong-password").string();
+  std::ofstream(wrong_file) << "not-it\n";
+  ChildProcess& sim = StartSim();
+  ChildProcess& a = StartGateway(sim, {"--cache", redis.url(), "--fleet", redis.url(),
+                                       "--redis-password-file", password_file});
+  ChildProcess& b = StartGateway(sim, {"--cache", redis.url(), "--fleet", redis.url()},
+                                 {"FUSEBOX_REDIS_PASSWORD=s3cret-pw"});
+  ChildProcess& c =
+      StartGateway(sim, {"--fleet", redis.url(), "--redis-password-file", wrong_file});
+  ASSERT_TRUE(a.started() && b.started() && c.started()) << a.Log() << b.Log() << c.Log();
+  const auto linked = [&](const ChildProcess& gw) {
+    const json::value s = Status(gw);
+    return s.is_object() && s.at("cache").at("healthy").as_bool() &&
+           s.at("fleet").at("connected").as_bool();
+  };
+  ASSERT_TRUE(WaitUntil([&] { return linked(a) && linked(b); }, 5));
+  const HttpResult live = Decode(a, kVins[0]);
+  ASSERT_EQ(live.status, 200) << live.body;
+  const HttpResult hit = Decode(b, kVins[0]);
+  EXPECT_EQ(Json(hit).at("source"), "cache");  // through the shared, password-protected cache
+  json::value status_c;
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        status_c = Status(c);
+        return status_c.is_object() && status_c.at("fleet").at("last_error").is_string();
+      },
+      5));
+  EXPECT_FALSE(status_c.at("fleet").at("connected").as_bool());
+  EXPECT_NE(std::string(status_c.at("fleet").at("last_error").as_string()).find("WRONGPASS"),
+            std::string::npos);
+  for (const ChildProcess* gw : {&a, &b, &c}) {
+    EXPECT_EQ(gw->Log().find("s3cret-pw"), std::string::npos) << gw->Log();
+    EXPECT_EQ(gw->Log().find("not-it"), std::string::npos) << gw->Log();
+    EXPECT_EQ(Http(gw->port(), "GET", "/status").body.find("s3cret-pw"), std::string::npos);
   }
 }
 
