@@ -17,6 +17,7 @@
 
 #include "fusebox/redis_url.h"
 #include "redis/redis_server.h"
+#include "support/wait_for.h"
 
 namespace fusebox {
 namespace {
@@ -24,16 +25,7 @@ namespace {
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
-bool WaitFor(const std::function<bool()>& condition, Duration timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (condition()) {
-      return true;
-    }
-    std::this_thread::sleep_for(milliseconds(5));
-  }
-  return condition();
-}
+using testing::WaitFor;
 
 class RedisClientTest : public ::testing::Test {
  protected:

@@ -23,6 +23,7 @@
 #include "fusebox/redis_client.h"
 #include "fusebox/redis_fleet.h"
 #include "redis_server.h"
+#include "support/wait_for.h"
 
 namespace fusebox {
 namespace {
@@ -30,16 +31,7 @@ namespace {
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
-bool WaitFor(const std::function<bool()>& condition, Duration timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (condition()) {
-      return true;
-    }
-    std::this_thread::sleep_for(milliseconds(5));
-  }
-  return condition();
-}
+using testing::WaitFor;
 
 // Records what a link delivers, for the tests that use a link without a Fleet.
 struct Recorder final : FleetReceiver {
