@@ -76,16 +76,16 @@ local age = math.max(0, math.min(now_ms - at, tonumber(ARGV[2])))
 return {v[1], string.format('%d', age)}
 )lua";
 
-// The probe lease: SET NX PX over the slot keys KEYS[1]..':'..slot, atomically. ARGV: instance,
-// slots, ttl in ms. Returns {slots held by this instance, another holder or ''}.
+// The probe lease: SET NX PX over the slot keys, all passed as KEYS (no key name is made inside
+// the script, so a cluster proxy can route it; they share the breaker's hash tag), atomically.
+// ARGV: instance, ttl in ms. Returns {slots held by this instance, another holder or ''}.
 constexpr const char* kLeaseScript = R"lua(
 local won = 0
 local holder = ''
-for i = 0, tonumber(ARGV[2]) - 1 do
-  local key = KEYS[1] .. ':' .. i
-  local cur = redis.call('GET', key)
+for i = 1, #KEYS do
+  local cur = redis.call('GET', KEYS[i])
   if not cur then
-    redis.call('SET', key, ARGV[1], 'NX', 'PX', ARGV[3])
+    redis.call('SET', KEYS[i], ARGV[1], 'NX', 'PX', ARGV[2])
     won = won + 1
   elseif cur == ARGV[1] then
     won = won + 1
@@ -158,9 +158,12 @@ struct RedisFleetLink::Impl : std::enable_shared_from_this<Impl> {
   bool lease_timer_armed = false;
   Duration backoff;
 
-  std::string StateKey(const std::string& breaker) const {
-    return options.key_prefix + "state:" + breaker;
+  // Every key of one breaker has the breaker's name as its hash tag ({vpic}), so that a Redis
+  // Cluster (or a proxy in front of one) keeps them in one slot: a script may touch them together.
+  std::string BreakerKey(const std::string& breaker, std::string_view what) const {
+    return options.key_prefix + "{" + breaker + "}:" + std::string(what);
   }
+  std::string StateKey(const std::string& breaker) const { return BreakerKey(breaker, "state"); }
 
   template <typename F>
   void Deliver(F&& f) {
@@ -455,10 +458,14 @@ struct RedisFleetLink::Impl : std::enable_shared_from_this<Impl> {
     ++lease_requests;
     const auto ttl_ms =
         std::max<std::int64_t>(1, std::chrono::ceil<std::chrono::milliseconds>(lease.ttl).count());
-    const std::string key =
-        options.key_prefix + "lease:" + breaker + ":" + std::to_string(lease.generation);
-    Command({"EVAL", kLeaseScript, "1", key, options.instance, std::to_string(lease.slots),
-             std::to_string(ttl_ms)},
+    std::vector<std::string> command{"EVAL", kLeaseScript, std::to_string(lease.slots)};
+    for (std::uint32_t slot = 0; slot < lease.slots; ++slot) {
+      command.push_back(BreakerKey(
+          breaker, "lease:" + std::to_string(lease.generation) + ":" + std::to_string(slot)));
+    }
+    command.push_back(options.instance);
+    command.push_back(std::to_string(ttl_ms));
+    Command(std::move(command),
             [breaker, generation = lease.generation](Impl& self, redisReply* reply) {
               auto found = self.leases.find(breaker);
               if (found == self.leases.end() || found->second.generation != generation) {

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <chrono>
@@ -223,6 +224,40 @@ TEST_F(RedisFleetTest, AWrongPasswordKeepsTheLinkDownSayingWhy) {
   EXPECT_EQ(link.Stats().last_error.find("wrong-one"), std::string::npos);
 }
 
+// Every key of one breaker carries its name as a hash tag ({vpic}), so a Redis Cluster keeps them
+// in one slot; the lease's slot keys are all passed to the script (a two-slot lease here).
+TEST_F(RedisFleetTest, EveryKeyOfABreakerSharesItsHashTag) {
+  CircuitBreaker& a = AddInstance("a", Config());
+  RedisFleetLink& two = AddLink("two");
+  Recorder recorder;
+  two.SetReceiver(&recorder);
+  two.Start();
+  ASSERT_TRUE(AllConnected(seconds(5)));
+  Trip(a);
+  two.AcquireLease("vpic", 9, 2, seconds(5));
+  ASSERT_TRUE(
+      WaitFor([&] { return std::lock_guard(recorder.mu), !recorder.leases.empty(); }, seconds(1)));
+  {
+    std::lock_guard lock(recorder.mu);
+    EXPECT_EQ(recorder.leases[0], std::make_pair(2U, std::string("two")));
+  }
+  two.SetReceiver(nullptr);
+  redisContext* raw = redisConnect("127.0.0.1", server_.port());
+  ASSERT_NE(raw, nullptr);
+  auto* reply = static_cast<redisReply*>(redisCommand(raw, "KEYS fusebox:fleet:*"));
+  ASSERT_NE(reply, nullptr);
+  std::vector<std::string> keys;
+  for (std::size_t i = 0; i < reply->elements; ++i) {
+    keys.emplace_back(reply->element[i]->str, reply->element[i]->len);
+  }
+  freeReplyObject(reply);
+  redisFree(raw);
+  std::sort(keys.begin(), keys.end());
+  EXPECT_EQ(keys, (std::vector<std::string>{"fusebox:fleet:{vpic}:lease:9:0",
+                                            "fusebox:fleet:{vpic}:lease:9:1",
+                                            "fusebox:fleet:{vpic}:state"}));
+}
+
 TEST_F(RedisFleetTest, TheLeaseIsExclusive) {
   RedisFleetLink& one = AddLink("one");
   RedisFleetLink& two = AddLink("two");
@@ -301,12 +336,12 @@ TEST_F(RedisFleetTest, StoredStatesOutOfBoundsAreRefusedUnread) {
   // by its size, never sent whole. A stamp that is not a number: refused (it used to fail the
   // read script). A stamp from long ago: the age is clamped, the cooldown is simply over.
   const std::string huge = "fusebox1 1 OPEN 1000000000 0 " + std::string(64 * 1024, 'z') + " big";
-  HashSet(server_.port(), "fusebox:fleet:state:big",
+  HashSet(server_.port(), "fusebox:fleet:{big}:state",
           {"gen", "1", "sender", "z", "msg", huge, "at_ms", "1"});
   HashSet(
-      server_.port(), "fusebox:fleet:state:stamp",
+      server_.port(), "fusebox:fleet:{stamp}:state",
       {"gen", "1", "sender", "z", "msg", "fusebox1 1 OPEN 1000000000 0 z stamp", "at_ms", "soon"});
-  HashSet(server_.port(), "fusebox:fleet:state:ancient",
+  HashSet(server_.port(), "fusebox:fleet:{ancient}:state",
           {"gen", "1", "sender", "z", "msg", "fusebox1 1 OPEN 1000000000 0 z ancient", "at_ms",
            "-9000000000000000000"});
   RedisFleetLink& link = AddLink("a");
@@ -373,7 +408,7 @@ TEST_F(RedisFleetTest, AGarbageStoredGenerationDoesNotBlockPublishing) {
   // every transition for good.
   for (const char* stored : {"abc", "1125899906842624"}) {
     SCOPED_TRACE(stored);
-    HashSet(server_.port(), "fusebox:fleet:state:vpic",
+    HashSet(server_.port(), "fusebox:fleet:{vpic}:state",
             {"gen", stored, "sender", "zzz", "msg", "junk", "at_ms", "1"});
     const std::string suffix = stored[0] == 'a' ? "1" : "2";
     CircuitBreaker& a = AddInstance("a" + suffix, Config());
