@@ -29,6 +29,7 @@
 #include <boost/asio/any_io_executor.hpp>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -47,6 +48,15 @@ struct RedisFleetOptions {
   Duration reconnect_min = std::chrono::milliseconds(100);  // backoff doubles from here...
   Duration reconnect_max = std::chrono::seconds(2);         // ...up to here
   Duration lease_retry = std::chrono::milliseconds(100);    // after a denied lease request
+  // Signed messages (docs/fleet.md, "Signed messages"): with a secret, every transition is sent
+  // with the sender's time and an HMAC-SHA256 over both, and every one received (on the channel
+  // or stored) must carry a valid MAC and be at most kMaxFleetCooldown old (and at most
+  // max_clock_skew ahead): anything else is dropped and counted (Stats().unauthenticated). Every
+  // instance of a fleet needs the same secret. Empty: unsigned, as before.
+  std::string secret;
+  Duration max_clock_skew = std::chrono::minutes(1);
+  // The clock of the signatures' times; null: the system's.
+  std::function<std::chrono::system_clock::time_point()> wall_clock = nullptr;
 };
 
 struct RedisFleetStats {
@@ -58,6 +68,7 @@ struct RedisFleetStats {
   std::uint64_t received = 0;            // messages from the channel and stored states read
   std::uint64_t malformed = 0;           // received but unparsable or out of bounds: dropped
   std::uint64_t lease_requests = 0;
+  std::uint64_t unauthenticated = 0;  // with a secret: unsigned, bad MAC, too old or ahead: dropped
   // Why the link is down: "connect: Connection refused", "AUTH: WRONGPASS ..."; "" when up.
   std::string last_error;
 };

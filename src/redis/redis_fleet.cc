@@ -31,6 +31,7 @@ extern "C" {
 #include <vector>
 
 #include "asio_hiredis.h"
+#include "fleet_signature.h"
 #include "fusebox/thread_annotations.h"
 
 namespace fusebox {
@@ -41,13 +42,15 @@ namespace {
 // A stored generation that is not a number, or is out of the bounds of fleet.h (above
 // kMaxFleetGeneration, or more than kMaxFleetGenerationLead ahead of this one) was not written
 // by a sane peer: it is overwritten, else it would block every publish for good.
-// KEYS[1] state key; ARGV: generation, sender, message, channel, max generation, max lead.
+// ARGV[7] = "1" (signed fleets only): the stored one failed the sender's signature check, so
+// its generation means nothing: overwrite it (else a forger could block every publish).
+// KEYS[1] state key; ARGV: generation, sender, message, channel, max generation, max lead, force.
 // Returns 1 if published.
 constexpr const char* kPublishScript = R"lua(
 local cur = redis.call('HMGET', KEYS[1], 'gen', 'sender')
 local g = tonumber(ARGV[1])
 local cg = tonumber(cur[1])
-if cg and cg >= 1 and cg <= tonumber(ARGV[5]) and cg <= g + tonumber(ARGV[6]) then
+if ARGV[7] ~= '1' and cg and cg >= 1 and cg <= tonumber(ARGV[5]) and cg <= g + tonumber(ARGV[6]) then
   if cg > g or (cg == g and (cur[2] or '') >= ARGV[2]) then return 0 end
 end
 local t = redis.call('TIME')
@@ -130,7 +133,7 @@ struct RedisFleetLink::Impl : std::enable_shared_from_this<Impl> {
   std::atomic<bool> up{false};
   std::atomic<bool> stopped{false};
   std::atomic<std::uint64_t> connects{0}, disconnects{0}, published{0}, dropped{0}, received{0},
-      malformed{0}, lease_requests{0};
+      malformed{0}, lease_requests{0}, unauthenticated{0};
 
   Mutex receiver_mu;
   FleetReceiver* receiver FUSEBOX_GUARDED_BY(receiver_mu) = nullptr;  // called with it held
@@ -362,7 +365,7 @@ struct RedisFleetLink::Impl : std::enable_shared_from_this<Impl> {
     } else if (kind == "message") {
       const std::string_view text = ReplyText(reply->element[2]);
       self->OnText(text, Duration(0));
-      if (text.size() > kMaxFleetMessageBytes) {
+      if (text.size() > self->MaxWireBytes()) {
         // Refused unparsed, but hiredis has read it whole: give that memory back once hiredis is
         // done with it (below), or a single 20 MB message keeps 40 MB for good.
         self->Post([](Impl& link) { link.ReleaseReadBuffer(); });
@@ -390,9 +393,63 @@ struct RedisFleetLink::Impl : std::enable_shared_from_this<Impl> {
 #endif
   }
 
+  // The longest text a message may take on the wire: a signed one is longer.
+  std::size_t MaxWireBytes() const {
+    return kMaxFleetMessageBytes +
+           (options.secret.empty() ? 0 : redis_internal::kSignatureOverhead);
+  }
+
+  std::int64_t NowMs() const {
+    const auto now = options.wall_clock ? options.wall_clock() : std::chrono::system_clock::now();
+    return std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count();
+  }
+
+  // The wire form of `message`: signed when the link has a secret.
+  std::string Encode(const FleetMessage& message) const {
+    std::string text = EncodeFleetMessage(message);
+    if (options.secret.empty()) {
+      return text;
+    }
+    return redis_internal::SignFleetMessage(options.secret, NowMs(), text);
+  }
+
+  void SendPublish(const FleetMessage& message, bool force) {
+    Command(
+        {"EVAL", kPublishScript, "1", StateKey(message.breaker), std::to_string(message.generation),
+         message.sender, Encode(message), channel, std::to_string(kMaxFleetGeneration),
+         std::to_string(kMaxFleetGenerationLead), force ? "1" : "0"},
+        [](Impl&, redisReply*) {});
+  }
+
+  // Whether `text` carries a valid signature of this fleet's secret, within the time bounds.
+  bool Verifies(std::string_view text) const {
+    if (text.size() > MaxWireBytes()) {
+      return false;
+    }
+    return redis_internal::VerifyFleetMessage(options.secret, text, NowMs(), MaxAgeMs(), SkewMs())
+               .check == redis_internal::SignatureCheck::kOk;
+  }
+  static std::int64_t MaxAgeMs() {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(kMaxFleetCooldown).count();
+  }
+  std::int64_t SkewMs() const {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(options.max_clock_skew).count();
+  }
+
   // A transition from the channel, or a stored one `age` old (at most kMaxFleetCooldown).
   void OnText(std::string_view text, Duration age) {
     ++received;
+    if (!options.secret.empty()) {
+      // The MAC first: nothing unauthenticated is parsed. A stored message is as old as its
+      // age on Redis's clock says, so the time bound is the signature's (kMaxFleetCooldown).
+      const redis_internal::VerifiedMessage verified = redis_internal::VerifyFleetMessage(
+          options.secret, text.substr(0, MaxWireBytes() + 1), NowMs(), MaxAgeMs(), SkewMs());
+      if (verified.check != redis_internal::SignatureCheck::kOk || text.size() > MaxWireBytes()) {
+        ++unauthenticated;
+        return;
+      }
+      text = verified.message;
+    }
     Result<FleetMessage, FleetRefusal> message = DecodeFleetMessage(text);  // bounds first
     if (!message) {
       ++malformed;
@@ -424,7 +481,7 @@ struct RedisFleetLink::Impl : std::enable_shared_from_this<Impl> {
     }
     const std::int64_t max_age_ms =
         std::chrono::duration_cast<std::chrono::milliseconds>(kMaxFleetCooldown).count();
-    Command({"EVAL", kReadScript, "1", StateKey(breaker), std::to_string(kMaxFleetMessageBytes),
+    Command({"EVAL", kReadScript, "1", StateKey(breaker), std::to_string(MaxWireBytes()),
              std::to_string(max_age_ms)},
             [max_age_ms](Impl& self, redisReply* reply) {
               if (reply != nullptr && reply->type == REDIS_REPLY_INTEGER) {
@@ -573,11 +630,26 @@ void RedisFleetLink::Publish(const FleetMessage& message) {
       return;
     }
     ++self.published;
-    self.Command({"EVAL", kPublishScript, "1", self.StateKey(message.breaker),
-                  std::to_string(message.generation), message.sender, EncodeFleetMessage(message),
-                  self.channel, std::to_string(kMaxFleetGeneration),
-                  std::to_string(kMaxFleetGenerationLead)},
-                 [](Impl&, redisReply*) {});
+    if (self.options.secret.empty()) {
+      self.SendPublish(message, false);
+      return;
+    }
+    // Signed: the stored state counts only if its signature holds. One that does not (a forger
+    // wrote it, or it is too old) must not outrank this message by its generation: read and
+    // check it first, then publish, forcing the store when it failed. A transition is rare; the
+    // extra round trip is cheap.
+    self.Command(
+        {"EVAL", kReadScript, "1", self.StateKey(message.breaker),
+         std::to_string(self.MaxWireBytes()), "0"},
+        [message](Impl& link, redisReply* reply) {
+          bool force = false;
+          if (reply != nullptr && reply->type == REDIS_REPLY_INTEGER) {
+            force = true;  // stored out of bounds
+          } else if (reply != nullptr && reply->type == REDIS_REPLY_ARRAY && reply->elements == 2) {
+            force = !link.Verifies(ReplyText(reply->element[0]));
+          }
+          link.SendPublish(message, force);
+        });
   });
 }
 
@@ -602,9 +674,10 @@ RedisFleetStats RedisFleetLink::Stats() const {
     Locked lock(s.error_mu);
     last_error = s.last_error;
   }
-  return RedisFleetStats{s.up.load(),        s.connects.load(),       s.disconnects.load(),
-                         s.published.load(), s.dropped.load(),        s.received.load(),
-                         s.malformed.load(), s.lease_requests.load(), std::move(last_error)};
+  return RedisFleetStats{s.up.load(),          s.connects.load(),       s.disconnects.load(),
+                         s.published.load(),   s.dropped.load(),        s.received.load(),
+                         s.malformed.load(),   s.lease_requests.load(), s.unauthenticated.load(),
+                         std::move(last_error)};
 }
 
 const RedisFleetOptions& RedisFleetLink::options() const noexcept { return impl_->options; }

@@ -69,18 +69,24 @@ class RedisFleetTest : public ::testing::Test {
     }
   }
 
-  // `url`: the server's, with a login in it (default: none).
-  RedisFleetLink& AddLink(const std::string& id, const std::string& url = "") {
+  // `url`: the server's, with a login in it (default: none). `secret`: signed messages.
+  RedisFleetLink& AddLink(
+      const std::string& id, const std::string& url = "", const std::string& secret = "",
+      std::function<std::chrono::system_clock::time_point()> wall_clock = nullptr) {
     RedisFleetOptions options;
     options.endpoint = ParseRedisUrl(url.empty() ? server_.url() : url).value();
+    options.secret = secret;
+    options.wall_clock = std::move(wall_clock);
     options.instance = id;
     links_.push_back(std::make_unique<RedisFleetLink>(io_.get_executor(), options));
     return *links_.back();
   }
   // An instance: a breaker attached to a fleet over its own link.
-  CircuitBreaker& AddInstance(const std::string& id, CircuitBreakerConfig config,
-                              const std::string& url = "") {
-    RedisFleetLink& link = AddLink(id, url);
+  CircuitBreaker& AddInstance(
+      const std::string& id, CircuitBreakerConfig config, const std::string& url = "",
+      const std::string& secret = "",
+      std::function<std::chrono::system_clock::time_point()> wall_clock = nullptr) {
+    RedisFleetLink& link = AddLink(id, url, secret, std::move(wall_clock));
     breakers_.push_back(CircuitBreaker::Create("vpic", config).value());
     fleets_.push_back(std::make_unique<Fleet>(link, id));
     fleets_.back()->Attach(*breakers_.back());
@@ -258,6 +264,46 @@ TEST_F(RedisFleetTest, EveryKeyOfABreakerSharesItsHashTag) {
                                             "fusebox:fleet:{vpic}:state"}));
 }
 
+// Signed messages: the instances that share the secret open together; an instance with another
+// secret, an unsigned message injected on the channel, and a sender whose clock is a day behind
+// (a recording played back) are all dropped and counted, and change nothing.
+TEST_F(RedisFleetTest, SignedMessagesFromAnotherSecretUnsignedOrTooOldAreDropped) {
+  const std::string secret = "a-fleet-secret-of-32-bytes-long!";
+  CircuitBreaker& a = AddInstance("a", Config(), "", secret);
+  CircuitBreaker& b = AddInstance("b", Config(), "", secret);
+  CircuitBreaker& forger = AddInstance("forger", Config(), "", "not-the-fleet-secret-at-all!!");
+  CircuitBreaker& late = AddInstance("late", Config(), "", secret, [] {
+    return std::chrono::system_clock::now() - std::chrono::hours(25);
+  });
+  ASSERT_TRUE(AllConnected(seconds(5)));
+  // One at a time, each seen by b before the next (a publish that finds a newer stored state is
+  // not sent: the two would race).
+  Trip(forger);
+  ASSERT_TRUE(WaitFor([&] { return links_[1]->Stats().unauthenticated == 1; }, seconds(2)));
+  Trip(late);
+  ASSERT_TRUE(WaitFor([&] { return links_[1]->Stats().unauthenticated == 2; }, seconds(2)));
+  redisContext* raw = redisConnect("127.0.0.1", server_.port());
+  ASSERT_NE(raw, nullptr);
+  freeReplyObject(redisCommand(raw, "PUBLISH fusebox:fleet:transitions %s",
+                               "fusebox1 999 OPEN 1000000000 0 mallory vpic"));
+  redisFree(raw);
+  ASSERT_TRUE(WaitFor([&] { return links_[1]->Stats().unauthenticated == 3; }, seconds(2)));
+  EXPECT_EQ(a.state(), State::kClosed);
+  EXPECT_EQ(b.state(), State::kClosed);
+  EXPECT_EQ(links_[1]->Stats().malformed, 0U);
+  // The stored state is late's now (signed, but a day old): a's publish is not outranked by it.
+  Trip(a);
+  ASSERT_TRUE(WaitFor([&] { return b.state() == State::kOpen; }, seconds(1)));
+  // The forger took a's message for what it is to it: unauthenticated (late's and the raw one
+  // before it).
+  EXPECT_TRUE(WaitFor([&] { return links_[2]->Stats().unauthenticated == 3; }, seconds(1)))
+      << links_[2]->Stats().unauthenticated;
+  EXPECT_EQ(forger.state(), State::kOpen);  // its own trip
+  // A new instance with the secret reads the stored (signed) state and opens at once.
+  CircuitBreaker& c = AddInstance("c", Config(), "", secret);
+  ASSERT_TRUE(WaitFor([&] { return c.state() == State::kOpen; }, seconds(2)));
+}
+
 TEST_F(RedisFleetTest, TheLeaseIsExclusive) {
   RedisFleetLink& one = AddLink("one");
   RedisFleetLink& two = AddLink("two");
@@ -375,6 +421,9 @@ long RssKb() {
 TEST_F(RedisFleetTest, AHugeMessageOnTheChannelIsRefusedAndItsMemoryGivenBack) {
   // A 20 MB sender name used to cost 41 MB for good. hiredis reads such a message whole (Redis
   // sends it); the link refuses it unparsed and gives the read buffer back.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "a sanitizer's allocator keeps freed memory (quarantine): RSS says nothing";
+#endif
   RedisFleetLink& link = AddLink("a");
   Recorder recorder;
   link.SetReceiver(&recorder);
@@ -396,7 +445,16 @@ TEST_F(RedisFleetTest, AHugeMessageOnTheChannelIsRefusedAndItsMemoryGivenBack) {
                       seconds(5)));
   link.SetReceiver(nullptr);
   EXPECT_EQ(link.Stats().malformed, 1U);
-  EXPECT_LT(RssKb() - before_kb, 8 * 1024) << "kept more than 8 MB of a 20 MB message";
+  // The buffer is given back by a handler posted after the message: wait for it (a link that
+  // keeps the memory fails after the wait).
+  long kept_kb = 0;
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        kept_kb = RssKb() - before_kb;
+        return kept_kb < 8 * 1024;
+      },
+      seconds(3)))
+      << "kept " << kept_kb << " KB of a 20 MB message";
   std::lock_guard lock(recorder.mu);
   ASSERT_EQ(recorder.messages.size(), 1U);
   EXPECT_EQ(recorder.messages[0].sender, "b");
