@@ -229,8 +229,14 @@ std::optional<FleetParts> StartFleet(const fusebox::gateway::GatewayConfig& conf
     log("error", endpoint.error().message);
     return std::nullopt;
   }
+  auto secret = fusebox::gateway::FleetSecret(config);
+  if (!secret) {
+    log("error", secret.error().message);
+    return std::nullopt;
+  }
   fusebox::RedisFleetOptions options;
   options.endpoint = std::move(*endpoint);
+  options.secret = std::move(*secret);
   options.instance = config.effective_instance_id();
   parts.link = std::make_unique<fusebox::RedisFleetLink>(io.get_executor(), options);
   parts.fleet = std::make_unique<fusebox::Fleet>(*parts.link, options.instance);
@@ -255,7 +261,8 @@ struct RefusalLog {
       const auto [messages, entries] = Counts();
       if (messages > messages_seen) {
         log("warn", fmt::format("fleet: {} messages from Redis refused in the last minute (out of "
-                                "bounds or malformed; /status fleet.messages_refused)",
+                                "bounds, malformed or not signed with the fleet's secret; "
+                                "/status fleet.messages_refused, _malformed, _unauthenticated)",
                                 messages - messages_seen));
       }
       if (entries > entries_seen) {
@@ -271,7 +278,8 @@ struct RefusalLog {
   std::pair<std::uint64_t, std::uint64_t> Counts() const {
     std::uint64_t messages = 0;
     if (fleet.fleet) {
-      messages = fleet.fleet->Stats().messages_refused + fleet.link->Stats().malformed;
+      const fusebox::RedisFleetStats link = fleet.link->Stats();
+      messages = fleet.fleet->Stats().messages_refused + link.malformed + link.unauthenticated;
     }
     return {messages, cache.Stats().refused};
   }
@@ -584,7 +592,9 @@ std::function<std::optional<fusebox::gateway::FleetReport>()> FleetReporter(
                                          parts.fleet->Stats(),
                                          parts.fleet->LeaseHolder("vpic"),
                                          link.malformed,
-                                         std::move(link.last_error)};
+                                         std::move(link.last_error),
+                                         link.unauthenticated,
+                                         !parts.link->options().secret.empty()};
   };
 }
 

@@ -456,6 +456,24 @@ TEST(ConfigTest, InstanceIdIsAtMost128BytesWithoutSpaces) {
   EXPECT_FALSE(Parse({"--instance-id", "a b"}));
 }
 
+TEST(ConfigTest, FleetSecretFileHoldsOneLineOfSixteenBytesOrMore) {
+  const TomlFile short_secret("vin_gateway_fleet_secret_short", "only-15-bytes!!\n");
+  auto parsed = Parse({"--fleet-secret-file", short_secret.path()});
+  ASSERT_FALSE(parsed);
+  EXPECT_EQ(parsed.error().field, "--fleet-secret-file");
+  EXPECT_THAT(parsed.error().message, testing::HasSubstr("at least 16"));
+  EXPECT_EQ(parsed.error().message.find("only-15"), std::string::npos);
+  const TomlFile good("vin_gateway_fleet_secret_good", "sixteen-bytes-ok\n");
+  parsed = Parse({"--fleet", "redis://127.0.0.1", "--fleet-secret-file", good.path()});
+  ASSERT_TRUE(parsed) << parsed.error().message;
+  auto secret = fusebox::gateway::FleetSecret(parsed->config);
+  ASSERT_TRUE(secret);
+  EXPECT_EQ(*secret, "sixteen-bytes-ok");
+  auto none = Parse({"--fleet", "redis://127.0.0.1"});
+  ASSERT_TRUE(none);
+  EXPECT_EQ(fusebox::gateway::FleetSecret(none->config).value(), "");
+}
+
 TEST(ConfigTest, VersionIsTheProjects) {
   auto parsed = Parse({"--version"});
   ASSERT_TRUE(parsed) << parsed.error().message;

@@ -272,11 +272,15 @@ TEST_F(FleetIntegrationTest, APasswordFromAFileOrTheEnvironmentLogsTheCacheAndTh
   std::ofstream(password_file) << "s3cret-pw\n";
   const std::string wrong_file = (dir_ / "wrong-password").string();
   std::ofstream(wrong_file) << "not-it\n";
+  const std::string secret_file = (dir_ / "fleet-secret").string();
+  std::ofstream(secret_file) << "a-fleet-secret-of-32-bytes-long!\n";
   ChildProcess& sim = StartSim();
-  ChildProcess& a = StartGateway(sim, {"--cache", redis.url(), "--fleet", redis.url(),
-                                       "--redis-password-file", password_file});
-  ChildProcess& b = StartGateway(sim, {"--cache", redis.url(), "--fleet", redis.url()},
-                                 {"FUSEBOX_REDIS_PASSWORD=s3cret-pw"});
+  ChildProcess& a =
+      StartGateway(sim, {"--cache", redis.url(), "--fleet", redis.url(), "--redis-password-file",
+                         password_file, "--fleet-secret-file", secret_file});
+  ChildProcess& b = StartGateway(
+      sim, {"--cache", redis.url(), "--fleet", redis.url(), "--fleet-secret-file", secret_file},
+      {"FUSEBOX_REDIS_PASSWORD=s3cret-pw"});
   ChildProcess& c =
       StartGateway(sim, {"--fleet", redis.url(), "--redis-password-file", wrong_file});
   ASSERT_TRUE(a.started() && b.started() && c.started()) << a.Log() << b.Log() << c.Log();
@@ -290,6 +294,11 @@ TEST_F(FleetIntegrationTest, APasswordFromAFileOrTheEnvironmentLogsTheCacheAndTh
   ASSERT_EQ(live.status, 200) << live.body;
   const HttpResult hit = Decode(b, kVins[0]);
   EXPECT_EQ(Json(hit).at("source"), "cache");  // through the shared, password-protected cache
+  for (const ChildProcess* gw : {&a, &b}) {
+    const json::value fleet = Status(*gw).at("fleet");
+    EXPECT_TRUE(fleet.at("signed").as_bool());
+    EXPECT_EQ(fleet.at("messages_unauthenticated"), 0);
+  }
   json::value status_c;
   ASSERT_TRUE(WaitUntil(
       [&] {
@@ -303,6 +312,7 @@ TEST_F(FleetIntegrationTest, APasswordFromAFileOrTheEnvironmentLogsTheCacheAndTh
   for (const ChildProcess* gw : {&a, &b, &c}) {
     EXPECT_EQ(gw->Log().find("s3cret-pw"), std::string::npos) << gw->Log();
     EXPECT_EQ(gw->Log().find("not-it"), std::string::npos) << gw->Log();
+    EXPECT_EQ(gw->Log().find("a-fleet-secret"), std::string::npos) << gw->Log();
     EXPECT_EQ(Http(gw->port(), "GET", "/status").body.find("s3cret-pw"), std::string::npos);
   }
 }

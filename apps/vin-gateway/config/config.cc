@@ -405,10 +405,11 @@ std::optional<ConfigError> CheckInstanceId(const GatewayConfig& config, std::str
   return std::nullopt;
 }
 
-// The password in --redis-password-file: its one line (a final newline dropped). The errors
-// name the file, never what it holds.
-fusebox::Result<std::string, ConfigError> ReadRedisPasswordFile(const std::string& path) {
-  constexpr std::string_view kFlag = "--redis-password-file";
+// The secret in a file: its one line (a final newline dropped), at least `min_bytes` long. The
+// errors name the flag and the file, never what it holds.
+fusebox::Result<std::string, ConfigError> ReadSecretFile(std::string_view kFlag,
+                                                         const std::string& path,
+                                                         std::size_t min_bytes) {
   constexpr std::size_t kMaxBytes = 4096;
   const auto error = [&](std::string_view why) {
     return ConfigError{std::string(kFlag), fmt::format("{}: '{}' {}", kFlag, path, why)};
@@ -450,9 +451,32 @@ fusebox::Result<std::string, ConfigError> ReadRedisPasswordFile(const std::strin
     return error("is empty");
   }
   if (text.find_first_of(std::string_view("\n\r\0", 3)) != std::string::npos) {
-    return error("must hold one line, the password");
+    return error("must hold one line, the secret");
+  }
+  if (text.size() < min_bytes) {
+    return error(
+        fmt::format("holds {} bytes: a secret must have at least {}", text.size(), min_bytes));
   }
   return text;
+}
+
+fusebox::Result<std::string, ConfigError> ReadRedisPasswordFile(const std::string& path) {
+  return ReadSecretFile("--redis-password-file", path, 1);
+}
+
+// The fleet's HMAC key: 16 bytes at least (128 bits, if random).
+constexpr std::size_t kMinFleetSecretBytes = 16;
+
+std::optional<ConfigError> CheckFleetSecretFile(const GatewayConfig& config, std::string_view) {
+  if (config.fleet_secret_file.empty()) {
+    return std::nullopt;
+  }
+  auto secret =
+      ReadSecretFile("--fleet-secret-file", config.fleet_secret_file, kMinFleetSecretBytes);
+  if (!secret) {
+    return secret.error();
+  }
+  return std::nullopt;
 }
 
 std::optional<ConfigError> CheckRedisPasswordFile(const GatewayConfig& config, std::string_view) {
@@ -800,6 +824,11 @@ constexpr Setting kProcessSettings[] = {
      "has one (default: FUSEBOX_REDIS_PASSWORD from the environment, else none)",
      ApplyText<&G::redis_password_file>, CheckRedisPasswordFile, Same<&G::redis_password_file>,
      ShowText<&G::redis_password_file>},
+    {"--fleet-secret-file", "fleet_secret_file",
+     "file whose one line (16 bytes or more) signs and checks every fleet message: the same on "
+     "every instance (default none: unsigned, see docs/fleet.md)",
+     ApplyText<&G::fleet_secret_file>, CheckFleetSecretFile, Same<&G::fleet_secret_file>,
+     ShowText<&G::fleet_secret_file>},
     {"--cache-timeout", "cache_timeout",
      "budget of one Redis cache read or write, --cache redis://... (default 50ms)",
      ApplyDuration<&G::cache_timeout>, CheckDurationField<&G::cache_timeout, kMs, 10 * kSecond>,
@@ -987,6 +1016,13 @@ fusebox::Result<fusebox::RedisEndpoint, ConfigError> RedisEndpointOf(const Gatew
 // others' messages for its own echo (the fleet silently doing nothing). The host name says where
 // it runs; the pid and a random suffix tell apart processes on one host, or containers sharing
 // a host name (host networking) where each is pid 1. Made once: the same for the whole process.
+fusebox::Result<std::string, ConfigError> FleetSecret(const GatewayConfig& config) {
+  if (config.fleet_secret_file.empty()) {
+    return std::string();
+  }
+  return ReadSecretFile("--fleet-secret-file", config.fleet_secret_file, kMinFleetSecretBytes);
+}
+
 std::string GatewayConfig::effective_instance_id() const {
   if (!instance_id.empty()) {
     return instance_id;

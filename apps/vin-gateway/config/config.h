@@ -165,6 +165,9 @@ struct GatewayConfig {
   // and --cache (a URL's own password, discouraged because a process listing shows it, comes
   // first); else the environment's FUSEBOX_REDIS_PASSWORD. A regular file of at most 4 KiB.
   std::string redis_password_file;
+  // --fleet-secret-file: a file whose one line (at least 16 bytes) is the fleet's HMAC key: every
+  // message is signed and checked (docs/fleet.md, "Signed messages"). Default "": unsigned.
+  std::string fleet_secret_file;
   // --cache-timeout: the budget of one Redis cache read or write (`--cache redis://...`), and the
   // call timeout of its `redis` breaker. Default 50ms, range [1ms, 10s].
   Duration cache_timeout = std::chrono::milliseconds(50);
@@ -216,6 +219,9 @@ std::string RenderConfigFile(const GatewayConfig& config);
 fusebox::Result<fusebox::RedisEndpoint, ConfigError> RedisEndpointOf(const GatewayConfig& config,
                                                                      std::string_view flag,
                                                                      const std::string& url);
+
+// The fleet's secret from --fleet-secret-file ("" without one). Errors never hold the secret.
+fusebox::Result<std::string, ConfigError> FleetSecret(const GatewayConfig& config);
 
 // Applies one setting by flag name ("--call-timeout") from its text form; checks syntax only.
 std::optional<ConfigError> ApplySetting(GatewayConfig& config, std::string_view flag,

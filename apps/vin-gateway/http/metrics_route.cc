@@ -126,12 +126,16 @@ HttpResponse MetricsResponse(const RouterDeps& deps) {
         "# HELP vin_gateway_fleet_messages_refused_total Received but out of bounds: dropped.\n"
         "# TYPE vin_gateway_fleet_messages_refused_total counter\n"
         "vin_gateway_fleet_messages_refused_total {}\n"
+        "# HELP vin_gateway_fleet_messages_unauthenticated_total Received without a valid "
+        "signature of the fleet's secret, or too old: dropped (--fleet-secret-file).\n"
+        "# TYPE vin_gateway_fleet_messages_unauthenticated_total counter\n"
+        "vin_gateway_fleet_messages_unauthenticated_total {}\n"
         "# HELP vin_gateway_fleet_leases_won_total Probe leases this instance won.\n"
         "# TYPE vin_gateway_fleet_leases_won_total counter\nvin_gateway_fleet_leases_won_total "
         "{}\n",
         fleet->stats.connected ? 1 : 0, fleet->stats.peers_seen, fleet->stats.messages_sent,
         fleet->stats.messages_received, fleet->stats.messages_stale, fleet->malformed,
-        fleet->stats.messages_refused, fleet->stats.leases_won);
+        fleet->stats.messages_refused, fleet->unauthenticated, fleet->stats.leases_won);
   }
   response.log_status = "OK";
   return response;

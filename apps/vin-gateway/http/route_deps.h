@@ -38,6 +38,9 @@ struct FleetReport {
   std::uint64_t malformed = 0;  // messages from Redis that did not parse or were too large
   // Why the link is down ("connect: ...", "AUTH: WRONGPASS ..."); "" when it is up.
   std::string last_error;
+  // With --fleet-secret-file: messages dropped for a missing or bad signature, or too old.
+  std::uint64_t unauthenticated = 0;
+  bool signed_messages = false;
 };
 
 struct RouterDeps {

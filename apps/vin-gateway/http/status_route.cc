@@ -179,6 +179,9 @@ json::value FleetJson(const RouterDeps& deps) {
   // for what does not parse or is too large to read.
   fleet["messages_refused"] = report->stats.messages_refused;
   fleet["messages_malformed"] = report->malformed;
+  // --fleet-secret-file: whether messages are signed, and how many failed the check.
+  fleet["signed"] = report->signed_messages;
+  fleet["messages_unauthenticated"] = report->unauthenticated;
   return fleet;
 }
 
