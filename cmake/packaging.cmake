@@ -104,11 +104,11 @@ string(CONCAT CPACK_DEBIAN_DEV_DESCRIPTION
     "adapter and a fleet link over Redis. This package holds the headers, the\n"
     "static libraries and the CMake package files: find_package(fusebox) then\n"
     "link fusebox::fusebox (fusebox::asio and fusebox::redis need Boost's\n"
-    "headers; fusebox::redis also libhiredis).")
+    "headers; fusebox::redis also libhiredis and libssl).")
 set(CPACK_DEBIAN_DEV_PACKAGE_NAME libfusebox-dev)
 set(CPACK_DEBIAN_DEV_PACKAGE_SECTION libdevel)
 set(CPACK_DEBIAN_DEV_PACKAGE_SHLIBDEPS OFF)
-set(CPACK_DEBIAN_DEV_PACKAGE_RECOMMENDS "libboost1.81-dev | libboost-dev, libhiredis-dev")
+set(CPACK_DEBIAN_DEV_PACKAGE_RECOMMENDS "libboost1.81-dev | libboost-dev, libhiredis-dev, libssl-dev")
 set(CPACK_COMPONENT_DEV_GROUP dev)
 set(CPACK_COMPONENT_DEV_DEB_GROUP dev)
 set(CPACK_COMPONENTS_ALL dev dev_deb)
