@@ -36,13 +36,14 @@ class RedisClientTest : public ::testing::Test {
     io_thread_ = std::thread([this] { io_.run(); });
   }
   void TearDown() override {
-    for (auto& client : clients_) {
-      client->StopNow();
-    }
+    // StopNow only once no thread runs the io_context (redis_client.h): stop it first.
     work_.reset();
     io_.stop();
     if (io_thread_.joinable()) {
       io_thread_.join();
+    }
+    for (auto& client : clients_) {
+      client->StopNow();
     }
     clients_.clear();
   }
