@@ -54,13 +54,10 @@ bool GoodName(std::string_view name, std::size_t max_bytes, bool spaces_allowed)
   if (name.empty() || name.size() > max_bytes) {
     return false;
   }
-  for (const char c : name) {
+  return std::ranges::all_of(name, [spaces_allowed](const char c) {
     const auto byte = static_cast<unsigned char>(c);
-    if (byte < 0x20 || byte == 0x7f || (byte == ' ' && !spaces_allowed)) {
-      return false;
-    }
-  }
-  return true;
+    return byte >= 0x20 && byte != 0x7f && (byte != ' ' || spaces_allowed);
+  });
 }
 
 }  // namespace

@@ -25,7 +25,7 @@ std::string Mac(std::string_view secret, std::string_view ms, std::string_view m
   }
   constexpr std::string_view kHex = "0123456789abcdef";
   std::string hex;
-  hex.reserve(length * 2U);
+  hex.reserve(static_cast<std::size_t>(length) * 2);
   for (unsigned int i = 0; i < length; ++i) {
     hex += kHex[digest[i] >> 4U];
     hex += kHex[digest[i] & 0xFU];

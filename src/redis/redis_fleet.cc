@@ -377,7 +377,7 @@ struct RedisFleetLink::Impl : std::enable_shared_from_this<Impl> {
   // it (what hiredis itself does only when the next message arrives), and returns the freed heap
   // to the system (glibc keeps a large freed block otherwise: its trim threshold grows with the
   // largest block it has seen). Runs on the strand, outside hiredis's callbacks.
-  void ReleaseReadBuffer() {
+  void ReleaseReadBuffer() const {
     if (sub != nullptr) {
       redisReader* reader = sub->c.reader;
       if (reader != nullptr && reader->err == 0 && reader->pos == reader->len &&
@@ -522,28 +522,27 @@ struct RedisFleetLink::Impl : std::enable_shared_from_this<Impl> {
     }
     command.push_back(options.instance);
     command.push_back(std::to_string(ttl_ms));
-    Command(std::move(command),
-            [breaker, generation = lease.generation](Impl& self, redisReply* reply) {
-              auto found = self.leases.find(breaker);
-              if (found == self.leases.end() || found->second.generation != generation) {
-                return;  // released, or asked again for a newer generation
-              }
-              found->second.in_flight = false;
-              if (reply == nullptr || reply->type != REDIS_REPLY_ARRAY || reply->elements != 2 ||
-                  reply->element[0]->type != REDIS_REPLY_INTEGER) {
-                self.ArmLeaseRetry();
-                return;
-              }
-              const auto won = static_cast<std::uint32_t>(reply->element[0]->integer);
-              const std::string holder(won > 0 ? std::string_view(self.options.instance)
-                                               : ReplyText(reply->element[1]));
-              if (won > 0) {
-                self.leases.erase(found);
-              } else {
-                self.ArmLeaseRetry();
-              }
-              self.Deliver([&](FleetReceiver& r) { r.OnLease(breaker, generation, won, holder); });
-            });
+    Command(command, [breaker, generation = lease.generation](Impl& self, redisReply* reply) {
+      auto found = self.leases.find(breaker);
+      if (found == self.leases.end() || found->second.generation != generation) {
+        return;  // released, or asked again for a newer generation
+      }
+      found->second.in_flight = false;
+      if (reply == nullptr || reply->type != REDIS_REPLY_ARRAY || reply->elements != 2 ||
+          reply->element[0]->type != REDIS_REPLY_INTEGER) {
+        self.ArmLeaseRetry();
+        return;
+      }
+      const auto won = static_cast<std::uint32_t>(reply->element[0]->integer);
+      const std::string holder(won > 0 ? std::string_view(self.options.instance)
+                                       : ReplyText(reply->element[1]));
+      if (won > 0) {
+        self.leases.erase(found);
+      } else {
+        self.ArmLeaseRetry();
+      }
+      self.Deliver([&](FleetReceiver& r) { r.OnLease(breaker, generation, won, holder); });
+    });
   }
 
   void ArmLeaseRetry() {
