@@ -53,7 +53,7 @@ struct RedisFleetOptions {
   // or stored) must carry a valid MAC and be at most kMaxFleetCooldown old (and at most
   // max_clock_skew ahead): anything else is dropped and counted (Stats().unauthenticated). Every
   // instance of a fleet needs the same secret. Empty: unsigned, as before.
-  std::string secret;
+  std::string secret = {};
   Duration max_clock_skew = std::chrono::minutes(1);
   // The clock of the signatures' times; null: the system's.
   std::function<std::chrono::system_clock::time_point()> wall_clock = nullptr;
@@ -70,7 +70,7 @@ struct RedisFleetStats {
   std::uint64_t lease_requests = 0;
   std::uint64_t unauthenticated = 0;  // with a secret: unsigned, bad MAC, too old or ahead: dropped
   // Why the link is down: "connect: Connection refused", "AUTH: WRONGPASS ..."; "" when up.
-  std::string last_error;
+  std::string last_error = {};
 };
 
 class RedisFleetLink final : public FleetLink {

@@ -31,8 +31,8 @@ struct RedisEndpoint {
   std::string host;  // without the brackets of an IPv6 address
   std::uint16_t port = 6379;
   int db = 0;
-  std::string user;      // "" : the default user
-  std::string password;  // "" : no AUTH
+  std::string user = {};      // "" : the default user
+  std::string password = {};  // "" : no AUTH
 };
 
 // Parses a redis:// URL (above). The error says what is wrong and never repeats a password, e.g.
