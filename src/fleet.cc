@@ -175,10 +175,38 @@ struct Fleet::Member {
   // was won for (0: none) and the slots won.
   std::atomic<std::uint64_t> leased_generation{0};
   std::atomic<std::uint32_t> leased_slots{0};
+  // Peers that reported the dependency failing (FleetOptions::quorum) -> until when the report
+  // counts: the end of the cooldown their OPEN announced. At most kMaxFleetPeers.
+  std::map<std::string, TimePoint, std::less<>> reports FUSEBOX_GUARDED_BY(mu);
+  // The local state is an OPEN kept local (FleetOptions::local_trouble): never republished.
+  bool open_kept_local FUSEBOX_GUARDED_BY(mu) = false;
+
+  // Counts `sender`'s report until `until`, forgetting reports that ran out; with the table full,
+  // the report that runs out first gives way (a flood of invented senders costs no memory).
+  void NoteReport(const std::string& reporter, TimePoint until, TimePoint now)
+      FUSEBOX_REQUIRES(mu) {
+    std::erase_if(reports, [now](const auto& entry) { return entry.second <= now; });
+    if (auto it = reports.find(reporter); it != reports.end()) {
+      it->second = std::max(it->second, until);
+      return;
+    }
+    if (reports.size() >= kMaxFleetPeers) {
+      reports.erase(std::ranges::min_element(
+          reports, [](const auto& a, const auto& b) { return a.second < b.second; }));
+    }
+    reports.emplace(reporter, until);
+  }
+  std::size_t LiveReports(TimePoint now) const FUSEBOX_REQUIRES(mu) {
+    return static_cast<std::size_t>(
+        std::ranges::count_if(reports, [now](const auto& entry) { return entry.second > now; }));
+  }
 };
 
-Fleet::Fleet(FleetLink& link, std::string instance_id)
-    : link_(link), instance_(std::move(instance_id)) {
+Fleet::Fleet(FleetLink& link, std::string instance_id, FleetOptions options)
+    : link_(link),
+      instance_(std::move(instance_id)),
+      options_(std::move(options)),
+      clock_(options_.clock != nullptr ? *options_.clock : DefaultClock()) {
   link_.SetReceiver(this);
 }
 
@@ -251,6 +279,15 @@ FleetStats Fleet::Stats() const {
   return s;
 }
 
+std::size_t Fleet::FailingPeers(std::string_view breaker) const {
+  auto member = Find(breaker);
+  if (!member) {
+    return 0;
+  }
+  Locked lock(member->mu);
+  return member->LiveReports(clock_.Now());
+}
+
 std::optional<std::string> Fleet::LeaseHolder(std::string_view breaker) const {
   auto member = Find(breaker);
   if (!member) {
@@ -279,17 +316,32 @@ void Fleet::OnLocalTransition(Member& member, const TransitionEvent& event) {
     }
     return;
   }
+  // A trip (or failed probe) of this instance's own making stays here: its peers' routes to the
+  // dependency may be fine. Asked outside every lock: the check is the application's.
+  const bool automatic_open = event.to == State::kOpen &&
+                              event.cause != TransitionCause::kOperator &&
+                              event.cause != TransitionCause::kFleet;
+  const bool kept_local =
+      automatic_open && options_.local_trouble && options_.local_trouble(member.name);
   bool was_wanted = false;
   {
     Locked lock(member.mu);
     was_wanted = std::exchange(member.lease_wanted, false);
     member.half_open_generation = 0;
     member.lease_holder.reset();
+    member.open_kept_local = kept_local;
+    if (event.to == State::kClosed && event.cause != TransitionCause::kFleet) {
+      member.reports.clear();  // a good probe here: the failures reported are over
+    }
   }
   member.leased_slots.store(0, std::memory_order_release);
   member.leased_generation.store(0, std::memory_order_release);
-  // Publish before giving up the lease: a peer then learns the result before it could win a slot.
-  if (event.cause != TransitionCause::kFleet) {
+  if (kept_local) {
+    Locked lock(mu_);
+    ++stats_.trips_kept_local;
+  } else if (event.cause != TransitionCause::kFleet) {
+    // Publish before giving up the lease: a peer then learns the result before it could win a
+    // slot.
     PublishCurrent(member, &event);
   }
   if (was_wanted) {
@@ -322,7 +374,8 @@ void Fleet::PublishCurrent(Member& member, const TransitionEvent* event) {
       // transition of this instance discarded until all restart.
       member.generation = std::min(member.generation + 1, kMaxFleetGeneration);
       member.sender = instance_;
-    } else if (member.sender != instance_) {
+    } else if (member.sender != instance_ ||
+               (message.state == State::kOpen && member.open_kept_local)) {
       return;
     }
     message.generation = member.generation;
@@ -393,6 +446,12 @@ void Fleet::OnMessage(const FleetMessage& message) {
   if (!member) {
     return;
   }
+  CircuitBreaker& breaker = *member->breaker;
+  // A peer's own OPEN (a trip or a failed probe) is its report of the dependency failing; with a
+  // quorum, this instance follows only once enough distinct peers reported within their cooldown.
+  const bool peer_failing = message.state == State::kOpen && !message.by_operator;
+  const bool by_quorum = options_.quorum > 1 && peer_failing;
+  const Duration longest_wait = by_quorum ? breaker.config().open_wait_max() : Duration(0);
   {
     Locked lock(member->mu);
     if (message.generation > member->generation + kMaxFleetGenerationLead) {
@@ -400,15 +459,37 @@ void Fleet::OnMessage(const FleetMessage& message) {
       ++stats_.messages_refused;
       return;
     }
-    if (!IsNewer(message, member->generation, member->sender)) {
-      Locked stats_lock(mu_);
-      ++stats_.messages_stale;
-      return;
+    const bool newer = IsNewer(message, member->generation, member->sender);
+    const TimePoint now = clock_.Now();
+    bool quorum_met = false;
+    // Reports count from the newest generation only: two instances tripping at once send the
+    // same one, and a replayed old OPEN counts for nothing.
+    if (by_quorum && (newer || message.generation == member->generation)) {
+      member->NoteReport(message.sender, now + std::min(message.remaining_cooldown, longest_wait),
+                         now);
+      quorum_met = member->LiveReports(now) >= options_.quorum;
     }
-    member->generation = message.generation;
-    member->sender = message.sender;
+    if (message.state == State::kClosed && newer) {
+      member->reports.clear();  // a good probe somewhere: the failures reported are over
+    }
+    if (!newer) {
+      // A concurrent trip (same generation, the lesser sender id) that completes the quorum
+      // still opens this instance; anything else older is dropped.
+      if (!quorum_met) {
+        Locked stats_lock(mu_);
+        ++stats_.messages_stale;
+        return;
+      }
+    } else {
+      member->generation = message.generation;
+      member->sender = message.sender;
+      if (by_quorum && !quorum_met) {
+        Locked stats_lock(mu_);
+        ++stats_.opens_below_quorum;
+        return;
+      }
+    }
   }
-  CircuitBreaker& breaker = *member->breaker;
   const State local = breaker.state();
   if (!message.by_operator) {
     // Operator states are left only by command; an automatic CLOSED changes nothing in CLOSED.

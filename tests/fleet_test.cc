@@ -5,11 +5,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <limits>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -56,7 +58,8 @@ struct Instance {
 
 class FleetTest : public ::testing::Test {
  protected:
-  void Start(CircuitBreakerConfig config = {}, int count = 3) {
+  // Every instance gets `quorum`; instance i's trips are its own trouble while local_[i].
+  void Start(CircuitBreakerConfig config = {}, int count = 3, std::uint32_t quorum = 1) {
     config.failure_threshold = 3;
     config.cooldown = seconds(10);
     config.call_timeout = seconds(2);
@@ -66,7 +69,13 @@ class FleetTest : public ::testing::Test {
       Instance in;
       in.link = bus_.Connect(id);
       in.counting = std::make_unique<CountingLink>(*in.link);
-      in.fleet = std::make_unique<Fleet>(*in.counting, id);
+      FleetOptions options;
+      options.quorum = quorum;
+      options.local_trouble = [this, i](std::string_view) {
+        return local_[static_cast<std::size_t>(i)];
+      };
+      options.clock = &clock_;
+      in.fleet = std::make_unique<Fleet>(*in.counting, id, std::move(options));
       in.breaker = std::move(CircuitBreaker::Create("vpic", config, {.clock = &clock_})).value();
       in.fleet->Attach(*in.breaker);
       instances_.push_back(std::move(in));
@@ -94,6 +103,7 @@ class FleetTest : public ::testing::Test {
   }
 
   testing::ManualClock clock_;
+  std::array<bool, 3> local_{};
   InMemoryFleetBus bus_{clock_};
   CircuitBreakerConfig config_;
   std::vector<Instance> instances_;
@@ -431,6 +441,112 @@ TEST_F(FleetTest, AFloodOfInventedSendersCostsABoundedPeersTable) {
                            Duration(0), false, "z"});
   L(1).Inject(FleetMessage{"vpic", 2, State::kClosed, Duration(0), false, "z\x1b[2J"});
   EXPECT_EQ(F(1).Stats().messages_refused, 4U);
+  EXPECT_EQ(B(1).state(), State::kOpen);
+}
+
+// ---- --fleet-quorum and local trouble ----
+
+TEST_F(FleetTest, WithAQuorumOfTwoOneInstanceFailingOpensAlone) {
+  Start({}, 3, 2);
+  Trip(B(0));
+  EXPECT_EQ(B(0).state(), State::kOpen);  // its own evidence always opens it
+  for (int i : {1, 2}) {
+    EXPECT_EQ(B(i).state(), State::kClosed) << i;
+    EXPECT_EQ(F(i).Stats().opens_below_quorum, 1U) << i;
+    EXPECT_EQ(F(i).FailingPeers("vpic"), 1U) << i;
+  }
+  clock_.Advance(seconds(3));
+  Trip(B(1));  // a second instance sees vPIC failing: the quorum is met
+  EXPECT_EQ(B(2).state(), State::kOpen);
+  EXPECT_EQ(B(2).retry_after(), seconds(10));  // the cooldown of the report that met it
+  EXPECT_EQ(F(2).FailingPeers("vpic"), 2U);
+  EXPECT_EQ(F(2).Stats().transitions_adopted, 1U);
+  EXPECT_EQ(B(0).state(), State::kOpen);
+}
+
+TEST_F(FleetTest, AReportCountsOnlyWithinTheCooldownItAnnounced) {
+  Start({}, 3, 2);
+  Trip(B(0));
+  clock_.Advance(seconds(10));  // a's report ran out with its cooldown
+  EXPECT_EQ(F(2).FailingPeers("vpic"), 0U);
+  Trip(B(1));
+  EXPECT_EQ(B(2).state(), State::kClosed);
+  EXPECT_EQ(F(2).FailingPeers("vpic"), 1U);
+}
+
+TEST_F(FleetTest, AGoodProbeEndsTheReportsOfFailure) {
+  Start({}, 3, 2);
+  Trip(B(0));
+  clock_.Advance(seconds(10));
+  auto probe = Probe(B(0));
+  ASSERT_TRUE(probe.has_value());
+  probe->Record(Outcome::kSuccess);  // a publishes CLOSED
+  EXPECT_EQ(B(0).state(), State::kClosed);
+  EXPECT_EQ(F(2).FailingPeers("vpic"), 0U);
+  // An old OPEN replayed (generation 1, below the CLOSED's) counts for nothing.
+  L(2).Inject(FleetMessage{"vpic", 1, State::kOpen, seconds(10), false, "a"});
+  L(2).Inject(FleetMessage{"vpic", 1, State::kOpen, seconds(10), false, "x"});
+  EXPECT_EQ(F(2).FailingPeers("vpic"), 0U);
+  Trip(B(1));
+  EXPECT_EQ(B(2).state(), State::kClosed);
+}
+
+TEST_F(FleetTest, TwoConcurrentTripsMeetTheQuorumWhicheverArrivesFirst) {
+  Start({}, 3, 2);
+  // Two peers trip at once and both send generation 1; "y" > "x", so "x"'s arrives stale.
+  L(2).Inject(FleetMessage{"vpic", 1, State::kOpen, seconds(10), false, "y"});
+  EXPECT_EQ(B(2).state(), State::kClosed);
+  L(2).Inject(FleetMessage{"vpic", 1, State::kOpen, seconds(8), false, "x"});
+  EXPECT_EQ(B(2).state(), State::kOpen);
+  EXPECT_EQ(B(2).retry_after(), seconds(8));
+}
+
+TEST_F(FleetTest, OneSenderRepeatingItselfIsStillOneReport) {
+  Start({}, 3, 3);
+  for (std::uint64_t g = 1; g <= 5; ++g) {
+    L(2).Inject(FleetMessage{"vpic", g, State::kOpen, seconds(10), false, "x"});
+  }
+  EXPECT_EQ(F(2).FailingPeers("vpic"), 1U);
+  EXPECT_EQ(B(2).state(), State::kClosed);
+}
+
+TEST_F(FleetTest, AnOperatorCommandNeedsNoQuorum) {
+  Start({}, 3, 3);
+  B(0).ForceOpen();
+  EXPECT_EQ(B(1).state(), State::kForcedOpen);
+  EXPECT_EQ(B(2).state(), State::kForcedOpen);
+}
+
+TEST_F(FleetTest, ATripOfTheInstancesOwnTroubleNeverTravels) {
+  Start();
+  local_[0] = true;
+  Trip(B(0));
+  EXPECT_EQ(B(0).state(), State::kOpen);
+  EXPECT_EQ(F(0).Stats().trips_kept_local, 1U);
+  EXPECT_EQ(F(0).Stats().messages_sent, 0U);
+  EXPECT_EQ(B(1).state(), State::kClosed);
+  EXPECT_EQ(B(2).state(), State::kClosed);
+  // Nor after a reconnect, when a link republishes the local state it sent last.
+  L(0).SetConnected(false);
+  L(0).SetConnected(true);
+  EXPECT_EQ(B(1).state(), State::kClosed);
+  // The probe that still fails is kept local too; once the trouble is gone, a good probe is
+  // published as any other (it changes nothing in CLOSED peers).
+  clock_.Advance(seconds(10));
+  auto probe = Probe(B(0));
+  ASSERT_TRUE(probe.has_value());
+  probe->Record(Outcome::kFailure);
+  EXPECT_EQ(F(0).Stats().trips_kept_local, 2U);
+  EXPECT_EQ(B(1).state(), State::kClosed);
+  local_[0] = false;
+  clock_.Advance(seconds(20));
+  auto good = Probe(B(0));
+  ASSERT_TRUE(good.has_value());
+  good->Record(Outcome::kSuccess);
+  EXPECT_EQ(B(0).state(), State::kClosed);
+  EXPECT_EQ(F(0).Stats().messages_sent, 1U);
+  // The same instance's trip of vPIC's own failure travels.
+  Trip(B(0));
   EXPECT_EQ(B(1).state(), State::kOpen);
 }
 

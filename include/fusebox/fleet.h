@@ -30,12 +30,16 @@
 //   fusebox::Fleet fleet_a(*link_a, "a"), fleet_b(*link_b, "b");
 //   fleet_a.Attach(breaker_a);
 //   fleet_b.Attach(breaker_b);  // breaker_a tripping now opens breaker_b too
+//
+// With FleetOptions::quorum = 2, breaker_b would open only once two instances other than b
+// reported failing; one instance's own trouble then stays its own.
 #pragma once
 
 #include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -161,12 +165,33 @@ struct FleetStats {
   std::uint64_t messages_refused = 0;     // out of the bounds above (CheckFleetMessage): dropped
   std::uint64_t transitions_adopted = 0;  // peers' transitions applied to a local breaker
   std::uint64_t leases_won = 0;
+  std::uint64_t opens_below_quorum = 0;  // peers' OPENs not adopted: fewer than the quorum
+                                         // of instances reported failing (FleetOptions::quorum)
+  std::uint64_t trips_kept_local = 0;    // local trips not published: local trouble
+                                         // (FleetOptions::local_trouble)
+};
+
+// How a Fleet weighs its peers' evidence.
+struct FleetOptions {
+  // How many distinct peers must have reported the dependency failing (an OPEN of their own: a
+  // trip or a failed probe, not one adopted) within their cooldown before this instance opens on
+  // their evidence. 1: any peer's trip opens every instance. With 2 or more, one instance whose
+  // own route to the dependency is broken opens alone. An instance's own evidence always opens
+  // its own breaker, and an operator's command always applies. At least 1.
+  std::uint32_t quorum = 1;
+  // Asked when a local breaker trips (or a probe fails): true when the failures were this
+  // instance's own trouble (its network, its resolver), not the dependency's. Such a transition
+  // opens the local breaker and is not published: it never travels. Called on the thread that
+  // made the transition, after the breaker's lock is released. Empty: every trip travels.
+  std::function<bool(std::string_view breaker)> local_trouble = {};
+  // Times the peers' reports for the quorum. Null: DefaultClock(). Outlives the Fleet.
+  Clock* clock = nullptr;
 };
 
 // Plugs breakers into a fleet through one link. See the banner for the rules.
 class Fleet final : private FleetReceiver {
  public:
-  Fleet(FleetLink& link, std::string instance_id);
+  Fleet(FleetLink& link, std::string instance_id, FleetOptions options = {});
   ~Fleet() override;
   Fleet(const Fleet&) = delete;
   Fleet& operator=(const Fleet&) = delete;
@@ -177,7 +202,11 @@ class Fleet final : private FleetReceiver {
   void Detach(CircuitBreaker& breaker);
 
   const std::string& instance() const noexcept { return instance_; }
+  std::uint32_t quorum() const noexcept { return options_.quorum; }
   FleetStats Stats() const;
+  // The distinct peers whose report of `breaker` failing still counts towards the quorum (their
+  // OPEN's cooldown has not run out, and no good probe closed the fleet since).
+  std::size_t FailingPeers(std::string_view breaker) const;
   // The instance known to hold the probe lease of `breaker` for its current fleet generation:
   // this instance, a peer that won it, or nullopt.
   std::optional<std::string> LeaseHolder(std::string_view breaker) const;
@@ -196,6 +225,8 @@ class Fleet final : private FleetReceiver {
 
   FleetLink& link_;
   const std::string instance_;
+  const FleetOptions options_;
+  Clock& clock_;
   mutable Mutex mu_;
   std::map<std::string, std::shared_ptr<Member>, std::less<>> members_ FUSEBOX_GUARDED_BY(mu_);
   // Sender id -> when last heard from (peer_clock_ at the time), at most kMaxFleetPeers.
