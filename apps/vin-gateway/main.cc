@@ -219,6 +219,7 @@ struct FleetParts {
 // nullopt (logged) when --redis-password-file cannot be read any more (Validate read it).
 std::optional<FleetParts> StartFleet(const fusebox::gateway::GatewayConfig& config,
                                      net::io_context& io, fusebox::CircuitBreaker& breaker,
+                                     const fusebox::gateway::DecodeService& service,
                                      const LogFn& log) {
   FleetParts parts;
   if (config.fleet_url.empty()) {
@@ -239,7 +240,14 @@ std::optional<FleetParts> StartFleet(const fusebox::gateway::GatewayConfig& conf
   options.secret = std::move(*secret);
   options.instance = config.effective_instance_id();
   parts.link = std::make_unique<fusebox::RedisFleetLink>(io.get_executor(), options);
-  parts.fleet = std::make_unique<fusebox::Fleet>(*parts.link, options.instance);
+  fusebox::FleetOptions fleet_options;
+  fleet_options.quorum = config.fleet_quorum;
+  // A trip of this instance's own network (vPIC's name unresolved, no route) stays here.
+  fleet_options.local_trouble = [&service](std::string_view /*breaker*/) {
+    return service.recent_failures_own_network();
+  };
+  parts.fleet =
+      std::make_unique<fusebox::Fleet>(*parts.link, options.instance, std::move(fleet_options));
   parts.fleet->Attach(breaker);
   parts.link->Start();
   return parts;
@@ -594,7 +602,9 @@ std::function<std::optional<fusebox::gateway::FleetReport>()> FleetReporter(
                                          link.malformed,
                                          std::move(link.last_error),
                                          link.unauthenticated,
-                                         !parts.link->options().secret.empty()};
+                                         !parts.link->options().secret.empty(),
+                                         parts.fleet->quorum(),
+                                         parts.fleet->FailingPeers("vpic")};
   };
 }
 
@@ -692,7 +702,7 @@ int Run(const fusebox::gateway::GatewayConfig& config, const std::vector<std::st
   const std::optional<std::string> admin_token = AdminTokenFromEnvironment();
   fusebox::gateway::AdminThrottle admin_throttle(
       clock, {}, [&](std::string_view message) { log("warn", message); });
-  std::optional<FleetParts> started_fleet = StartFleet(config, io, breaker, log);
+  std::optional<FleetParts> started_fleet = StartFleet(config, io, breaker, service, log);
   if (!started_fleet) {
     return 2;
   }

@@ -298,6 +298,38 @@ TEST(DecodeServiceTest, ResetIsAFailure) {
   EXPECT_EQ(h.metrics.upstream_calls(fusebox::gateway::UpstreamResult::kTransport), 1U);
 }
 
+TEST(DecodeServiceTest, ATripOfTheInstancesOwnNetworkIsKnownAsSuchWhenItHappens) {
+  Harness h;
+  // What the fleet asks at the moment of the trip (FleetOptions::local_trouble runs then).
+  std::vector<bool> own_network_at_trip;
+  h.breaker->AddListener([&](const fusebox::Event& e) {
+    if (const auto* t = std::get_if<fusebox::TransitionEvent>(&e.detail);
+        t != nullptr && t->to == fusebox::State::kOpen) {
+      own_network_at_trip.push_back(h.service->recent_failures_own_network());
+    }
+  });
+  EXPECT_FALSE(h.service->recent_failures_own_network());  // no failure yet
+  fusebox::gateway::UpstreamReply unresolved;
+  unresolved.transport = fusebox::gateway::UpstreamReply::Transport::kConnect;
+  unresolved.own_network = true;
+  unresolved.detail = "resolve vpic.nhtsa.dot.gov: Host not found";
+  h.client.scripted = unresolved;
+  for (std::size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(h.Decode(kOthers.at(i)).status, DecodeStatus::kUpstreamError);
+  }
+  ASSERT_EQ(h.breaker->state(), fusebox::State::kOpen);
+  EXPECT_EQ(own_network_at_trip, std::vector<bool>{true});
+  // vPIC's own failures outvote them: five 503s after the three leave 3 of the last 8.
+  h.client.scripted.reset();
+  h.breaker->Reset();
+  h.client.mode = Mode::kStatus;
+  for (std::size_t i = 0; i < 5; ++i) {
+    (void)h.Decode(kOthers.at(i));
+    h.breaker->Reset();
+  }
+  EXPECT_FALSE(h.service->recent_failures_own_network());
+}
+
 TEST(DecodeServiceTest, AnswerForAnotherVinIsAFailureAndIsNotCached) {
   Harness h;
   h.client.mode = Mode::kWrongVin;

@@ -28,9 +28,9 @@ using fusebox::gateway::testing::Http;
 using fusebox::gateway::testing::HttpResult;
 using fusebox::gateway::testing::WaitUntil;
 
-const std::vector<std::string> kVins = {"137ZA903X1E412677", "19XFC1F7XGE028370",
-                                        "1C4RJEAG2EC476429", "1D7RB1CP8BS798034",
-                                        "1D7RB1CT1BS488952", "1GB0C4EGXGZ280783"};
+const std::vector<std::string> kVins = {
+    "137ZA903X1E412677", "19XFC1F7XGE028370", "1C4RJEAG2EC476429", "1D7RB1CP8BS798034",
+    "1D7RB1CT1BS488952", "1GB0C4EGXGZ280783", "1GNKRHKD2GJ223195", "1N4BL3AP5DN508203"};
 
 json::value Json(const HttpResult& r) {
   boost::system::error_code ec;
@@ -169,6 +169,75 @@ TEST_F(FleetIntegrationTest, AnOutageSeenOnlyByAOpensBAndCAndRevivalClosesAllThr
       5));
   // Shutdown with a live fleet link is clean.
   EXPECT_EQ(b.Terminate(), 0);
+}
+
+TEST_F(FleetIntegrationTest, WithAQuorumOfTwoOneFailingInstanceOpensAloneAndASecondOpensAll) {
+  if (!fusebox::testing::RedisServer::Available()) {
+    GTEST_SKIP() << "no redis-server";
+  }
+  fusebox::testing::RedisServer redis;
+  ASSERT_TRUE(redis.Start());
+  ChildProcess& sim_a = StartSim();
+  ChildProcess& sim_b = StartSim();
+  ChildProcess& healthy = StartSim();
+  const std::vector<std::string> quorum = {"--fleet", redis.url(),  "--fleet-quorum",
+                                           "2",       "--cooldown", "5s"};
+  auto with_id = [&](const char* id) {
+    std::vector<std::string> args = quorum;
+    args.insert(args.end(), {"--instance-id", id});
+    return args;
+  };
+  ChildProcess& a = StartGateway(sim_a, with_id("a"));
+  ChildProcess& b = StartGateway(sim_b, with_id("b"));
+  ChildProcess& c = StartGateway(healthy, with_id("c"));
+  for (ChildProcess* gw : {&a, &b, &c}) {
+    ASSERT_TRUE(gw->started()) << gw->Log();
+  }
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        for (ChildProcess* gw : {&a, &b, &c}) {
+          const json::value s = Status(*gw);
+          if (!s.is_object() || !s.at("fleet").at("connected").as_bool()) {
+            return false;
+          }
+        }
+        return true;
+      },
+      5));
+  EXPECT_EQ(Status(c).at("fleet").at("quorum").to_number<int>(), 2);
+
+  // Only A's route to vPIC fails: A opens, B and C hear of it and stay CLOSED.
+  ASSERT_EQ(
+      Http(sim_a.port(), "POST", "/__control/faults", R"({"mode":"error","status":503})").status,
+      200);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(Decode(a, kVins.at(static_cast<std::size_t>(i))).status, 502);
+  }
+  ASSERT_EQ(State(a), "OPEN");
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        return Status(c).at("fleet").at("opens_below_quorum").to_number<int>() == 1 &&
+               Status(b).at("fleet").at("opens_below_quorum").to_number<int>() == 1;
+      },
+      2));
+  EXPECT_EQ(State(b), "CLOSED");
+  EXPECT_EQ(State(c), "CLOSED");
+  EXPECT_EQ(Status(c).at("fleet").at("failing_peers").to_number<int>(), 1);
+  EXPECT_EQ(Decode(c, kVins[3]).status, 200);
+
+  // B sees vPIC failing too: two reports, and C follows within a round trip.
+  ASSERT_EQ(
+      Http(sim_b.port(), "POST", "/__control/faults", R"({"mode":"error","status":503})").status,
+      200);
+  for (int i = 4; i < 7; ++i) {
+    EXPECT_EQ(Decode(b, kVins.at(static_cast<std::size_t>(i))).status, 502);
+  }
+  ASSERT_EQ(State(b), "OPEN");
+  const auto tripped = std::chrono::steady_clock::now();
+  ASSERT_TRUE(WaitUntil([&] { return State(c) == "OPEN"; }, 1.0));
+  EXPECT_LT(std::chrono::steady_clock::now() - tripped, std::chrono::seconds(1));
+  EXPECT_EQ(Status(c).at("fleet").at("failing_peers").to_number<int>(), 2);
+  EXPECT_EQ(Json(Decode(c, kVins[7])).at("status"), "CIRCUIT_OPEN");
 }
 
 // The gateways' defaults probe actively: each instance's prober asks for the fleet's probe lease,

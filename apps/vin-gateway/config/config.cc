@@ -829,6 +829,12 @@ constexpr Setting kProcessSettings[] = {
      "every instance (default none: unsigned, see docs/fleet.md)",
      ApplyText<&G::fleet_secret_file>, CheckFleetSecretFile, Same<&G::fleet_secret_file>,
      ShowText<&G::fleet_secret_file>},
+    {"--fleet-quorum", "fleet_quorum",
+     "open on the fleet's evidence only once this many other instances reported vPIC failing "
+     "within their cooldown; an instance's own failures always open it (default 1)",
+     ApplyWhole<std::uint32_t, &G::fleet_quorum>,
+     CheckWholeField<std::uint32_t, &G::fleet_quorum, 1, 64>, Same<&G::fleet_quorum>,
+     ShowWhole<std::uint32_t, &G::fleet_quorum>},
     {"--cache-timeout", "cache_timeout",
      "budget of one Redis cache read or write, --cache redis://... (default 50ms)",
      ApplyDuration<&G::cache_timeout>, CheckDurationField<&G::cache_timeout, kMs, 10 * kSecond>,

@@ -168,6 +168,10 @@ struct GatewayConfig {
   // --fleet-secret-file: a file whose one line (at least 16 bytes) is the fleet's HMAC key: every
   // message is signed and checked (docs/fleet.md, "Signed messages"). Default "": unsigned.
   std::string fleet_secret_file;
+  // --fleet-quorum N: this instance opens on its peers' evidence only once N distinct peers
+  // reported vPIC failing within their cooldown (FleetOptions::quorum). Default 1 (any peer's trip
+  // opens every instance), range [1, 64].
+  std::uint32_t fleet_quorum = 1;
   // --cache-timeout: the budget of one Redis cache read or write (`--cache redis://...`), and the
   // call timeout of its `redis` breaker. Default 50ms, range [1ms, 10s].
   Duration cache_timeout = std::chrono::milliseconds(50);

@@ -132,10 +132,22 @@ HttpResponse MetricsResponse(const RouterDeps& deps) {
         "vin_gateway_fleet_messages_unauthenticated_total {}\n"
         "# HELP vin_gateway_fleet_leases_won_total Probe leases this instance won.\n"
         "# TYPE vin_gateway_fleet_leases_won_total counter\nvin_gateway_fleet_leases_won_total "
-        "{}\n",
+        "{}\n"
+        "# HELP vin_gateway_fleet_failing_peers Peers whose report of vPIC failing counts towards "
+        "the quorum now (--fleet-quorum).\n"
+        "# TYPE vin_gateway_fleet_failing_peers gauge\nvin_gateway_fleet_failing_peers {}\n"
+        "# HELP vin_gateway_fleet_opens_below_quorum_total Peers' trips not followed: fewer than "
+        "the quorum reported vPIC failing.\n"
+        "# TYPE vin_gateway_fleet_opens_below_quorum_total counter\n"
+        "vin_gateway_fleet_opens_below_quorum_total {}\n"
+        "# HELP vin_gateway_fleet_trips_kept_local_total Trips of this instance's own network "
+        "trouble, not sent to the fleet.\n"
+        "# TYPE vin_gateway_fleet_trips_kept_local_total counter\n"
+        "vin_gateway_fleet_trips_kept_local_total {}\n",
         fleet->stats.connected ? 1 : 0, fleet->stats.peers_seen, fleet->stats.messages_sent,
         fleet->stats.messages_received, fleet->stats.messages_stale, fleet->malformed,
-        fleet->stats.messages_refused, fleet->unauthenticated, fleet->stats.leases_won);
+        fleet->stats.messages_refused, fleet->unauthenticated, fleet->stats.leases_won,
+        fleet->failing_peers, fleet->stats.opens_below_quorum, fleet->stats.trips_kept_local);
   }
   response.log_status = "OK";
   return response;

@@ -41,6 +41,9 @@ struct FleetReport {
   // With --fleet-secret-file: messages dropped for a missing or bad signature, or too old.
   std::uint64_t unauthenticated = 0;
   bool signed_messages = false;
+  // --fleet-quorum, and the peers whose report of vPIC failing counts towards it now.
+  std::uint32_t quorum = 1;
+  std::size_t failing_peers = 0;
 };
 
 struct RouterDeps {

@@ -182,6 +182,12 @@ json::value FleetJson(const RouterDeps& deps) {
   // --fleet-secret-file: whether messages are signed, and how many failed the check.
   fleet["signed"] = report->signed_messages;
   fleet["messages_unauthenticated"] = report->unauthenticated;
+  // --fleet-quorum: peers' OPENs follow only once `quorum` peers reported vPIC failing; trips
+  // of this instance's own trouble (its network) stay here.
+  fleet["quorum"] = report->quorum;
+  fleet["failing_peers"] = report->failing_peers;
+  fleet["opens_below_quorum"] = report->stats.opens_below_quorum;
+  fleet["trips_kept_local"] = report->stats.trips_kept_local;
   return fleet;
 }
 

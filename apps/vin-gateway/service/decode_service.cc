@@ -1,6 +1,7 @@
 #include "service/decode_service.h"
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <exception>
 #include <map>
@@ -38,6 +39,7 @@ struct Attempt {
   std::optional<VpicAnswer> answer;     // on success
   std::optional<Duration> retry_after;  // a 429's Retry-After
   bool refused_for_load = false;        // 429 or 503: vPIC said it is too busy
+  bool own_network = false;             // UpstreamReply::own_network
   std::string detail;
 };
 
@@ -73,6 +75,7 @@ Attempt Classify(UpstreamReply reply, const std::vector<BatchItem>& items, Durat
   }
   if (!reply.ok()) {
     attempt.result = UpstreamResult::kTransport;
+    attempt.own_network = reply.own_network;
     attempt.detail = fmt::format("{}: {}", ToString(reply.transport), reply.detail);
     return attempt;
   }
@@ -161,6 +164,24 @@ Duration DecodeService::upstream_hold() const noexcept {
   const std::int64_t hold = hold_until_ns_.load(std::memory_order_relaxed);
   const std::int64_t now = deps_.clock.Now().time_since_epoch().count();
   return hold > now ? Duration(hold - now) : Duration::zero();
+}
+
+void DecodeService::NoteFailure(bool own_network) noexcept {
+  // Low 8 bits: the kinds of the last eight failures (1: own network), newest in bit 0; above
+  // them, how many of the eight are known.
+  std::uint32_t seen = failure_kinds_.load(std::memory_order_relaxed);
+  std::uint32_t next = 0;
+  do {
+    const std::uint32_t known = std::min<std::uint32_t>((seen >> 8) + 1, 8);
+    next = (known << 8) | (((seen << 1) | (own_network ? 1U : 0U)) & 0xffU);
+  } while (!failure_kinds_.compare_exchange_weak(seen, next, std::memory_order_relaxed));
+}
+
+bool DecodeService::recent_failures_own_network() const noexcept {
+  const std::uint32_t kinds = failure_kinds_.load(std::memory_order_relaxed);
+  const std::uint32_t known = kinds >> 8;
+  const std::uint32_t mask = (1U << known) - 1U;
+  return known > 0 && 2 * static_cast<std::uint32_t>(std::popcount(kinds & mask)) > known;
 }
 
 void DecodeService::NoteProblem(UpstreamResult result, bool timed_out) noexcept {
@@ -410,6 +431,9 @@ net::awaitable<DecodeService::Live> DecodeService::CallUpstream(fusebox::Admissi
       attempt.result = UpstreamResult::kLocal;
       attempt.detail = "local: out of memory";
     }
+    if (attempt.outcome == fusebox::Outcome::kFailure) {
+      NoteFailure(attempt.own_network);  // before RunAdmitted records it: a trip asks
+    }
     seen.result = attempt.result;
     seen.refused_for_load = attempt.refused_for_load;
     seen.retry_after = attempt.retry_after;
@@ -431,7 +455,11 @@ net::awaitable<DecodeService::Live> DecodeService::CallUpstream(fusebox::Admissi
     deps_.metrics.ObserveUpstream(timed_out ? UpstreamResult::kTimeout : seen.result, latency);
   }
   if (!result && seen.called) {
-    NoteProblem(seen.result, result.error().code == ReasonCode::kUpstreamSlow);
+    const bool timed_out = result.error().code == ReasonCode::kUpstreamSlow;
+    NoteProblem(seen.result, timed_out);
+    if (timed_out) {
+      NoteFailure(false);  // vPIC's slowness, whatever the instance's network did before
+    }
   }
   if (!result) {
     if (seen.result == UpstreamResult::kLocal && result.error().code == ReasonCode::kCancelled) {
@@ -482,6 +510,7 @@ net::awaitable<fusebox::Outcome> DecodeService::Probe(std::string vin) {
   deps_.metrics.ObserveUpstream(attempt.result, latency_clock().Now() - start);
   if (attempt.outcome == fusebox::Outcome::kFailure) {
     NoteProblem(attempt.result, false);
+    NoteFailure(attempt.own_network);
   }
   if (attempt.retry_after) {
     HoldUpstream(*attempt.retry_after);

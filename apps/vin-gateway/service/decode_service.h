@@ -145,6 +145,11 @@ class DecodeService {
   }
   std::uint64_t single_flight_in_flight() const { return flights_.in_flight(); }
 
+  // Whether most of the last eight failed vPIC calls (at most eight) failed for this instance's
+  // own network (UpstreamReply::own_network): the fleet then keeps a trip here
+  // (FleetOptions::local_trouble, --fleet-quorum in docs/fleet.md).
+  bool recent_failures_own_network() const noexcept;
+
   // The time until the upstream may be called again after a 429 (zero when none is pending).
   fusebox::Duration upstream_hold() const noexcept;
 
@@ -223,6 +228,8 @@ class DecodeService {
   void HoldUpstream(fusebox::Duration retry_after) noexcept;
   // What the vehicle database did when a call last failed (the words of CIRCUIT_OPEN).
   void NoteProblem(UpstreamResult result, bool timed_out) noexcept;
+  // One more failed vPIC call for recent_failures_own_network().
+  void NoteFailure(bool own_network) noexcept;
   // Answers `answer` with its stale copy or offline decode as UPSTREAM_LATE (the answer
   // deadline passed). Precondition: `stale` is not null or the gateway has an offline decoder.
   void AnswerLate(DecodeAnswer& answer, DecodePtr stale, int model_year);
@@ -266,6 +273,7 @@ class DecodeService {
   std::atomic<std::int64_t> hold_until_ns_{0};
   std::atomic<std::int64_t> leaders_running_{0};
   std::atomic<UpstreamProblem> last_problem_{UpstreamProblem::kUnknown};
+  std::atomic<std::uint32_t> failure_kinds_{0};  // NoteFailure
 };
 
 }  // namespace fusebox::gateway

@@ -95,6 +95,11 @@ UpstreamReply::Transport FromError(const boost::system::error_code& ec) {
   return UpstreamReply::Transport::kReset;
 }
 
+// A connect that failed because this host has no route: its own network, not vPIC's trouble.
+bool IsOwnNetwork(const boost::system::error_code& ec) {
+  return ec == net::error::network_unreachable || ec == net::error::network_down;
+}
+
 // A failed resolve or connect: the gateway's shortage, or the upstream's failure.
 UpstreamReply::Transport FromConnectError(const boost::system::error_code& ec) {
   return IsLocalShortage(ec) ? UpstreamReply::Transport::kLocal
@@ -200,6 +205,8 @@ class HttpVpicClient final : public VpicClient {
       reply.transport = rec == net::error::operation_aborted ? UpstreamReply::Transport::kCancelled
                                                              : FromConnectError(rec);
       reply.detail = fmt::format("resolve {}: {}", host_, rec.message());
+      // The name of a public API that does not resolve is this instance's resolver failing.
+      reply.own_network = reply.transport == UpstreamReply::Transport::kConnect;
       co_return nullptr;
     }
     auto conn = std::make_unique<Connection>();
@@ -231,6 +238,7 @@ class HttpVpicClient final : public VpicClient {
       reply.transport = cec == net::error::operation_aborted ? UpstreamReply::Transport::kCancelled
                                                              : FromConnectError(cec);
       reply.detail = fmt::format("connect {}:{}: {}", host_, port_, cec.message());
+      reply.own_network = IsOwnNetwork(cec);
       co_return nullptr;
     }
     boost::system::error_code option_ec;

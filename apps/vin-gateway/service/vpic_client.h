@@ -48,6 +48,10 @@ struct UpstreamReply {
   std::string body;
   std::optional<fusebox::Duration> retry_after;  // a Retry-After header, in seconds
   std::string detail;                            // what went wrong, for logs
+  // The failure was this instance's own network, not vPIC: the name did not resolve, or the
+  // network is unreachable or down from here. Still a failure for the breaker (nothing gets
+  // through), but a trip of it is not sent to the fleet (FleetOptions::local_trouble).
+  bool own_network = false;
 
   bool ok() const noexcept { return transport == Transport::kOk; }
 };
