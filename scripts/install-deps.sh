@@ -8,6 +8,8 @@ set -euo pipefail
 packages=(
   # toolchain
   build-essential cmake ninja-build pkg-config git
+  # a compiler cache: CI's three builds (release, asan, tsan) reuse what an earlier run compiled
+  ccache
   # the man pages, generated at build time from the programs' --help (man/)
   help2man
   # lint and sanitizer toolchain (clang-14 cannot parse libstdc++ 12's <ranges>)
