@@ -544,6 +544,37 @@ TEST_F(FleetIntegrationTest, ABadTrustedProxyIsRefusedNamingTheFlagAndTheValue) 
       << bad.Log();
 }
 
+// Every container of a deployment starts with the same command line: two gateways with the same
+// --listen text and no --instance-id still see each other's trips (each used to take the other's
+// messages for its own echo).
+TEST_F(FleetIntegrationTest, TwinsWithTheSameCommandLineAndNoInstanceIdSeeEachOthersTrips) {
+  if (!fusebox::testing::RedisServer::Available()) {
+    GTEST_SKIP() << "no redis-server";
+  }
+  fusebox::testing::RedisServer redis;
+  ASSERT_TRUE(redis.Start());
+  ChildProcess& sim = StartSim();
+  ChildProcess& a = StartGateway(sim, {"--fleet", redis.url()});
+  ChildProcess& b = StartGateway(sim, {"--fleet", redis.url()});
+  ASSERT_TRUE(a.started() && b.started()) << a.Log() << b.Log();
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        return Status(a).at("fleet").at("connected").as_bool() &&
+               Status(b).at("fleet").at("connected").as_bool();
+      },
+      5));
+  ASSERT_EQ(
+      Http(sim.port(), "POST", "/__control/faults", R"({"mode":"error","status":503})").status,
+      200);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(Decode(a, kVins.at(static_cast<std::size_t>(i))).status, 502);
+  }
+  ASSERT_EQ(State(a), "OPEN");
+  ASSERT_TRUE(WaitUntil([&] { return State(b) == "OPEN"; }, 1.0)) << State(b);
+  EXPECT_EQ(Status(b).at("fleet").at("peers_seen").to_number<int>(), 1);
+  EXPECT_GE(Status(b).at("fleet").at("messages_received").to_number<int>(), 1);
+}
+
 TEST_F(FleetIntegrationTest, FleetFlagErrorsAndAnUnreachableRedis) {
   ChildProcess& sim = StartSim();
   ChildProcess& alone = StartGateway(sim, {});
