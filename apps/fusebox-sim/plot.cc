@@ -348,40 +348,28 @@ void TransitionTicks(Svg& svg, double y, const std::vector<Transition>& transiti
   }
 }
 
-// The time under a group of transition ticks, at the first tick of the group.
-struct TickLabel {
-  double x;
-  Micros first;
-  Micros last;
-};
-
-// Transitions closer than a label's width share one label: "64.0-64.02".
-std::vector<TickLabel> TickLabels(const std::vector<Transition>& transitions,
-                                  const TimeScale& time) {
-  std::vector<TickLabel> labels;
-  for (const Transition& t : transitions) {
-    const double x = time.XOfMicros(t.t);
-    if (!labels.empty() && x - labels.back().x < 34) {
-      labels.back().last = t.t;
-    } else {
-      labels.push_back(TickLabel{x, t.t, t.t});
-    }
-  }
-  return labels;
-}
-
 double BreakerRow(Svg& svg, double y, const RunResult& run, const TimeScale& time) {
   svg.Text(10, y + 14, "breaker", 11);
   StateBands(svg, y, run.transitions, time);
   TransitionTicks(svg, y, run.transitions, time);
-  for (const TickLabel& label : TickLabels(run.transitions, time)) {
-    svg.Text(label.x, y + kRow + 11,
-             label.first == label.last
-                 ? FormatSeconds(label.first)
-                 : fmt::format("{}-{}", FormatSeconds(label.first), FormatSeconds(label.last)),
-             9, "middle", "fill=\"#212121\"");
+  const std::vector<TransitionLabel> labels = LayoutTransitionLabels(run.transitions, time.t_max);
+  int rows = 1;
+  for (const TransitionLabel& label : labels) {
+    rows = std::max(rows, label.row + 1);
+    const double baseline = y + kRow + 11 + kTransitionLabelRowHeight * label.row;
+    std::string tooltip =
+        label.count == 1
+            ? fmt::format("t={} s", FormatSeconds(run.transitions[label.first].t))
+            : fmt::format("{} transitions from {} s to {} s", label.count,
+                          FormatSeconds(run.transitions[label.first].t),
+                          FormatSeconds(run.transitions[label.first + label.count - 1].t));
+    svg.Raw(
+        fmt::format("<text class=\"transition-label\" x=\"{:.2f}\" y=\"{:.2f}\" font-size=\"{}\" "
+                    "text-anchor=\"middle\" {} fill=\"#212121\"><title>{}</title>{}</text>\n",
+                    (label.x0 + label.x1) / 2, baseline, kTransitionLabelFontSize, kFont,
+                    Escape(tooltip), Escape(label.text)));
   }
-  return y + kRow + 16;
+  return y + kRow + 5 + kTransitionLabelRowHeight * rows;
 }
 
 // The most calls of any bin, at least 1 (the chart's scale).
@@ -1010,6 +998,83 @@ double LinesLegend(Svg& svg, double y, const SweepLines& lines, const SweepResul
 }
 
 }  // namespace
+
+double TransitionLabelWidth(const std::string& text) {
+  // Helvetica's digits are 0.556 em wide, its widest other characters here ("(", ")", "-")
+  // narrower: a digit's width for every character, plus a pixel a side, is never short.
+  return 0.556 * kTransitionLabelFontSize * static_cast<double>(text.size()) + 2;
+}
+
+std::vector<TransitionLabel> LayoutTransitionLabels(const std::vector<Transition>& transitions,
+                                                    double t_max) {
+  constexpr double kGap = 4;
+  const TimeScale time{t_max > 0 ? t_max : 1.0};
+  // The coarsest decimal step (1 s down to 1 ms) that is at most about 5 px on this axis.
+  const double seconds_per_px = time.t_max / kPlotWidth;
+  int decimals = 0;
+  while (decimals < 3 && std::pow(10.0, -decimals) > 5 * seconds_per_px) {
+    ++decimals;
+  }
+  auto time_text = [decimals](Micros t) {
+    return fmt::format("{:.{}f}", static_cast<double>(t) / 1e6, decimals);
+  };
+  auto make = [&](std::size_t first, std::size_t count) {
+    TransitionLabel label;
+    label.first = first;
+    label.count = count;
+    const std::string from = time_text(transitions[first].t);
+    const std::string to = time_text(transitions[first + count - 1].t);
+    if (count == 1) {
+      label.text = from;
+    } else if (from == to) {
+      label.text = fmt::format("{} ({})", from, count);
+    } else {
+      label.text = fmt::format("{}-{} ({})", from, to, count);
+    }
+    const double width = TransitionLabelWidth(label.text);
+    const double centre =
+        (time.XOfMicros(transitions[first].t) + time.XOfMicros(transitions[first + count - 1].t)) /
+        2;
+    // Inside the picture: the left edge may reach into the row labels' margin, not past it.
+    label.x0 = std::clamp(centre - width / 2, kLeft / 2, kWidth - 2 - width);
+    label.x1 = label.x0 + width;
+    return label;
+  };
+  // Greedy, left to right: each label takes the first row whose last label ends kGap before it.
+  // A transition whose time reads as the previous label's last joins that label. A label with no
+  // room joins the label placed before it, which is then placed afresh from the
+  // row ends as they were before it (a lone label always fits: nothing is left of it then).
+  using RowEnds = std::array<double, kTransitionLabelRows>;
+  RowEnds ends;
+  ends.fill(-std::numeric_limits<double>::infinity());
+  std::vector<TransitionLabel> placed;
+  std::vector<RowEnds> ends_before;  // the row ends before each placed label
+  for (std::size_t i = 0; i < transitions.size(); ++i) {
+    TransitionLabel label = make(i, 1);
+    // Transitions whose times read alike share a label from the start.
+    bool alike = !placed.empty() &&
+                 time_text(transitions[i].t) ==
+                     time_text(transitions[placed.back().first + placed.back().count - 1].t);
+    for (;;) {
+      const auto row = std::find_if(ends.begin(), ends.end(),
+                                    [&label](double end) { return end + kGap <= label.x0; });
+      if (!alike && (row != ends.end() || placed.empty())) {
+        label.row = row != ends.end() ? static_cast<int>(row - ends.begin()) : 0;
+        ends_before.push_back(ends);
+        ends[static_cast<std::size_t>(label.row)] = label.x1;
+        placed.push_back(std::move(label));
+        break;
+      }
+      const std::size_t first = placed.back().first;
+      ends = ends_before.back();
+      placed.pop_back();
+      ends_before.pop_back();
+      label = make(first, label.first + label.count - first);
+      alike = false;
+    }
+  }
+  return placed;
+}
 
 std::string RunSvg(const std::vector<Scenario>& scenarios, const std::vector<RunResult>& runs) {
   Svg svg;

@@ -133,6 +133,140 @@ TEST(RunSvgTest, DrawsStatesPhasesAndTransitionsWithoutScript) {
   EXPECT_THAT(svg, ::testing::EndsWith("</svg>\n"));
 }
 
+// A breaker that flaps under Poisson arrivals: a 100 ms cooldown against a dead upstream for
+// 50 s makes hundreds of transitions microseconds to milliseconds apart.
+RunResult FlappingRun(Scenario& scenario) {
+  auto file = LoadScenarioString(R"(seed = 7
+duration = "60s"
+[breaker]
+cooldown = "100ms"
+failure_threshold = 3
+[traffic]
+rate = 200
+arrivals = "poisson"
+[[upstream.phase]]
+from = "5s"
+to = "55s"
+mode = "error"
+)",
+                                 "flapping.toml");
+  EXPECT_TRUE(file) << file.error().ToString();
+  scenario = file->base();
+  SimOptions options;
+  options.record_timeline = true;
+  auto run = Simulate(scenario, options);
+  EXPECT_TRUE(run) << run.error();
+  return std::move(*run);
+}
+
+struct Box {
+  double x0, x1, y0, y1;
+  std::string text;
+};
+
+bool Intersect(const Box& a, const Box& b) {
+  return a.x0 < b.x1 && b.x0 < a.x1 && a.y0 < b.y1 && b.y0 < a.y1;
+}
+
+// The transition labels of an SVG, each as the box its text takes (centred on x, one font size
+// tall above the baseline), from a width per character no narrower than Helvetica's digits.
+std::vector<Box> TransitionLabelBoxes(const std::string& svg) {
+  std::vector<Box> boxes;
+  const std::string tag = R"(<text class="transition-label" x=")";
+  for (std::size_t at = svg.find(tag); at != std::string::npos; at = svg.find(tag, at + 1)) {
+    const double x = std::stod(svg.substr(at + tag.size()));
+    const std::size_t y_at = svg.find("y=\"", at) + 3;
+    const double y = std::stod(svg.substr(y_at));
+    const std::size_t text_at = svg.find("</title>", at) + 8;
+    const std::string text = svg.substr(text_at, svg.find("</text>", text_at) - text_at);
+    const double width = 0.556 * 9 * static_cast<double>(text.size());
+    boxes.push_back(Box{x - width / 2, x + width / 2, y - 9, y, text});
+  }
+  return boxes;
+}
+
+TEST(RunSvgTest, TransitionLabelsOfAFlappingBreakerNeverOverlap) {
+  Scenario scenario;
+  const RunResult run = FlappingRun(scenario);
+  ASSERT_GT(run.transitions.size(), 300U);
+  const std::string svg = RunSvg({scenario}, {run});
+  const std::vector<Box> boxes = TransitionLabelBoxes(svg);
+  ASSERT_GT(boxes.size(), 3U);
+  for (std::size_t i = 0; i < boxes.size(); ++i) {
+    // Rounded to the axis's resolution (0.1 s on a 60 s axis), never to the microsecond.
+    EXPECT_THAT(boxes[i].text, ::testing::MatchesRegex(
+                                   "[0-9]+\\.[0-9]( \\([0-9]+\\)|-[0-9]+\\.[0-9] \\([0-9]+\\))?"));
+    for (std::size_t j = i + 1; j < boxes.size(); ++j) {
+      EXPECT_FALSE(Intersect(boxes[i], boxes[j]))
+          << "\"" << boxes[i].text << "\" at " << boxes[i].x0 << " and \"" << boxes[j].text
+          << "\" at " << boxes[j].x0;
+    }
+  }
+}
+
+TEST(TransitionLabelLayoutTest, CoversEveryTransitionOnceWithoutOverlap) {
+  Scenario scenario;
+  const RunResult run = FlappingRun(scenario);
+  const std::vector<TransitionLabel> labels = LayoutTransitionLabels(run.transitions, 60.0);
+  std::size_t next = 0;
+  for (std::size_t i = 0; i < labels.size(); ++i) {
+    const TransitionLabel& a = labels[i];
+    EXPECT_EQ(a.first, next);  // in order, every transition in exactly one label
+    next = a.first + a.count;
+    EXPECT_GE(a.row, 0);
+    EXPECT_LT(a.row, kTransitionLabelRows);
+    EXPECT_NEAR(a.x1 - a.x0, TransitionLabelWidth(a.text), 1e-9);
+    for (std::size_t j = i + 1; j < labels.size(); ++j) {
+      const TransitionLabel& b = labels[j];
+      EXPECT_FALSE(a.row == b.row && a.x0 < b.x1 + 4 && b.x0 < a.x1 + 4)
+          << a.text << " / " << b.text;
+    }
+  }
+  EXPECT_EQ(next, run.transitions.size());
+}
+
+TEST(TransitionLabelLayoutTest, RoundsToTheAxisAndKeepsFarApartTransitionsApart) {
+  const std::vector<Transition> transitions = {
+      {14'000'000, State::kClosed, State::kOpen, TransitionCause::kConsecutiveFailures},
+      {24'000'123, State::kOpen, State::kHalfOpen, TransitionCause::kCooldownElapsed},
+      {24'000'456, State::kHalfOpen, State::kOpen, TransitionCause::kProbeFailed},
+      {64'020'000, State::kOpen, State::kClosed, TransitionCause::kProbesSucceeded}};
+  // 90 s over the plot: 0.1 s is under 5 px.
+  std::vector<TransitionLabel> labels = LayoutTransitionLabels(transitions, 90.0);
+  ASSERT_EQ(labels.size(), 3U);
+  EXPECT_EQ(labels[0].text, "14.0");
+  EXPECT_EQ(labels[1].text, "24.0 (2)");
+  EXPECT_EQ(labels[2].text, "64.0");
+  EXPECT_EQ(labels[2].row, 0);
+  // 10 s: hundredths; 1 s: milliseconds, and 333 us apart still cannot be told apart.
+  labels = LayoutTransitionLabels({transitions[0]}, 10.0);
+  EXPECT_EQ(labels[0].text, "14.00");
+  labels = LayoutTransitionLabels({{500'123, State::kOpen, State::kHalfOpen},
+                                   {500'456, State::kHalfOpen, State::kOpen},
+                                   {700'000, State::kOpen, State::kHalfOpen}},
+                                  1.0);
+  ASSERT_EQ(labels.size(), 2U);
+  EXPECT_EQ(labels[0].text, "0.500 (2)");
+  EXPECT_EQ(labels[1].text, "0.700");
+  // An hour: whole seconds.
+  labels = LayoutTransitionLabels({transitions[0]}, 3600.0);
+  EXPECT_EQ(labels[0].text, "14");
+}
+
+TEST(TransitionLabelLayoutTest, StaggersCloseLabelsOnRowsBeforeMergingThem) {
+  // Three transitions 1 s apart on a 100 s axis (8.6 px apart): too close for one row.
+  const std::vector<Transition> transitions = {
+      {10'000'000, State::kClosed, State::kOpen, TransitionCause::kConsecutiveFailures},
+      {11'000'000, State::kOpen, State::kHalfOpen, TransitionCause::kCooldownElapsed},
+      {12'000'000, State::kHalfOpen, State::kOpen, TransitionCause::kProbeFailed}};
+  const std::vector<TransitionLabel> labels = LayoutTransitionLabels(transitions, 100.0);
+  ASSERT_EQ(labels.size(), 3U);
+  EXPECT_EQ(labels[0].row, 0);
+  EXPECT_EQ(labels[1].row, 1);
+  EXPECT_EQ(labels[2].row, 2);
+  EXPECT_EQ(labels[1].text, "11.0");
+}
+
 TEST(SweepSvgTest, ChartsTheTradeOffCounters) {
   auto file = LoadScenarioFile(FUSEBOX_SOURCE_DIR "/scenarios/cooldown_tradeoff.toml");
   ASSERT_TRUE(file);
