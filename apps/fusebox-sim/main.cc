@@ -111,7 +111,7 @@ SCENARIO FILES (TOML; see docs/scenarios.md and docs/scenario-format.md)
   recovery_delay_s: from the latest end of a non-ok phase to the next transition into CLOSED.
 
 OUTPUT
-  run   --format text: the transitions (t, from -> to) and the counters; json: {"seed",
+  run   --format text: the transitions (t, from -> to, cause) and the counters; json: {"seed",
         "transitions", "counters", "name", "streams", "variants"}; csv: t,from,to of one run
         (the base, or --variant NAME; a note on stderr names the variants not printed).
   sweep --format csv: the swept keys, then the counters, one row per point (last --param

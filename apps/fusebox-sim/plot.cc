@@ -343,8 +343,8 @@ void TransitionTicks(Svg& svg, double y, const std::vector<Transition>& transiti
         fmt::format("<line x1=\"{0:.2f}\" y1=\"{1:.2f}\" x2=\"{0:.2f}\" y2=\"{2:.2f}\" "
                     "stroke=\"#212121\" stroke-width=\"1\"><title>{3}</title></line>\n",
                     time.XOfMicros(t.t), y - 2, y + kRow + 2,
-                    Escape(fmt::format("t={} s: {} -> {} ({})", FormatSeconds(t.t),
-                                       ToString(t.from), ToString(t.to), ToString(t.cause)))));
+                    Escape(fmt::format("t={} s: {} -> {}: {}", FormatSeconds(t.t), ToString(t.from),
+                                       ToString(t.to), CauseText(t)))));
   }
 }
 

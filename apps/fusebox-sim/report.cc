@@ -15,6 +15,15 @@ namespace {
 
 std::string Count(std::uint64_t value) { return fmt::format("{}", value); }
 
+// A share as a percentage to a tenth at most: "62.5%", "50%".
+std::string Percent(double share) {
+  std::string text = fmt::format("{:.1f}", share * 100);
+  if (text.size() > 2 && text.compare(text.size() - 2, 2, ".0") == 0) {
+    text.resize(text.size() - 2);
+  }
+  return text + "%";
+}
+
 // Every counter once, in output order: its name, its value as text, and for a counter only some
 // scenarios have, the column that shows it.
 struct CounterSpec {
@@ -188,6 +197,47 @@ std::string JsonQuote(std::string_view text) {
   return out;
 }
 
+std::string CauseText(const Transition& t) {
+  switch (t.cause) {
+    case TransitionCause::kConsecutiveFailures:
+      return fmt::format("{} consecutive {}", t.bad,
+                         t.slow_counts ? "failed or slow calls" : "failures");
+    case TransitionCause::kFailureRate:
+    case TransitionCause::kSlowCallRate: {
+      const std::string_view what =
+          t.cause == TransitionCause::kFailureRate ? "failure rate" : "slow-call rate";
+      const double rate =
+          t.judged == 0 ? 0.0 : static_cast<double>(t.bad) / static_cast<double>(t.judged);
+      if (t.judged == 0 || rate < t.threshold) {
+        // Calls still running slow joined the rate (inflight_slow_accounting); the transition
+        // forgot them.
+        return fmt::format("{} >= {} (calls still running slow included)", what,
+                           Percent(t.threshold));
+      }
+      return fmt::format("{} {} >= {} over {} call{}", what, Percent(rate), Percent(t.threshold),
+                         t.judged, t.judged == 1 ? "" : "s");
+    }
+    case TransitionCause::kCooldownElapsed:
+      return t.waited > 0 ? fmt::format("cooldown elapsed ({} s)", FormatSeconds(t.waited))
+                          : std::string("cooldown elapsed");
+    case TransitionCause::kProbeFailed:
+      return "probe failed";
+    case TransitionCause::kProbeTimedOut:
+      return "probe timed out";
+    case TransitionCause::kProbesSucceeded:
+      return t.bad > 1 ? fmt::format("{} probes succeeded", t.bad) : std::string("probe succeeded");
+    case TransitionCause::kOperator:
+      return "operator";
+    case TransitionCause::kReconfigured:
+      return "reconfigured";
+    case TransitionCause::kRecoveryFailed:
+      return "failed or slow call during the recovery ramp";
+    case TransitionCause::kFleet:
+      return "adopted from a peer";
+  }
+  return std::string(ToString(t.cause));
+}
+
 std::string RunText(const std::vector<RunResult>& runs, bool with_headers) {
   std::string out;
   const CounterColumns columns = ColumnsOf(runs);
@@ -195,10 +245,10 @@ std::string RunText(const std::vector<RunResult>& runs, bool with_headers) {
     if (with_headers) {
       out += fmt::format("{}=== {} ===\n", out.empty() ? "" : "\n", run.name);
     }
-    out += "--- transitions (t, from -> to) ---\n";
+    out += "--- transitions (t, from -> to, cause) ---\n";
     for (const Transition& t : run.transitions) {
-      out += fmt::format("    t={:>5}s{:>12} -> {}\n", FormatSeconds(t.t), ToString(t.from),
-                         ToString(t.to));
+      out += fmt::format("    t={:>5}s{:>12} -> {:<11}  {}\n", FormatSeconds(t.t), ToString(t.from),
+                         ToString(t.to), CauseText(t));
     }
     if (run.transitions.empty()) {
       out += "    (none)\n";

@@ -1,8 +1,9 @@
 // apps/fusebox-sim/report.h
 //
 // The outputs of `fusebox-sim` (docs/scenario-format.md, "Output"): a run as text (the lesson's
-// transition list, then the counters), as JSON (`{"seed", "transitions", "counters", ...}`) or as
-// CSV (`t,from,to`); a sweep as CSV (the swept keys, then the counters) or JSON (`{"points":
+// transition list with each transition's cause, then the counters), as JSON (`{"seed",
+// "transitions", "counters", ...}`) or as CSV (`t,from,to`); a sweep as CSV (the swept keys, then
+// the counters) or JSON (`{"points":
 // ...}`). Times are seconds with microsecond precision ("64.02"). The JSON adds keys beyond the
 // contract (a transition's `cause`; counters `late`, `relapses`, `max_in_flight`, and those
 // of CounterColumns when a run has them; `name`, `streams`, `variants`) and renames none.
@@ -51,7 +52,14 @@ std::vector<std::string_view> CounterNames(CounterColumns columns = {});
 // absent).
 std::vector<std::string> CounterValues(const Counters& counters, CounterColumns columns = {});
 
-// `runs` holds the base first, then the variants (empty when the file has none).
+// Why a transition happened, for a person: "5 consecutive failures", "failure rate 62.5% >= 50%
+// over 8 calls", "slow-call rate 100% >= 80% over 10 calls", "cooldown elapsed (10.0 s)",
+// "probe failed", "probe timed out", "probe succeeded" ("3 probes succeeded"), "operator",
+// "reconfigured", "failed or slow call during the recovery ramp", "adopted from a peer".
+std::string CauseText(const Transition& transition);
+
+// `runs` holds the base first, then the variants (empty when the file has none). Each transition
+// line ends with its CauseText.
 std::string RunText(const std::vector<RunResult>& runs, bool with_headers);
 std::string RunJson(const RunResult& base, const std::vector<RunResult>& variants);
 std::string RunCsv(const RunResult& run);

@@ -631,11 +631,49 @@ class Simulation {
     }
   }
 
+  // The transition with the figures behind its cause (Transition), from the breaker's own
+  // report: a listener may call back into the breaker, and the window that tripped it is cleared
+  // only when it closes.
+  Transition CauseFigures(const TransitionEvent& event) const {
+    Transition t{ToMicros(event.at), event.from, event.to, event.cause};
+    const CircuitBreakerConfig& config = breaker_->config();
+    switch (event.cause) {
+      case TransitionCause::kConsecutiveFailures:
+        t.judged = config.failure_threshold;
+        t.bad = t.judged;
+        t.slow_counts = config.effective_slow_call_duration() < config.call_timeout;
+        break;
+      case TransitionCause::kFailureRate: {
+        const MetricsSnapshot m = breaker_->Snapshot();
+        t.judged = m.window_calls;
+        t.bad = m.window_failures;
+        t.threshold = config.failure_rate_threshold;
+        break;
+      }
+      case TransitionCause::kSlowCallRate: {
+        const MetricsSnapshot m = breaker_->Snapshot();
+        t.judged = m.window_calls;
+        t.bad = m.window_slow;
+        t.threshold = config.slow_call_rate_threshold;
+        break;
+      }
+      case TransitionCause::kCooldownElapsed:
+        t.waited = ToMicros(breaker_->Snapshot().current_cooldown);
+        break;
+      case TransitionCause::kProbesSucceeded:
+        t.judged = config.effective_half_open_successes();
+        t.bad = t.judged;
+        break;
+      default:
+        break;
+    }
+    return t;
+  }
+
   // Listeners run synchronously on this thread, inside TryAcquire / Record.
   void OnEvent(const Event& event) {
     if (const auto* transition = std::get_if<TransitionEvent>(&event.detail)) {
-      result_.transitions.push_back(Transition{ToMicros(transition->at), transition->from,
-                                               transition->to, transition->cause});
+      result_.transitions.push_back(CauseFigures(*transition));
       // The prober wakes on a transition: it asks for a probe now (the breaker says when).
       if (active_ && !probe_in_flight_) {
         if (transition->to == State::kOpen || transition->to == State::kHalfOpen) {

@@ -53,6 +53,19 @@ struct Transition {
   State from = State::kClosed;
   State to = State::kClosed;
   TransitionCause cause = TransitionCause::kOperator;
+  // The figures behind the cause, for the trace (CauseText in report.h): what the breaker's
+  // Snapshot() showed to the listener, and its config.
+  //   consecutive_failures: judged = bad = failure_threshold (the run that reached it);
+  //   failure_rate, slow_call_rate: the window's calls and its failures (or slow calls), and the
+  //     rate threshold;
+  //   cooldown_elapsed: the cooldown (or active probe interval) that elapsed;
+  //   probes_succeeded: judged = bad = the good probes it took.
+  std::uint64_t judged = 0;
+  std::uint64_t bad = 0;
+  double threshold = 0.0;
+  Micros waited = 0;
+  bool slow_counts = false;  // consecutive: slow calls join the run (slow_call_duration <
+                             // call_timeout), so the run was of failed or slow calls
 };
 
 // The contract's counters (docs/scenario-format.md, "Output") plus a few extras.

@@ -55,9 +55,10 @@ const std::string kLesson = std::string(FUSEBOX_SOURCE_DIR) + "/scenarios/lesson
 TEST(CliTest, RunPrintsTheLessonTraceAndSucceeds) {
   const Outcome out = RunSim("run '" + kLesson + "'", /*stderr_too=*/false);
   EXPECT_EQ(out.status, 0);
-  EXPECT_THAT(out.output, StartsWith("--- transitions (t, from -> to) ---\n"
-                                     "    t= 14.0s      CLOSED -> OPEN\n"));
-  EXPECT_THAT(out.output, HasSubstr("    t=64.02s   HALF_OPEN -> CLOSED\n"));
+  EXPECT_THAT(out.output,
+              StartsWith("--- transitions (t, from -> to, cause) ---\n"
+                         "    t= 14.0s      CLOSED -> OPEN         5 consecutive failures\n"));
+  EXPECT_THAT(out.output, HasSubstr("    t=64.02s   HALF_OPEN -> CLOSED       probe succeeded\n"));
 }
 
 TEST(CliTest, RunWritesJsonAndCsv) {

@@ -37,15 +37,53 @@ Lesson RunLesson(bool timeline = false) {
 
 TEST(RunTextTest, PrintsTransitionsTheWayTheLessonDoes) {
   const std::string text = RunText({RunLesson().run}, /*with_headers=*/false);
-  EXPECT_THAT(text, StartsWith("--- transitions (t, from -> to) ---\n"
-                               "    t= 14.0s      CLOSED -> OPEN\n"
-                               "    t= 24.0s        OPEN -> HALF_OPEN\n"
-                               "    t= 24.0s   HALF_OPEN -> OPEN\n"));
-  EXPECT_THAT(text, HasSubstr("    t= 64.0s        OPEN -> HALF_OPEN\n"
-                              "    t=64.02s   HALF_OPEN -> CLOSED\n"
+  EXPECT_THAT(text,
+              StartsWith("--- transitions (t, from -> to, cause) ---\n"
+                         "    t= 14.0s      CLOSED -> OPEN         5 consecutive failures\n"
+                         "    t= 24.0s        OPEN -> HALF_OPEN    cooldown elapsed (10.0 s)\n"
+                         "    t= 24.0s   HALF_OPEN -> OPEN         probe failed\n"));
+  EXPECT_THAT(text, HasSubstr("    t= 64.0s        OPEN -> HALF_OPEN    cooldown elapsed (10.0 s)\n"
+                              "    t=64.02s   HALF_OPEN -> CLOSED       probe succeeded\n"
                               "--- counters (seed 42) ---\n"));
   EXPECT_THAT(text, HasSubstr("    wasted_probes       4\n"));
   EXPECT_THAT(text, HasSubstr("    recovery_delay_s    4.02\n"));
+}
+
+TEST(RunTextTest, SaysWhyAWindowTrippedWithTheBreakersFigures) {
+  auto file = LoadScenarioFile(FUSEBOX_SOURCE_DIR "/scenarios/sliding_window.toml");
+  ASSERT_TRUE(file) << file.error().ToString();
+  BuildOptions options;
+  options.variant = "count window";
+  auto scenario = BuildScenario(*file, options);
+  ASSERT_TRUE(scenario) << scenario.error().ToString();
+  auto run = Simulate(*scenario);
+  ASSERT_TRUE(run) << run.error();
+  ASSERT_FALSE(run->transitions.empty());
+  const Transition& trip = run->transitions.front();
+  EXPECT_EQ(trip.cause, TransitionCause::kFailureRate);
+  EXPECT_EQ(trip.judged, 20U);  // the breaker's window as it tripped
+  EXPECT_EQ(trip.bad, 10U);
+  EXPECT_THAT(RunText({*run}, false),
+              HasSubstr("CLOSED -> OPEN         failure rate 50% >= 50% over 20 calls\n"));
+}
+
+TEST(CauseTextTest, NamesEveryCauseWithItsFigures) {
+  Transition t;
+  t.cause = TransitionCause::kConsecutiveFailures;
+  t.judged = t.bad = 5;
+  EXPECT_EQ(CauseText(t), "5 consecutive failures");
+  t.slow_counts = true;
+  EXPECT_EQ(CauseText(t), "5 consecutive failed or slow calls");
+  t = Transition{.cause = TransitionCause::kFailureRate, .judged = 8, .bad = 5, .threshold = 0.5};
+  EXPECT_EQ(CauseText(t), "failure rate 62.5% >= 50% over 8 calls");
+  t = Transition{.cause = TransitionCause::kSlowCallRate, .judged = 3, .bad = 1, .threshold = 0.8};
+  EXPECT_EQ(CauseText(t), "slow-call rate >= 80% (calls still running slow included)");
+  t = Transition{.cause = TransitionCause::kCooldownElapsed, .waited = 2'500'000};
+  EXPECT_EQ(CauseText(t), "cooldown elapsed (2.5 s)");
+  t = Transition{.cause = TransitionCause::kProbesSucceeded, .judged = 3, .bad = 3};
+  EXPECT_EQ(CauseText(t), "3 probes succeeded");
+  EXPECT_EQ(CauseText(Transition{.cause = TransitionCause::kProbeTimedOut}), "probe timed out");
+  EXPECT_EQ(CauseText(Transition{.cause = TransitionCause::kOperator}), "operator");
 }
 
 TEST(RunTextTest, ShowsRejectedRecoveringOnlyWhenARunHasARamp) {
@@ -125,7 +163,7 @@ TEST(RunSvgTest, DrawsStatesPhasesAndTransitionsWithoutScript) {
   const Lesson lesson = RunLesson(/*timeline=*/true);
   const std::string svg = RunSvg({lesson.scenario}, {lesson.run});
   EXPECT_THAT(svg, StartsWith("<svg xmlns=\"http://www.w3.org/2000/svg\""));
-  EXPECT_THAT(svg, HasSubstr("t=64.02 s: HALF_OPEN -&gt; CLOSED (probes_succeeded)"));
+  EXPECT_THAT(svg, HasSubstr("t=64.02 s: HALF_OPEN -&gt; CLOSED: probe succeeded"));
   EXPECT_THAT(svg, HasSubstr("error: [10.0 s, 60.0 s)"));
   EXPECT_THAT(svg, HasSubstr("OPEN from 14.0 s to 24.0 s"));
   EXPECT_THAT(svg, HasSubstr("1 probe at"));
