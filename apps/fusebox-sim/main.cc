@@ -1,6 +1,6 @@
 // fusebox-sim: runs breaker scenarios in virtual time against the real fusebox breaker.
 //
-//   fusebox-sim run SCENARIO.toml [--format text|json|csv] [--plot FILE.svg] [--seed N]
+//   fusebox-sim run SCENARIO.toml [--format text|json|csv|markdown] [--plot FILE.svg] [--seed N]
 //   fusebox-sim sweep SCENARIO.toml --param KEY=FROM:TO:STEP [--param ...] [--format csv|json]
 //                     [--plot FILE.svg] [--jobs N]
 //   fusebox-sim format      (every scenario key, from the loader's tables)
@@ -111,9 +111,11 @@ SCENARIO FILES (TOML; see docs/scenarios.md and docs/scenario-format.md)
   recovery_delay_s: from the latest end of a non-ok phase to the next transition into CLOSED.
 
 OUTPUT
-  run   --format text: the transitions (t, from -> to, cause) and the counters; json: {"seed",
-        "transitions", "counters", "name", "streams", "variants"}; csv: t,from,to of one run
-        (the base, or --variant NAME; a note on stderr names the variants not printed).
+  run   --format text: the transitions (t, from -> to, cause) and the counters, then with
+        variants the runs side by side (one column a run); json: {"seed", "transitions",
+        "counters", "name", "streams", "variants"}; csv: t,from,to of one run (the base, or
+        --variant NAME; a note on stderr names the variants not printed); markdown: the runs
+        side by side as a table.
   sweep --format csv: the swept keys, then the counters, one row per point (last --param
         varying fastest; no recovery -> empty cell); json: {"points": [{"params", "counters"}]}.
   Counters: calls allowed rejected_open rejected_probe_cap succeeded failed timeouts slow
@@ -240,6 +242,8 @@ int Run(const RunArgs& args) {
   if (args.format == "json") {
     const std::vector<RunResult> variants(runs.begin() + 1, runs.end());
     fmt::print("{}", fusebox::sim::RunJson(runs.front(), variants));
+  } else if (args.format == "markdown") {
+    fmt::print("{}", fusebox::sim::RunsTable(runs, fusebox::sim::TableStyle::kMarkdown));
   } else if (args.format == "csv") {
     // The contract's CSV (t,from,to) has no column for the run: it holds one run.
     fmt::print("{}", fusebox::sim::RunCsv(runs.front()));
@@ -334,8 +338,10 @@ int Main(int argc, char** argv) {
   run->add_option("scenario", run_args.scenario, "Scenario file (TOML)")
       ->required()
       ->check(CLI::ExistingFile);
-  run->add_option("--format", run_args.format, "text (default), json or csv")
-      ->check(CLI::IsMember({"text", "json", "csv"}));
+  run->add_option("--format", run_args.format,
+                  "text (default), json, csv, or markdown (the runs side by side)")
+      ->check(CLI::IsMember({"text", "json", "csv", "markdown"}))
+      ->option_text("FORMAT");
   run->add_option("--plot", run_args.plot, "Also write an SVG picture of the run to this file");
   run->add_option("--seed", run_args.seed, "Replace the scenario's seed");
   run->add_option("--variant", run_args.variant, "Run only this [[variant]] (by name)");

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "fusebox/events.h"
@@ -267,6 +268,168 @@ std::string RunText(const std::vector<RunResult>& runs, bool with_headers) {
                         s.calls, s.allowed, s.rejected_open, s.rejected_probe_cap, s.probes);
       }
     }
+  }
+  if (runs.size() > 1) {
+    out += "\n=== side by side ===\n";
+    out += RunsTable(runs, TableStyle::kText);
+  }
+  return out;
+}
+
+namespace {
+
+// One row of the side-by-side table: its label, its value for a run, and whether it is shown.
+struct TableRow {
+  std::string_view label;
+  std::string (*value)(const RunResult&);
+  bool (*shown)(const std::vector<RunResult>&, const CounterColumns&);  // null: always
+};
+
+std::optional<Micros> FirstInto(const RunResult& run, State state) {
+  for (const Transition& t : run.transitions) {
+    if (t.to == state) {
+      return t.t;
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<Micros> LastInto(const RunResult& run, State state) {
+  for (auto it = run.transitions.rbegin(); it != run.transitions.rend(); ++it) {
+    if (it->to == state) {
+      return it->t;
+    }
+  }
+  return std::nullopt;
+}
+
+const std::array<TableRow, 20> kTableRows = {{
+    {"first OPEN (s)",
+     [](const RunResult& r) {
+       const std::optional<Micros> t = FirstInto(r, State::kOpen);
+       return t ? FormatSeconds(*t) : std::string("never");
+     },
+     nullptr},
+    {"times opened",
+     [](const RunResult& r) {
+       return Count(static_cast<std::uint64_t>(
+           std::count_if(r.transitions.begin(), r.transitions.end(),
+                         [](const Transition& t) { return t.to == State::kOpen; })));
+     },
+     nullptr},
+    {"last CLOSED (s)",
+     [](const RunResult& r) {
+       const std::optional<Micros> t = LastInto(r, State::kClosed);
+       return t ? FormatSeconds(*t) : std::string("-");
+     },
+     nullptr},
+    {"recovery_delay (s)",
+     [](const RunResult& r) {
+       return r.counters.recovery_delay ? FormatSeconds(*r.counters.recovery_delay)
+                                        : std::string("-");
+     },
+     nullptr},
+    {"served", [](const RunResult& r) { return Count(r.counters.succeeded); }, nullptr},
+    {"failed", [](const RunResult& r) { return Count(r.counters.failed); }, nullptr},
+    {"timed out", [](const RunResult& r) { return Count(r.counters.timeouts); }, nullptr},
+    {"slow", [](const RunResult& r) { return Count(r.counters.slow); }, nullptr},
+    {"refused by the breaker",
+     [](const RunResult& r) {
+       return Count(r.counters.rejected_open + r.counters.rejected_probe_cap +
+                    r.counters.rejected_recovering);
+     },
+     nullptr},
+    {"  CIRCUIT_OPEN", [](const RunResult& r) { return Count(r.counters.rejected_open); }, nullptr},
+    {"  CIRCUIT_HALF_OPEN", [](const RunResult& r) { return Count(r.counters.rejected_probe_cap); },
+     nullptr},
+    {"  CIRCUIT_RECOVERING",
+     [](const RunResult& r) { return Count(r.counters.rejected_recovering); },
+     [](const std::vector<RunResult>&, const CounterColumns& c) { return c.recovering; }},
+    {"refused by the limit", [](const RunResult& r) { return Count(r.counters.overloaded); },
+     [](const std::vector<RunResult>&, const CounterColumns& c) { return c.overloaded; }},
+    {"refused by the throttle", [](const RunResult& r) { return Count(r.counters.throttled); },
+     [](const std::vector<RunResult>&, const CounterColumns& c) { return c.throttled; }},
+    {"upstream calls", [](const RunResult& r) { return Count(r.counters.allowed); }, nullptr},
+    {"upstream calls while failing",
+     [](const RunResult& r) { return Count(r.counters.allowed_while_failing); }, nullptr},
+    {"refused by the upstream", [](const RunResult& r) { return Count(r.counters.refused); },
+     [](const std::vector<RunResult>&, const CounterColumns& c) { return c.refused; }},
+    {"probes (wasted)",
+     [](const RunResult& r) {
+       return fmt::format("{} ({})", r.counters.probes, r.counters.wasted_probes);
+     },
+     nullptr},
+    {"relapses", [](const RunResult& r) { return Count(r.counters.relapses); },
+     [](const std::vector<RunResult>& runs, const CounterColumns&) {
+       return std::any_of(runs.begin(), runs.end(),
+                          [](const RunResult& r) { return r.counters.relapses > 0; });
+     }},
+    {"max in flight", [](const RunResult& r) { return Count(r.counters.max_in_flight); }, nullptr},
+}};
+
+// A markdown cell: a pipe would end it.
+std::string MarkdownCell(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '|') {
+      out += '\\';
+    }
+    out += c;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string RunsTable(const std::vector<RunResult>& runs, TableStyle style) {
+  const CounterColumns columns = ColumnsOf(runs);
+  std::vector<std::vector<std::string>> cells;  // [row][0: label, 1..: runs]
+  cells.push_back({"run"});
+  for (const RunResult& run : runs) {
+    cells.back().push_back(run.name);
+  }
+  for (const TableRow& row : kTableRows) {
+    if (row.shown != nullptr && !row.shown(runs, columns)) {
+      continue;
+    }
+    cells.push_back({std::string(row.label)});
+    for (const RunResult& run : runs) {
+      cells.back().push_back(row.value(run));
+    }
+  }
+  std::string out;
+  if (style == TableStyle::kMarkdown) {
+    for (std::size_t r = 0; r < cells.size(); ++r) {
+      for (std::size_t c = 0; c < cells[r].size(); ++c) {
+        // Markdown drops leading spaces: a code's row says what it is part of instead.
+        std::string_view text = cells[r][c];
+        const bool sub = c == 0 && text.starts_with("  ");
+        out += fmt::format("| {}{} ", sub ? "refused: " : "",
+                           MarkdownCell(sub ? text.substr(2) : text));
+      }
+      out += "|\n";
+      if (r == 0) {
+        out += "|---|";
+        for (std::size_t c = 1; c < cells[r].size(); ++c) {
+          out += "---:|";
+        }
+        out += '\n';
+      }
+    }
+    return out;
+  }
+  std::vector<std::size_t> widths(cells.front().size(), 0);
+  for (const auto& row : cells) {
+    for (std::size_t c = 0; c < row.size(); ++c) {
+      widths[c] = std::max(widths[c], row[c].size());
+    }
+  }
+  for (const auto& row : cells) {
+    std::string line = fmt::format("    {:<{}}", row[0], widths[0]);
+    for (std::size_t c = 1; c < row.size(); ++c) {
+      line += fmt::format("  {:>{}}", row[c], widths[c]);
+    }
+    out += line + "\n";
   }
   return out;
 }

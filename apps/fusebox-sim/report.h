@@ -15,6 +15,7 @@
 //   fmt::print("{}", text);
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -59,9 +60,21 @@ std::vector<std::string> CounterValues(const Counters& counters, CounterColumns 
 std::string CauseText(const Transition& transition);
 
 // `runs` holds the base first, then the variants (empty when the file has none). Each transition
-// line ends with its CauseText.
+// line ends with its CauseText. With more than one run, a "=== side by side ===" RunsTable
+// (kText) ends the text.
 std::string RunText(const std::vector<RunResult>& runs, bool with_headers);
 std::string RunJson(const RunResult& base, const std::vector<RunResult>& variants);
+
+// The runs side by side (the base and its variants): one column per run, one row per figure a
+// person tuning a breaker compares, from the counters and the transitions. Rows: first OPEN (s)
+// ("never"), times opened, last CLOSED (s) (the last transition into CLOSED, "-" without one),
+// recovery_delay (s), served, failed, timed out, slow, refused by the breaker and each of its
+// codes, upstream calls, upstream calls while failing (Counters::allowed_while_failing), probes
+// (wasted), max in flight; relapses when a run has one, and the rows of CounterColumns
+// when a run has them. kText aligns the columns under a header row ("run", then the names);
+// kMarkdown is a GitHub table, numbers right-aligned.
+enum class TableStyle : std::uint8_t { kText, kMarkdown };
+std::string RunsTable(const std::vector<RunResult>& runs, TableStyle style);
 std::string RunCsv(const RunResult& run);
 
 std::string SweepCsv(const SweepResult& sweep);

@@ -492,6 +492,16 @@ class Simulation {
     }
   }
 
+  // Whether a phase whose mode is not ok is in force at `t` (instants never go back).
+  bool InFailingPhase(Micros t) {
+    const std::vector<Phase>& phases = scenario_.phases;
+    while (failing_cursor_ < phases.size() && phases[failing_cursor_].to <= t) {
+      ++failing_cursor_;
+    }
+    return failing_cursor_ < phases.size() && phases[failing_cursor_].from <= t &&
+           phases[failing_cursor_].mode != Mode::kOk;
+  }
+
   // An admitted arrival: its fate, its place in flight. `Held` is what admitted it: the
   // breaker's Permit, or an Admission of every piece.
   template <typename Held>
@@ -499,6 +509,9 @@ class Simulation {
     Counters& c = result_.counters;
     ++c.allowed;
     ++sc.allowed;
+    if (InFailingPhase(t)) {
+      ++c.allowed_while_failing;
+    }
     const bool probe = held.is_probe();
     if (probe) {
       ++c.probes;
@@ -695,7 +708,8 @@ class Simulation {
   SplitMix64Random jitter_rng_;  // cooldown jitter, seeded from the scenario
   std::unique_ptr<CircuitBreaker> breaker_;
   Micros call_timeout_ = 0;
-  bool active_ = false;  // probe_mode = active: the simulated prober probes
+  std::size_t failing_cursor_ = 0;  // InFailingPhase(): the first phase not over yet
+  bool active_ = false;             // probe_mode = active: the simulated prober probes
   Micros probe_budget_ = 0;
   std::optional<Micros> probe_at_;  // the prober's next look at the breaker
   bool probe_in_flight_ = false;

@@ -94,6 +94,10 @@ struct Counters {
   bool limited = false;  // the scenario has a concurrency limit: reports show the counter above
   std::uint64_t throttled = 0;  // arrivals the throttle refused (THROTTLED), after the breaker
   bool throttling = false;      // the scenario has a throttle: reports show the counter above
+  // Calls admitted while a phase whose mode is not ok was in force (probes included): the
+  // upstream calls the breaker let through while the upstream was failing. Shown only in the
+  // runs' side-by-side table (RunsTable in report.h).
+  std::uint64_t allowed_while_failing = 0;
 };
 
 struct StreamCounters {

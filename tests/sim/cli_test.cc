@@ -179,6 +179,16 @@ TEST(CliTest, RunCsvOfAFileWithVariantsSaysWhichRunsWereNotPrinted) {
   EXPECT_EQ(one.output, "");
 }
 
+TEST(CliTest, RunMarkdownPrintsTheRunsSideBySide) {
+  const std::string probe_cap = std::string(FUSEBOX_SOURCE_DIR) + "/scenarios/probe_cap.toml";
+  const Outcome md = RunSim("run '" + probe_cap + "' --format markdown", /*stderr_too=*/false);
+  EXPECT_EQ(md.status, 0);
+  EXPECT_THAT(md.output, StartsWith("| run | 1 probe | 10 probes | unlimited probes |\n"
+                                    "|---|---:|---:|---:|\n"));
+  EXPECT_THAT(md.output, HasSubstr("\n| probes (wasted) | 3 (2) | 26 (20) | 264 (258) |\n"));
+  EXPECT_THAT(md.output, HasSubstr("\n| recovery_delay (s) | 21.4 | 21.4 | 0.3 |\n"));
+}
+
 TEST(CliTest, SweepErrorOnATerminalStartsOnACleanLine) {
   // script(1) gives the binary a terminal, so that it draws its progress bar.
   if (std::system("command -v script >/dev/null 2>&1") != 0) {

@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -84,6 +85,62 @@ TEST(CauseTextTest, NamesEveryCauseWithItsFigures) {
   EXPECT_EQ(CauseText(t), "3 probes succeeded");
   EXPECT_EQ(CauseText(Transition{.cause = TransitionCause::kProbeTimedOut}), "probe timed out");
   EXPECT_EQ(CauseText(Transition{.cause = TransitionCause::kOperator}), "operator");
+}
+
+std::vector<RunResult> RunAll(const char* scenario) {
+  auto file = LoadScenarioFile(std::string(FUSEBOX_SOURCE_DIR "/scenarios/") + scenario);
+  EXPECT_TRUE(file) << file.error().ToString();
+  std::vector<RunResult> runs;
+  std::vector<std::optional<std::string>> names = {std::nullopt};
+  for (const Scenario& v : file->variants()) {
+    names.emplace_back(v.name);
+  }
+  for (const auto& name : names) {
+    BuildOptions options;
+    options.variant = name;
+    auto built = BuildScenario(*file, options);
+    EXPECT_TRUE(built) << built.error().ToString();
+    auto run = Simulate(*built);
+    EXPECT_TRUE(run) << run.error();
+    runs.push_back(std::move(*run));
+  }
+  return runs;
+}
+
+TEST(RunsTableTest, PutsTheVariantsSideBySideInTextAndMarkdown) {
+  const std::vector<RunResult> runs = RunAll("sliding_window.toml");
+  ASSERT_EQ(runs.size(), 4U);
+  const std::string markdown = RunsTable(runs, TableStyle::kMarkdown);
+  EXPECT_THAT(markdown,
+              StartsWith("| run | consecutive | count window | time window | time window, minimum "
+                         "40 |\n|---|---:|---:|---:|---:|\n| first OPEN (s) | never | 28.5 | 28.5 "
+                         "| never |\n| times opened | 0 | 4 | 4 | 0 |\n"));
+  EXPECT_THAT(markdown, HasSubstr("\n| failed | 44 | 26 | 26 | 44 |\n"));
+  EXPECT_THAT(markdown, HasSubstr("\n| refused: CIRCUIT_OPEN | 0 | 36 | 36 | 0 |\n"));
+  EXPECT_THAT(markdown, HasSubstr("\n| upstream calls while failing | 44 | 26 | 26 | 44 |\n"));
+  EXPECT_THAT(markdown, ::testing::Not(HasSubstr("relapses")));  // no run has one
+  EXPECT_THAT(markdown, ::testing::Not(HasSubstr("CIRCUIT_RECOVERING")));
+
+  // The text ends with the same table, its columns aligned under the run names.
+  const std::string text = RunText(runs, /*with_headers=*/true);
+  const std::size_t at = text.find("\n=== side by side ===\n");
+  ASSERT_NE(at, std::string::npos);
+  const std::string table = text.substr(at + 22);
+  EXPECT_EQ(table, RunsTable(runs, TableStyle::kText));
+  EXPECT_THAT(table, StartsWith("    run                           consecutive  count window  "
+                                "time window  time window, minimum 40\n"
+                                "    first OPEN (s)                      never          28.5  "
+                                "       28.5                    never\n"));
+  // One run: no table.
+  EXPECT_THAT(RunText({runs[0]}, false), ::testing::Not(HasSubstr("side by side")));
+}
+
+TEST(RunsTableTest, CountsUpstreamCallsWhileTheUpstreamFails) {
+  // lesson5: the 5 calls that trip it and the 4 wasted probes went out during the outage.
+  const std::vector<RunResult> runs = RunAll("lesson5.toml");
+  EXPECT_EQ(runs[0].counters.allowed_while_failing, 9U);
+  EXPECT_THAT(RunsTable(runs, TableStyle::kMarkdown),
+              HasSubstr("| upstream calls while failing | 9 |\n| probes (wasted) | 5 (4) |\n"));
 }
 
 TEST(RunTextTest, ShowsRejectedRecoveringOnlyWhenARunHasARamp) {
