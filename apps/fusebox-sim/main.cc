@@ -1,7 +1,7 @@
 // fusebox-sim: runs breaker scenarios in virtual time against the real fusebox breaker.
 //
 //   fusebox-sim run SCENARIO.toml [--format text|json|csv|markdown] [--plot FILE.svg] [--seed N]
-//   fusebox-sim sweep SCENARIO.toml --param KEY=FROM:TO:STEP [--param ...] [--format csv|json]
+//   fusebox-sim sweep SCENARIO.toml --param KEY=FROM:TO:STEP [--param ...] [--format csv|json|text]
 //                     [--plot FILE.svg] [--jobs N]
 //   fusebox-sim format      (every scenario key, from the loader's tables)
 //   fusebox-sim --version
@@ -117,7 +117,8 @@ OUTPUT
         --variant NAME; a note on stderr names the variants not printed); markdown: the runs
         side by side as a table.
   sweep --format csv: the swept keys, then the counters, one row per point (last --param
-        varying fastest; no recovery -> empty cell); json: {"points": [{"params", "counters"}]}.
+        varying fastest; no recovery -> empty cell); json: {"points": [{"params", "counters"}]};
+        text: the same table aligned, each column's unit under its name (s, ms, %, calls).
   Counters: calls allowed rejected_open rejected_probe_cap succeeded failed timeouts slow
   probes wasted_probes recovery_delay_s, and the extras late relapses max_in_flight
   (and rejected_recovering, CIRCUIT_RECOVERING, when a run has breaker.recovery_ramp;
@@ -303,6 +304,8 @@ int Sweep(const SweepArgs& args) {
   }
   if (args.format == "json") {
     fmt::print("{}", fusebox::sim::SweepJson(*sweep));
+  } else if (args.format == "text") {
+    fmt::print("{}", fusebox::sim::SweepText(*sweep));
   } else {
     fmt::print("{}", fusebox::sim::SweepCsv(*sweep));
   }
@@ -356,8 +359,8 @@ int Main(int argc, char** argv) {
       ->add_option("--param", sweep_args.params,
                    "KEY=FROM:TO:STEP or KEY=V1,V2,... (repeatable; the last varies fastest)")
       ->required();
-  sweep->add_option("--format", sweep_args.format, "csv (default) or json")
-      ->check(CLI::IsMember({"csv", "json"}));
+  sweep->add_option("--format", sweep_args.format, "csv (default), json, or text (with units)")
+      ->check(CLI::IsMember({"csv", "json", "text"}));
   sweep->add_option("--plot", sweep_args.plot,
                     "Also write an SVG of each counter against the "
                     "first parameter");

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "fusebox/events.h"
 #include "fusebox/outcome.h"
@@ -482,6 +483,121 @@ std::string SweepCsv(const SweepResult& sweep) {
       out += values[i];
       out += i + 1 < values.size() ? ',' : '\n';
     }
+  }
+  return out;
+}
+
+namespace {
+
+bool EndsWith(std::string_view text, std::string_view suffix) {
+  return text.size() >= suffix.size() &&
+         text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// A swept parameter's unit and its values in that unit, for SweepText.
+struct ParamColumn {
+  std::string unit;
+  std::vector<std::string> values;
+};
+
+ParamColumn ParamColumnOf(const ParamSpec& p) {
+  ParamColumn column;
+  auto scaled = [&p, &column](double factor) {
+    for (const ParamValue& v : p.values) {
+      column.values.push_back(fmt::format("{:.10g}", v.numeric * factor));
+    }
+  };
+  if (p.kind == KeyKind::kDuration) {
+    const bool under_a_second = std::all_of(p.values.begin(), p.values.end(),
+                                            [](const ParamValue& v) { return v.numeric < 1.0; });
+    if (under_a_second) {
+      column.unit = "ms";
+      scaled(1e3);
+    } else {
+      column.unit = "s";
+      for (const ParamValue& v : p.values) {
+        column.values.push_back(v.csv);
+      }
+    }
+    return column;
+  }
+  const std::string_view key = p.key;
+  if (p.kind == KeyKind::kNumber &&
+      (EndsWith(key, "rate_threshold") || EndsWith(key, "cooldown_jitter"))) {
+    column.unit = "%";
+    scaled(100);
+    return column;
+  }
+  if (p.kind == KeyKind::kNumber && EndsWith(key, ".rate")) {
+    column.unit = "calls/s";
+  } else if (EndsWith(key, "failure_threshold") || EndsWith(key, "minimum_calls") ||
+             EndsWith(key, "half_open_max_probes") || EndsWith(key, "half_open_successes") ||
+             EndsWith(key, "capacity") || EndsWith(key, "max_in_flight") ||
+             EndsWith(key, "_limit")) {
+    column.unit = "calls";
+  } else if (EndsWith(key, "cooldown_multiplier")) {
+    column.unit = "x";
+  }
+  for (const ParamValue& v : p.values) {
+    column.values.push_back(v.csv);
+  }
+  return column;
+}
+
+// A counter's header and unit in SweepText.
+std::pair<std::string_view, std::string_view> CounterHeading(std::string_view name) {
+  if (name == "recovery_delay_s") {
+    return {"recovery_delay", "s"};
+  }
+  if (name == "relapses") {
+    return {name, "times"};
+  }
+  return {name, "calls"};
+}
+
+}  // namespace
+
+std::string SweepText(const SweepResult& sweep) {
+  const CounterColumns columns = ColumnsOf(sweep);
+  const std::vector<std::string_view> names = CounterNames(columns);
+  // Columns of cells: the header, the unit, then one per point.
+  std::vector<std::vector<std::string>> table;
+  for (std::size_t p = 0; p < sweep.params.size(); ++p) {
+    const ParamColumn column = ParamColumnOf(sweep.params[p]);
+    std::vector<std::string> cells = {sweep.params[p].key, column.unit.empty()
+                                                               ? std::string()
+                                                               : fmt::format("({})", column.unit)};
+    for (const SweepPoint& point : sweep.points) {
+      cells.push_back(column.values[point.value_index[p]]);
+    }
+    table.push_back(std::move(cells));
+  }
+  for (std::string_view name : names) {
+    const auto [heading, unit] = CounterHeading(name);
+    table.push_back({std::string(heading), fmt::format("({})", unit)});
+  }
+  for (const SweepPoint& point : sweep.points) {
+    const std::vector<std::string> values = CounterValues(point.counters, columns);
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      table[sweep.params.size() + i].push_back(values[i].empty() ? "-" : values[i]);
+    }
+  }
+  std::vector<std::size_t> widths;
+  for (const auto& column : table) {
+    std::size_t width = 0;
+    for (const std::string& cell : column) {
+      width = std::max(width, cell.size());
+    }
+    widths.push_back(width);
+  }
+  std::string out;
+  const std::size_t rows = sweep.points.size() + 2;
+  for (std::size_t r = 0; r < rows; ++r) {
+    std::string line;
+    for (std::size_t c = 0; c < table.size(); ++c) {
+      line += fmt::format("{}{:>{}}", c == 0 ? "" : "  ", table[c][r], widths[c]);
+    }
+    out += line + "\n";
   }
   return out;
 }

@@ -78,6 +78,13 @@ std::string RunsTable(const std::vector<RunResult>& runs, TableStyle style);
 std::string RunCsv(const RunResult& run);
 
 std::string SweepCsv(const SweepResult& sweep);
+// The sweep as a table for a person: the swept keys, then the counters, one row per point, each
+// column headed by its name and, on the line below, its unit: "(s)" or "(ms)" for durations
+// (milliseconds when every value is below a second), "(%)" for the rate thresholds and
+// cooldown_jitter (shown as percentages), "(calls/s)" for traffic rates, "(calls)" for counts of
+// calls, "(x)" for cooldown_multiplier; recovery_delay_s is "recovery_delay" in "(s)", "-" when
+// there is none.
+std::string SweepText(const SweepResult& sweep);
 std::string SweepJson(const SweepResult& sweep);
 
 // A JSON string literal.

@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -270,6 +271,37 @@ TEST(SweepOutputTest, JsonHasParamsInSecondsAndCounters) {
   EXPECT_THAT(json, HasSubstr("{\"params\": {\"breaker.cooldown\": 10.0}, \"counters\": {"));
   EXPECT_THAT(json, HasSubstr("\"wasted_probes\": 4"));
   EXPECT_THAT(json, HasSubstr("\"recovery_delay_s\": 4.02"));
+}
+
+TEST(SweepOutputTest, TextHasAUnitUnderEachHeading) {
+  const ScenarioFile file = LessonFile();
+  auto cooldown = ParseParam("breaker.cooldown=5s,10s");
+  auto rate = ParseParam("breaker.failure_rate_threshold=0.3,0.5");
+  ASSERT_TRUE(cooldown && rate);
+  auto sweep = RunSweep(file, {}, {*cooldown, *rate}, {});
+  ASSERT_TRUE(sweep) << sweep.error();
+  const std::string text = SweepText(*sweep);
+  // The columns: the swept keys (a duration in s, a rate threshold in %), then the counters.
+  EXPECT_THAT(text, ::testing::StartsWith(
+                        "breaker.cooldown  breaker.failure_rate_threshold    calls  allowed"));
+  EXPECT_THAT(text, HasSubstr("\n             (s)                             (%)  (calls)  "
+                              "(calls)"));
+  EXPECT_THAT(text, HasSubstr("  recovery_delay  "));
+  EXPECT_THAT(text, HasSubstr("  (s)  (calls)   (times)        (calls)\n"));
+  // One row per point after the two heading lines; 0.3 shows as 30 (%), 10 s as 10.0.
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 2 + 4);
+  EXPECT_THAT(text, HasSubstr("\n            10.0                              30      150"));
+  EXPECT_THAT(text, HasSubstr("\n            10.0                              50      150"));
+
+  // Durations all under a second are in ms.
+  auto budget = ParseParam("breaker.call_timeout=250ms,500ms");
+  ASSERT_TRUE(budget);
+  auto ms = RunSweep(file, {}, {*budget}, {});
+  ASSERT_TRUE(ms) << ms.error();
+  const std::string ms_text = SweepText(*ms);
+  EXPECT_THAT(ms_text, ::testing::StartsWith("breaker.call_timeout    calls"));
+  EXPECT_THAT(ms_text, HasSubstr("\n                (ms)  (calls)"));
+  EXPECT_THAT(ms_text, HasSubstr("\n                 250  "));
 }
 
 }  // namespace
