@@ -119,6 +119,8 @@ OUTPUT
   sweep --format csv: the swept keys, then the counters, one row per point (last --param
         varying fastest; no recovery -> empty cell); json: {"points": [{"params", "counters"}]};
         text: the same table aligned, each column's unit under its name (s, ms, %, calls).
+        A swept key that changed nothing (e.g. failure_threshold under a window policy) gets a
+        note: in the text output, on stderr with csv and json.
   Counters: calls allowed rejected_open rejected_probe_cap succeeded failed timeouts slow
   probes wasted_probes recovery_delay_s, and the extras late relapses max_in_flight
   (and rejected_recovering, CIRCUIT_RECOVERING, when a run has breaker.recovery_ramp;
@@ -305,11 +307,16 @@ int Sweep(const SweepArgs& args) {
   if (args.format == "json") {
     fmt::print("{}", fusebox::sim::SweepJson(*sweep));
   } else if (args.format == "text") {
-    fmt::print("{}", fusebox::sim::SweepText(*sweep));
+    fmt::print("{}", fusebox::sim::SweepText(*sweep));  // with its notes
   } else {
     fmt::print("{}", fusebox::sim::SweepCsv(*sweep));
   }
   std::fflush(stdout);
+  if (args.format != "text") {
+    for (const std::string& note : fusebox::sim::NoEffectNotes(*sweep)) {
+      fmt::print(stderr, "fusebox-sim: note: {}\n", note);
+    }
+  }
   if (!args.plot.empty()) {
     const std::string title =
         args.variant.empty() ? file->base().name : file->base().name + " / " + args.variant;

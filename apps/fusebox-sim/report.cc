@@ -599,6 +599,9 @@ std::string SweepText(const SweepResult& sweep) {
     }
     out += line + "\n";
   }
+  for (const std::string& note : NoEffectNotes(sweep)) {
+    out += fmt::format("note: {}\n", note);
+  }
   return out;
 }
 

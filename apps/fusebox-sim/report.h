@@ -83,7 +83,7 @@ std::string SweepCsv(const SweepResult& sweep);
 // (milliseconds when every value is below a second), "(%)" for the rate thresholds and
 // cooldown_jitter (shown as percentages), "(calls/s)" for traffic rates, "(calls)" for counts of
 // calls, "(x)" for cooldown_multiplier; recovery_delay_s is "recovery_delay" in "(s)", "-" when
-// there is none.
+// there is none. A "note: ..." line follows for each NoEffectNotes (sweep.h).
 std::string SweepText(const SweepResult& sweep);
 std::string SweepJson(const SweepResult& sweep);
 

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <condition_variable>
 #include <limits>
+#include <map>
 #include <optional>
 #include <system_error>
 #include <thread>
@@ -334,6 +335,74 @@ void ProgressLine::Close() {
   std::fflush(out_);
 }
 
+namespace {
+
+// What a point's outcome is, for comparing points: every counter and the number of transitions.
+std::vector<std::string> Signature(const SweepPoint& point) {
+  std::vector<std::string> values = CounterValues(
+      point.counters,
+      CounterColumns{.recovering = true, .refused = true, .overloaded = true, .throttled = true});
+  values.push_back(fmt::format("{}", point.transitions));
+  values.push_back(fmt::format("{}", point.counters.allowed_while_failing));
+  return values;
+}
+
+// The trip policies under which a breaker key has no effect (by its name after "breaker.").
+bool IgnoredUnder(std::string_view setting, TripPolicy policy) {
+  if (policy == TripPolicy::kConsecutive) {
+    return setting == "window_size" || setting == "minimum_calls" ||
+           setting == "failure_rate_threshold" || setting == "slow_call_rate_threshold";
+  }
+  return setting == "failure_threshold";
+}
+
+}  // namespace
+
+std::vector<std::string> NoEffectNotes(const SweepResult& sweep) {
+  std::vector<std::string> notes;
+  if (sweep.points.empty()) {
+    return notes;
+  }
+  std::vector<std::vector<std::string>> signatures;
+  signatures.reserve(sweep.points.size());
+  for (const SweepPoint& point : sweep.points) {
+    signatures.push_back(Signature(point));
+  }
+  for (std::size_t p = 0; p < sweep.params.size(); ++p) {
+    const ParamSpec& param = sweep.params[p];
+    if (param.values.size() < 2) {
+      continue;
+    }
+    // The points with the same values of the other parameters, by their first point.
+    std::map<std::vector<std::size_t>, std::size_t> first_of_group;
+    bool same = true;
+    for (std::size_t i = 0; i < sweep.points.size() && same; ++i) {
+      std::vector<std::size_t> others = sweep.points[i].value_index;
+      others[p] = 0;
+      const auto [it, inserted] = first_of_group.emplace(std::move(others), i);
+      same = inserted || signatures[it->second] == signatures[i];
+    }
+    if (!same) {
+      continue;
+    }
+    const std::string_view which = sweep.params.size() == 1
+                                       ? "every row is identical"
+                                       : "the rows that differ only in it are identical";
+    const std::string_view key = param.key;
+    const TripPolicy policy = sweep.points.front().trip;
+    const bool one_policy =
+        std::all_of(sweep.points.begin(), sweep.points.end(),
+                    [policy](const SweepPoint& point) { return point.trip == policy; });
+    if (one_policy && key.starts_with("breaker.") && IgnoredUnder(key.substr(8), policy)) {
+      notes.push_back(
+          fmt::format("{} has no effect under trip = {}: {}", key, ToString(policy), which));
+    } else {
+      notes.push_back(fmt::format("{} changed nothing here: {}", key, which));
+    }
+  }
+  return notes;
+}
+
 Result<SweepResult, std::string> RunSweep(const ScenarioFile& file, const BuildOptions& base,
                                           std::vector<ParamSpec> params,
                                           const SweepOptions& options) {
@@ -388,6 +457,7 @@ Result<SweepResult, std::string> RunSweep(const ScenarioFile& file, const BuildO
       } else {
         point.counters = run->counters;
         point.transitions = run->transitions.size();
+        point.trip = scenario->breaker.trip;
       }
       if (error) {
         errors[i] = std::move(error);

@@ -51,6 +51,7 @@ struct SweepPoint {
   std::vector<std::size_t> value_index;  // one per ParamSpec
   Counters counters;
   std::size_t transitions = 0;
+  TripPolicy trip = TripPolicy::kConsecutive;  // the point's breaker.trip
 };
 
 struct SweepResult {
@@ -73,6 +74,16 @@ std::size_t GridSize(const std::vector<ParamSpec>& params);
 Result<SweepResult, std::string> RunSweep(const ScenarioFile& file, const BuildOptions& base,
                                           std::vector<ParamSpec> params,
                                           const SweepOptions& options);
+
+// A note per swept parameter that changed nothing: every point equals (counters and number of
+// transitions) the points that differ from it in that parameter alone. When the trip policy in
+// force at every point explains it (failure_threshold under a window policy; window_size,
+// minimum_calls or a rate threshold under the consecutive policy) the note says so:
+//   "breaker.failure_threshold has no effect under trip = count_window: every row is identical"
+// otherwise "breaker.cooldown changed nothing here: every row is identical". With several
+// parameters "every row" becomes "the rows that differ only in it are identical". Empty when
+// every parameter changed something (or took a single value).
+std::vector<std::string> NoEffectNotes(const SweepResult& sweep);
 
 // The sweep's progress bar ("[####....] 3/4 points"), one line redrawn in place on `out` (a
 // terminal). Close() it before printing anything else: a complete bar stays as a line of its

@@ -189,6 +189,24 @@ TEST(CliTest, RunMarkdownPrintsTheRunsSideBySide) {
   EXPECT_THAT(md.output, HasSubstr("\n| recovery_delay (s) | 21.4 | 21.4 | 0.3 |\n"));
 }
 
+TEST(CliTest, SweepOfASettingWithNoEffectSaysSo) {
+  const std::string file = std::string(FUSEBOX_SOURCE_DIR) + "/scenarios/sliding_window.toml";
+  const std::string args =
+      "sweep '" + file +
+      "' --variant 'count window' --param breaker.failure_threshold=3,5 --jobs 1";
+  // CSV on stdout stays a table; the note goes to stderr.
+  const Outcome csv = RunSim(args, /*stderr_too=*/false);
+  EXPECT_EQ(csv.status, 0);
+  EXPECT_EQ(csv.output.find("note"), std::string::npos);
+  EXPECT_EQ(RunSimStderr(args).output,
+            "fusebox-sim: note: breaker.failure_threshold has no effect under trip = "
+            "count_window: every row is identical\n");
+  // The text output ends with it.
+  EXPECT_THAT(RunSim(args + " --format text", false).output,
+              ::testing::EndsWith("note: breaker.failure_threshold has no effect under trip = "
+                                  "count_window: every row is identical\n"));
+}
+
 TEST(CliTest, SweepErrorOnATerminalStartsOnACleanLine) {
   // script(1) gives the binary a terminal, so that it draws its progress bar.
   if (std::system("command -v script >/dev/null 2>&1") != 0) {

@@ -289,9 +289,13 @@ TEST(SweepOutputTest, TextHasAUnitUnderEachHeading) {
   EXPECT_THAT(text, HasSubstr("  recovery_delay  "));
   EXPECT_THAT(text, HasSubstr("  (s)  (calls)   (times)        (calls)\n"));
   // One row per point after the two heading lines; 0.3 shows as 30 (%), 10 s as 10.0.
-  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 2 + 4);
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 2 + 4 + 1);
   EXPECT_THAT(text, HasSubstr("\n            10.0                              30      150"));
   EXPECT_THAT(text, HasSubstr("\n            10.0                              50      150"));
+  // The lesson's breaker counts failures in a row: the rate threshold changes nothing.
+  EXPECT_THAT(
+      text, ::testing::EndsWith("\nnote: breaker.failure_rate_threshold has no effect under trip = "
+                                "consecutive: the rows that differ only in it are identical\n"));
 
   // Durations all under a second are in ms.
   auto budget = ParseParam("breaker.call_timeout=250ms,500ms");
@@ -302,6 +306,58 @@ TEST(SweepOutputTest, TextHasAUnitUnderEachHeading) {
   EXPECT_THAT(ms_text, ::testing::StartsWith("breaker.call_timeout    calls"));
   EXPECT_THAT(ms_text, HasSubstr("\n                (ms)  (calls)"));
   EXPECT_THAT(ms_text, HasSubstr("\n                 250  "));
+}
+
+ScenarioFile SlidingWindowFile() {
+  auto file = LoadScenarioFile(FUSEBOX_SOURCE_DIR "/scenarios/sliding_window.toml");
+  EXPECT_TRUE(file) << file.error().ToString();
+  return std::move(*file);
+}
+
+TEST(NoEffectNotesTest, FailureThresholdUnderAWindowPolicyIsNamedWithThePolicy) {
+  const ScenarioFile file = SlidingWindowFile();
+  BuildOptions base;
+  base.variant = "count window";
+  auto param = ParseParam("breaker.failure_threshold=2:8:1");
+  ASSERT_TRUE(param);
+  auto sweep = RunSweep(file, base, {*param}, {});
+  ASSERT_TRUE(sweep) << sweep.error();
+  ASSERT_EQ(sweep->points.size(), 7U);
+  EXPECT_EQ(sweep->points[0].trip, TripPolicy::kCountWindow);
+  EXPECT_THAT(NoEffectNotes(*sweep),
+              ElementsAre("breaker.failure_threshold has no effect under trip = count_window: "
+                          "every row is identical"));
+  EXPECT_THAT(SweepText(*sweep),
+              ::testing::EndsWith("\nnote: breaker.failure_threshold has no effect under trip = "
+                                  "count_window: every row is identical\n"));
+  // Under the consecutive policy (the base) the same sweep changes the outcome: no note.
+  auto consecutive = RunSweep(file, {}, {*param}, {});
+  ASSERT_TRUE(consecutive) << consecutive.error();
+  EXPECT_THAT(NoEffectNotes(*consecutive), ::testing::IsEmpty());
+  EXPECT_THAT(SweepText(*consecutive), ::testing::Not(HasSubstr("note:")));
+}
+
+TEST(NoEffectNotesTest, AWindowSettingUnderTheConsecutivePolicy) {
+  auto param = ParseParam("breaker.window_size=10,20,40");
+  ASSERT_TRUE(param);
+  auto sweep = RunSweep(SlidingWindowFile(), {}, {*param}, {});
+  ASSERT_TRUE(sweep) << sweep.error();
+  EXPECT_THAT(NoEffectNotes(*sweep),
+              ElementsAre("breaker.window_size has no effect under trip = consecutive: every row "
+                          "is identical"));
+}
+
+TEST(NoEffectNotesTest, IdenticalRowsWithoutAPolicyReasonAndSeveralParameters) {
+  // A cooldown longer than what is left of the run after the trip never ends: all alike.
+  auto cooldown = ParseParam("breaker.cooldown=200s,300s");
+  auto threshold = ParseParam("breaker.failure_threshold=3,5");
+  ASSERT_TRUE(cooldown && threshold);
+  auto sweep = RunSweep(LessonFile(), {}, {*cooldown, *threshold}, {});
+  ASSERT_TRUE(sweep) << sweep.error();
+  // The threshold moves the trip; the cooldown changes nothing for either threshold.
+  EXPECT_THAT(NoEffectNotes(*sweep),
+              ElementsAre("breaker.cooldown changed nothing here: the rows that differ only in "
+                          "it are identical"));
 }
 
 }  // namespace
