@@ -31,8 +31,10 @@ packages=(
   wrk
   # the side-by-side comparison (bench/compare): the other contenders and the open-loop clients
   nginx-light haproxy python3-aiohttp
-  # fleet mode and its tests (fusebox::redis, tests/redis): the hiredis client and a server
-  libhiredis-dev redis-server
+  # fleet mode and its tests (fusebox::redis, tests/redis): the hiredis client and a server (its
+  # binary also runs the sentinels of the Sentinel tests, --sentinel); openssl's command line
+  # makes the TLS tests' certificates
+  libhiredis-dev redis-server openssl
   # the Debian packages (scripts/package.sh, tests/deb): dpkg-shlibdeps for their Depends, and
   # lintian to check them
   dpkg-dev lintian

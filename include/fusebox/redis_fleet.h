@@ -1,7 +1,10 @@
 // fusebox/redis_fleet.h (target fusebox::redis)
 //
-// The FleetLink of fusebox/fleet.h over Redis, with hiredis driven asynchronously on an Asio
-// executor: no thread ever blocks on Redis, and no call of a breaker waits for it. The protocol
+// The FleetLink of fusebox/fleet.h over Redis, on an Asio executor (plain TCP or TLS; hiredis only
+// for the wire format): no thread ever blocks on Redis, and no call of a breaker waits for it.
+// Every URL of fusebox/redis_url.h works: rediss:// (TLS, the server always verified) and
+// redis+sentinel:// (the primary asked of the sentinels before every connection, so that a
+// failover is followed on the next reconnect; Stats() says which server is in use). The protocol
 // (channel, keys, lease, reconciliation, failure cases) is in docs/fleet.md. In short:
 //   - transitions: PUBLISH on one channel `<prefix>transitions`, and stored per breaker in
 //     `<prefix>state:<breaker>` unless a newer generation is stored (one Lua script, atomic);
@@ -31,6 +34,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -57,6 +61,8 @@ struct RedisFleetOptions {
   Duration max_clock_skew = std::chrono::minutes(1);
   // The clock of the signatures' times; null: the system's.
   std::function<std::chrono::system_clock::time_point()> wall_clock = nullptr;
+  // Redis Sentinel: the budget of asking one sentinel (connect and answer).
+  Duration sentinel_timeout = std::chrono::milliseconds(500);
 };
 
 struct RedisFleetStats {
@@ -69,8 +75,13 @@ struct RedisFleetStats {
   std::uint64_t malformed = 0;           // received but unparsable or out of bounds: dropped
   std::uint64_t lease_requests = 0;
   std::uint64_t unauthenticated = 0;  // with a secret: unsigned, bad MAC, too old or ahead: dropped
-  // Why the link is down: "connect: Connection refused", "AUTH: WRONGPASS ..."; "" when up.
+  // Why the link is down: "connect: Connection refused", "AUTH: WRONGPASS ...", "tls: ...",
+  // "sentinel: ..."; "" when up.
   std::string last_error = {};
+  bool tls = false;          // rediss://
+  std::string primary = {};  // host:port of the server in use (or last used); "" before the first
+  std::uint64_t primary_changes = 0;  // a (re)connection to another server than before (failover)
+  std::optional<std::chrono::system_clock::time_point> last_primary_change = std::nullopt;
 };
 
 class RedisFleetLink final : public FleetLink {

@@ -1,8 +1,7 @@
-// RedisClient: one hiredis async connection on a strand (asio_hiredis.h), reconnecting with
-// backoff. The same connection handling as RedisFleetLink, for plain commands.
+// RedisClient: one connection on a strand (connection.h), reconnecting with backoff. The same
+// connection handling as RedisFleetLink, for plain commands.
 #include "fusebox/redis_client.h"
 
-#include <hiredis/async.h>
 #include <hiredis/hiredis.h>
 
 #include <algorithm>
@@ -15,7 +14,7 @@
 #include <utility>
 #include <vector>
 
-#include "asio_hiredis.h"
+#include "connection.h"
 #include "fusebox/thread_annotations.h"
 
 namespace fusebox {
@@ -63,93 +62,88 @@ struct RedisClient::Impl : std::enable_shared_from_this<Impl> {
       : strand(boost::asio::make_strand(executor)),
         options(std::move(opts)),
         reconnect_timer(strand),
-        connect_timer(strand),
-        backoff(options.reconnect_min) {}
+        backoff(options.reconnect_min) {
+    if (options.endpoint.tls) {
+      auto context = redis_internal::MakeTlsContext(options.endpoint);
+      if (context) {
+        tls = std::move(*context);
+      } else {
+        tls_error = "tls: " + context.error();
+      }
+    }
+  }
 
-  boost::asio::strand<boost::asio::any_io_executor> strand;
+  redis_internal::Strand strand;
   const RedisClientOptions options;
+  std::shared_ptr<boost::asio::ssl::context> tls;  // rediss://
+  std::string tls_error;  // rediss:// whose files did not load: every attempt fails with it
   std::atomic<bool> up{false};
   std::atomic<bool> stopped{false};
-  redisAsyncContext* ac = nullptr;  // strand only
-  std::uint64_t session = 0;        // strand only
+  std::shared_ptr<redis_internal::Connection> connection;  // strand only
+  std::function<void()> cancel_dial;                       // strand only; set while dialing
+  std::uint64_t session = 0;                               // strand only
   boost::asio::steady_timer reconnect_timer;
-  boost::asio::steady_timer connect_timer;
   Duration backoff;
+  redis_internal::PrimaryRecord primary;
   mutable Mutex error_mu;
   std::string last_error FUSEBOX_GUARDED_BY(error_mu);  // "": none since the last login
-
-  static Impl* Of(const redisAsyncContext* c) { return static_cast<Impl*>(c->data); }
 
   void Connect() {
     if (stopped) {
       return;
     }
-    ++session;
-    ac = redisAsyncConnect(options.endpoint.host.c_str(), options.endpoint.port);
-    if (ac == nullptr || ac->err != 0) {
-      if (ac != nullptr) {
-        redisAsyncFree(ac);
-        ac = nullptr;
-      }
-      Fail(session);
+    const std::uint64_t id = ++session;
+    if (!tls_error.empty()) {
+      SetError(tls_error);
+      Fail(id);
       return;
     }
-    ac->data = this;
-    redis_internal::AttachToAsio(ac, strand);
-    redisAsyncSetConnectCallback(ac, &Impl::OnConnect);
-    redisAsyncSetDisconnectCallback(ac, &Impl::OnDisconnect);
-    connect_timer.expires_after(options.connect_timeout);
-    connect_timer.async_wait(
-        [self = shared_from_this(), id = session](const boost::system::error_code& ec) {
-          if (!ec && !self->up && id == self->session) {
-            self->Fail(id);
+    redis_internal::DialOptions dial{.endpoint = &options.endpoint,
+                                     .tls = tls,
+                                     .count = 1,
+                                     .select_db = {true},
+                                     .timeout = options.connect_timeout,
+                                     .sentinel_timeout = options.sentinel_timeout};
+    cancel_dial = redis_internal::Dial(
+        strand, dial, [self = shared_from_this(), id](redis_internal::Dialed d) {
+          if (id != self->session || self->stopped) {
+            for (const auto& c : d.connections) {
+              c->Close();
+            }
+            return;  // torn down meanwhile
           }
+          self->cancel_dial = nullptr;
+          if (!d.error.empty()) {
+            // "connect: ...", "tls: ...", "WRONGPASS ...", "NOPERM ...": kept for last_error();
+            // retried with backoff, so that a fixed server, certificate or ACL brings the client
+            // back without a restart.
+            self->SetError(self->Where(d.address) + d.error);
+            self->Fail(id);
+            return;
+          }
+          self->connection = std::move(d.connections.front());
+          const std::weak_ptr<Impl> weak = self;
+          self->connection->OnLost([weak, id, address = d.address](const std::string& why) {
+            if (const std::shared_ptr<Impl> alive = weak.lock()) {
+              alive->SetError(alive->Where(address) + "connection lost: " + why);
+              alive->Fail(id);
+            }
+          });
+          self->up = true;
+          self->backoff = self->options.reconnect_min;
+          self->primary.Linked(d.address);
+          self->SetError("");
         });
   }
 
-  static void OnConnect(const redisAsyncContext* c, int status) {
-    Impl* self = Of(c);
-    if (self == nullptr || c != self->ac) {
-      return;
-    }
-    if (status != REDIS_OK) {
-      self->SetError(std::string("connect: ") + c->errstr);
-      self->ac = nullptr;  // hiredis frees it after this callback
-      self->Fail(self->session);
-      return;
-    }
-    redis_internal::Login(
-        self->ac, self->options.endpoint,
-        [keep = self->shared_from_this(), id = self->session](const std::string& error) {
-          if (id != keep->session) {
-            return;  // torn down meanwhile
-          }
-          if (!error.empty()) {
-            // "WRONGPASS ...", "NOPERM ...": kept for last_error(); dropped and retried with
-            // backoff, so that a fixed password or ACL brings the link back without a restart.
-            keep->SetError(error);
-            keep->Fail(id);
-            return;
-          }
-          keep->up = true;
-          keep->backoff = keep->options.reconnect_min;
-          keep->connect_timer.cancel();
-          keep->SetError("");
-        });
+  // With sentinels the server changes: errors say which one they are about.
+  std::string Where(const std::string& address) const {
+    return options.endpoint.sentinels.empty() || address.empty() ? std::string() : address + ": ";
   }
 
   void SetError(std::string text) {
     Locked lock(error_mu);
     last_error = std::move(text);
-  }
-
-  static void OnDisconnect(const redisAsyncContext* c, int /*status*/) {
-    Impl* self = Of(c);
-    if (self == nullptr || c != self->ac) {
-      return;
-    }
-    self->ac = nullptr;
-    self->Fail(self->session);
   }
 
   void Fail(std::uint64_t id) {
@@ -174,20 +168,21 @@ struct RedisClient::Impl : std::enable_shared_from_this<Impl> {
   }
 
   void Teardown() {
-    connect_timer.cancel();
-    if (redisAsyncContext* c = std::exchange(ac, nullptr)) {
-      c->data = nullptr;
-      redisAsyncFree(c);  // pending commands get their callbacks with no reply (kDown)
+    if (std::function<void()> cancel = std::exchange(cancel_dial, nullptr)) {
+      cancel();
+    }
+    if (std::shared_ptr<redis_internal::Connection> c = std::exchange(connection, nullptr)) {
+      c->Close();  // pending commands get their callbacks with no reply (kDown)
     }
   }
 
   void Send(const std::vector<std::string>& args, const Callback& done) {
-    if (ac == nullptr || !up) {
+    if (connection == nullptr || !up) {
       done(RedisReply{});
       return;
     }
     // The handler keeps the Impl alive until the reply (or the teardown's null) comes.
-    redis_internal::SendCommand(ac, args, [keep = shared_from_this(), done](redisReply* r) {
+    connection->Send(args, [keep = shared_from_this(), done](redisReply* r) {
       done(Convert(r));  // null (the link went down) converts to the empty reply
     });
   }
@@ -217,7 +212,7 @@ RedisClient::~RedisClient() {
 
 void RedisClient::Start() {
   boost::asio::post(impl_->strand, [impl = impl_] {
-    if (impl->ac == nullptr) {
+    if (impl->connection == nullptr && !impl->cancel_dial) {
       impl->Connect();
     }
   });
@@ -240,6 +235,17 @@ bool RedisClient::connected() const noexcept { return impl_->up.load(); }
 std::string RedisClient::last_error() const {
   Locked lock(impl_->error_mu);
   return impl_->last_error;
+}
+
+RedisClientStats RedisClient::Stats() const {
+  redis_internal::PrimaryRecord::Snapshot primary = impl_->primary.Get();
+  RedisClientStats stats{.connected = impl_->up.load(),
+                         .tls = impl_->options.endpoint.tls,
+                         .primary = std::move(primary.address),
+                         .primary_changes = primary.changes,
+                         .last_primary_change = primary.last_change,
+                         .last_error = last_error()};
+  return stats;
 }
 
 }  // namespace fusebox

@@ -1,20 +1,11 @@
-// RedisFleetLink: the protocol of docs/fleet.md on two hiredis async connections (one for
+// RedisFleetLink: the protocol of docs/fleet.md on two connections (connection.h: one for
 // commands, one subscribed to the channel: a subscribed connection accepts no other command),
-// both driven on one strand (asio_hiredis.h). Everything that touches hiredis runs on the strand;
-// the public members only post work there, so no caller ever waits on Redis.
+// both on one strand, to the one server Dial found (the primary, with Sentinel). Everything that
+// touches a connection runs on the strand; the public members only post work there, so no caller
+// ever waits on Redis.
 #include "fusebox/redis_fleet.h"
 
-// First: hiredis 0.14's sds.h declares its functions without C linkage, and hiredis.h includes
-// it (its include guard then keeps this linkage).
-extern "C" {
-#include <hiredis/sds.h>
-}
-#include <hiredis/async.h>
 #include <hiredis/hiredis.h>
-#include <hiredis/read.h>
-#if defined(__GLIBC__)
-#include <malloc.h>
-#endif
 
 #include <algorithm>
 #include <boost/asio/post.hpp>
@@ -30,7 +21,7 @@ extern "C" {
 #include <utility>
 #include <vector>
 
-#include "asio_hiredis.h"
+#include "connection.h"
 #include "fleet_signature.h"
 #include "fusebox/thread_annotations.h"
 
@@ -122,13 +113,24 @@ struct RedisFleetLink::Impl : std::enable_shared_from_this<Impl> {
         options(std::move(opts)),
         channel(options.key_prefix + "transitions"),
         reconnect_timer(strand),
-        connect_timer(strand),
         lease_timer(strand),
-        backoff(options.reconnect_min) {}
+        backoff(options.reconnect_min) {
+    if (options.endpoint.tls) {
+      auto context = redis_internal::MakeTlsContext(options.endpoint);
+      if (context) {
+        tls = std::move(*context);
+      } else {
+        tls_error = "tls: " + context.error();
+      }
+    }
+  }
 
   Strand strand;
   const RedisFleetOptions options;
   const std::string channel;
+  std::shared_ptr<boost::asio::ssl::context> tls;  // rediss://
+  std::string tls_error;  // rediss:// whose files did not load: every attempt fails with it
+  redis_internal::PrimaryRecord primary;
 
   std::atomic<bool> up{false};
   std::atomic<bool> stopped{false};
@@ -141,10 +143,10 @@ struct RedisFleetLink::Impl : std::enable_shared_from_this<Impl> {
   std::string last_error FUSEBOX_GUARDED_BY(error_mu);  // why the link is down; "" when up
 
   // The rest: strand only.
-  redisAsyncContext* cmd = nullptr;
-  redisAsyncContext* sub = nullptr;
-  bool cmd_up = false;
-  bool sub_up = false;
+  std::shared_ptr<redis_internal::Connection> cmd;
+  std::shared_ptr<redis_internal::Connection> sub;
+  std::function<void()> cancel_dial;  // set while dialing
+  std::string address;                // of the server dialed
   bool subscribed = false;
   std::uint64_t session = 0;
   std::set<std::string> watched;
@@ -156,7 +158,6 @@ struct RedisFleetLink::Impl : std::enable_shared_from_this<Impl> {
   };
   std::map<std::string, Lease> leases;
   boost::asio::steady_timer reconnect_timer;
-  boost::asio::steady_timer connect_timer;
   boost::asio::steady_timer lease_timer;
   bool lease_timer_armed = false;
   Duration backoff;
@@ -184,92 +185,63 @@ struct RedisFleetLink::Impl : std::enable_shared_from_this<Impl> {
 
   // ---- connections ----
 
-  static Impl* Of(const redisAsyncContext* ac) { return static_cast<Impl*>(ac->data); }
-
-  redisAsyncContext* Open() {
-    redisAsyncContext* ac = redisAsyncConnect(options.endpoint.host.c_str(), options.endpoint.port);
-    if (ac == nullptr) {
-      return nullptr;
-    }
-    if (ac->err != 0) {
-      redisAsyncFree(ac);
-      return nullptr;
-    }
-    ac->data = this;
-    redis_internal::AttachToAsio(ac, strand);
-    redisAsyncSetConnectCallback(ac, &Impl::OnConnect);
-    redisAsyncSetDisconnectCallback(ac, &Impl::OnDisconnect);
-    return ac;
-  }
-
   void Connect() {
     if (stopped) {
       return;
     }
-    ++session;
-    cmd = Open();
-    sub = Open();
-    if (cmd == nullptr || sub == nullptr) {
-      Fail(session);
+    const std::uint64_t id = ++session;
+    if (!tls_error.empty()) {
+      SetError(tls_error);
+      Fail(id);
       return;
     }
-    connect_timer.expires_after(options.connect_timeout);
-    connect_timer.async_wait(
-        [self = shared_from_this(), id = session](const boost::system::error_code& ec) {
-          if (!ec && !self->up && id == self->session) {
-            self->Fail(id);  // no answer in time: try again later
+    // Both connections log in (AUTH) before they count; the subscriber needs no SELECT (channels
+    // are the server's, not a DB's).
+    redis_internal::DialOptions dial{.endpoint = &options.endpoint,
+                                     .tls = tls,
+                                     .count = 2,
+                                     .select_db = {true, false},
+                                     .timeout = options.connect_timeout,
+                                     .sentinel_timeout = options.sentinel_timeout};
+    cancel_dial = redis_internal::Dial(
+        strand, dial, [self = shared_from_this(), id](redis_internal::Dialed d) {
+          if (id != self->session || self->stopped) {
+            for (const auto& c : d.connections) {
+              c->Close();
+            }
+            return;  // torn down meanwhile
           }
+          self->cancel_dial = nullptr;
+          if (!d.error.empty()) {
+            // "connect: ...", "tls: ...", "AUTH: WRONGPASS ...": shown in Stats().last_error,
+            // retried with backoff.
+            self->SetError(self->Where(d.address) + d.error);
+            self->Fail(id);
+            return;
+          }
+          self->address = d.address;
+          self->cmd = std::move(d.connections[0]);
+          self->sub = std::move(d.connections[1]);
+          const std::weak_ptr<Impl> weak = self;
+          for (const auto& c : {self->cmd, self->sub}) {
+            c->OnLost([weak, id, address = d.address](const std::string& why) {
+              if (const std::shared_ptr<Impl> alive = weak.lock()) {
+                alive->SetError(alive->Where(address) + "connection lost: " + why);
+                alive->Fail(id);
+              }
+            });
+          }
+          self->sub->Subscribe({"SUBSCRIBE", self->channel}, [weak](redisReply* reply) {
+            if (const std::shared_ptr<Impl> alive = weak.lock()) {
+              alive->OnSubscription(reply);
+            }
+          });
         });
   }
 
-  static void OnConnect(const redisAsyncContext* ac, int status) {
-    Impl* self = Of(ac);
-    if (self == nullptr) {
-      return;
-    }
-    if (status != REDIS_OK) {
-      self->SetError(std::string("connect: ") + ac->errstr);
-      // hiredis frees a context whose connection failed, after this callback.
-      if (ac == self->cmd) {
-        self->cmd = nullptr;
-      } else if (ac == self->sub) {
-        self->sub = nullptr;
-      }
-      self->Fail(self->session);
-      return;
-    }
-    const bool is_cmd = ac == self->cmd;
-    redisAsyncContext* context = is_cmd ? self->cmd : self->sub;
-    if (context != ac) {
-      return;
-    }
-    // Each connection logs in (AUTH) before it counts; the subscriber needs no SELECT (channels
-    // are the server's, not a DB's).
-    RedisEndpoint login = self->options.endpoint;
-    if (!is_cmd) {
-      login.db = 0;
-    }
-    redis_internal::Login(
-        context, login,
-        [keep = self->shared_from_this(), id = self->session, is_cmd](const std::string& error) {
-          if (id != keep->session) {
-            return;  // torn down meanwhile
-          }
-          if (!error.empty()) {
-            // "WRONGPASS ...", "NOPERM ...": shown in Stats().last_error, retried with backoff.
-            keep->SetError(error);
-            keep->Fail(id);
-            return;
-          }
-          if (is_cmd) {
-            keep->cmd_up = true;
-          } else {
-            keep->sub_up = true;
-            redisAsyncCommand(keep->sub, &Impl::OnSubscription, nullptr, "SUBSCRIBE %b",
-                              keep->channel.data(), keep->channel.size());
-          }
-          keep->MaybeUp();
-        });
+  // With sentinels the server changes: errors say which one they are about.
+  std::string Where(const std::string& server) const {
+    return options.endpoint.sentinels.empty() || server.empty() ? std::string() : server + ": ";
   }
 
   void SetError(std::string text) {
@@ -277,23 +249,8 @@ struct RedisFleetLink::Impl : std::enable_shared_from_this<Impl> {
     last_error = std::move(text);
   }
 
-  static void OnDisconnect(const redisAsyncContext* ac, int /*status*/) {
-    Impl* self = Of(ac);
-    if (self == nullptr) {
-      return;
-    }
-    if (ac == self->cmd) {
-      self->cmd = nullptr;  // hiredis frees it after this callback
-    } else if (ac == self->sub) {
-      self->sub = nullptr;
-    } else {
-      return;
-    }
-    self->Fail(self->session);
-  }
-
-  // Gives up the connection of session `id`: tears down what is left of it (outside hiredis's
-  // callbacks) and reconnects after the backoff.
+  // Gives up the connection of session `id`: tears down what is left of it (outside the
+  // connections' callbacks) and reconnects after the backoff.
   void Fail(std::uint64_t id) {
     Post([id](Impl& self) {
       if (id != self.session) {
@@ -321,25 +278,26 @@ struct RedisFleetLink::Impl : std::enable_shared_from_this<Impl> {
   }
 
   void Teardown() {
-    cmd_up = sub_up = subscribed = false;
-    connect_timer.cancel();
-    for (redisAsyncContext* ac : {std::exchange(cmd, nullptr), std::exchange(sub, nullptr)}) {
-      if (ac != nullptr) {
-        ac->data = nullptr;  // its remaining callbacks find no link
-        redisAsyncFree(ac);
+    subscribed = false;
+    if (std::function<void()> cancel = std::exchange(cancel_dial, nullptr)) {
+      cancel();
+    }
+    for (const auto& c : {std::exchange(cmd, nullptr), std::exchange(sub, nullptr)}) {
+      if (c != nullptr) {
+        c->Close();  // pending commands get their null reply
       }
     }
   }
 
   void MaybeUp() {
-    if (!cmd_up || !sub_up || !subscribed || up) {
+    if (cmd == nullptr || sub == nullptr || !subscribed || up) {
       return;
     }
     up = true;
     ++connects;
     SetError("");
+    primary.Linked(address);
     backoff = options.reconnect_min;
-    connect_timer.cancel();
     for (const std::string& breaker : watched) {
       Reconcile(breaker);
     }
@@ -351,46 +309,25 @@ struct RedisFleetLink::Impl : std::enable_shared_from_this<Impl> {
 
   // ---- the subscription ----
 
-  static void OnSubscription(redisAsyncContext* ac, void* r, void* /*privdata*/) {
-    Impl* self = Of(ac);
-    auto* reply = static_cast<redisReply*>(r);
-    if (self == nullptr || reply == nullptr || reply->type != REDIS_REPLY_ARRAY ||
-        reply->elements < 3) {
+  void OnSubscription(const redisReply* reply) {
+    if (reply != nullptr && reply->type == REDIS_REPLY_ERROR) {
+      // SUBSCRIBE refused (an ACL without the channel): down, saying why, and retried.
+      SetError("SUBSCRIBE: " + std::string(reply->str, reply->len));
+      Fail(session);
+      return;
+    }
+    if (reply == nullptr || reply->type != REDIS_REPLY_ARRAY || reply->elements < 3) {
       return;
     }
     const std::string_view kind = ReplyText(reply->element[0]);
     if (kind == "subscribe") {
-      self->subscribed = true;
-      self->MaybeUp();
+      subscribed = true;
+      MaybeUp();
     } else if (kind == "message") {
-      const std::string_view text = ReplyText(reply->element[2]);
-      self->OnText(text, Duration(0));
-      if (text.size() > self->MaxWireBytes()) {
-        // Refused unparsed, but hiredis has read it whole: give that memory back once hiredis is
-        // done with it (below), or a single 20 MB message keeps 40 MB for good.
-        self->Post([](Impl& link) { link.ReleaseReadBuffer(); });
-      }
+      // A message larger than any can be is refused unparsed; the connection gives its read
+      // buffer back once it is consumed (connection.h).
+      OnText(ReplyText(reply->element[2]), Duration(0));
     }
-  }
-
-  // After an oversized message: frees the subscriber's read buffer if nothing is left unread in
-  // it (what hiredis itself does only when the next message arrives), and returns the freed heap
-  // to the system (glibc keeps a large freed block otherwise: its trim threshold grows with the
-  // largest block it has seen). Runs on the strand, outside hiredis's callbacks.
-  void ReleaseReadBuffer() const {
-    if (sub != nullptr) {
-      redisReader* reader = sub->c.reader;
-      if (reader != nullptr && reader->err == 0 && reader->pos == reader->len &&
-          sdsavail(reader->buf) > reader->maxbuf) {
-        sdsfree(reader->buf);
-        reader->buf = sdsempty();
-        reader->pos = 0;
-        reader->len = 0;
-      }
-    }
-#if defined(__GLIBC__)
-    ::malloc_trim(0);
-#endif
   }
 
   // The longest text a message may take on the wire: a signed one is longer.
@@ -470,9 +407,9 @@ struct RedisFleetLink::Impl : std::enable_shared_from_this<Impl> {
       done(*this, nullptr);
       return;
     }
-    redis_internal::SendCommand(
-        cmd, args,
-        [keep = shared_from_this(), done = std::move(done)](redisReply* r) { done(*keep, r); });
+    cmd->Send(args, [keep = shared_from_this(), done = std::move(done)](redisReply* r) {
+      done(*keep, r);
+    });
   }
 
   void Reconcile(const std::string& breaker) {
@@ -594,7 +531,7 @@ RedisFleetLink::~RedisFleetLink() {
 
 void RedisFleetLink::Start() {
   impl_->Post([](Impl& self) {
-    if (self.cmd == nullptr && self.sub == nullptr) {
+    if (self.cmd == nullptr && self.sub == nullptr && !self.cancel_dial) {
       self.Connect();
     }
   });
@@ -673,10 +610,21 @@ RedisFleetStats RedisFleetLink::Stats() const {
     Locked lock(s.error_mu);
     last_error = s.last_error;
   }
-  return RedisFleetStats{s.up.load(),          s.connects.load(),       s.disconnects.load(),
-                         s.published.load(),   s.dropped.load(),        s.received.load(),
-                         s.malformed.load(),   s.lease_requests.load(), s.unauthenticated.load(),
-                         std::move(last_error)};
+  redis_internal::PrimaryRecord::Snapshot primary = s.primary.Get();
+  return RedisFleetStats{.connected = s.up.load(),
+                         .connects = s.connects.load(),
+                         .disconnects = s.disconnects.load(),
+                         .published = s.published.load(),
+                         .dropped_while_down = s.dropped.load(),
+                         .received = s.received.load(),
+                         .malformed = s.malformed.load(),
+                         .lease_requests = s.lease_requests.load(),
+                         .unauthenticated = s.unauthenticated.load(),
+                         .last_error = std::move(last_error),
+                         .tls = s.options.endpoint.tls,
+                         .primary = std::move(primary.address),
+                         .primary_changes = primary.changes,
+                         .last_primary_change = primary.last_change};
 }
 
 const RedisFleetOptions& RedisFleetLink::options() const noexcept { return impl_->options; }

@@ -1,5 +1,6 @@
 // ParseRedisUrl and RedactRedisUrl: the --fleet and --cache flags' grammar,
-// redis://[[USER]:PASSWORD@]HOST[:PORT][/DB], and what of it may be shown.
+// redis://[[USER]:PASSWORD@]HOST[:PORT][/DB], rediss:// (TLS) and redis+sentinel://, and what of
+// it may be shown.
 #include <gtest/gtest.h>
 
 #include "fusebox/redis_url.h"
@@ -74,12 +75,74 @@ TEST(RedisUrlTest, RefusesMalformedUrlsSayingWhy) {
                           "redis://u:@host",
                           "redis://u:%zz@host",
                           "redis://u:ab%4@host",
-                          "rediss://host"}) {
+                          "http://host",
+                          "redis+cluster://host"}) {
     auto parsed = ParseRedisUrl(bad);
     ASSERT_FALSE(parsed.has_value()) << bad;
     EXPECT_NE(parsed.error().find("expected redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]"),
               std::string::npos)
         << bad;
+  }
+}
+
+TEST(RedisUrlTest, RedissIsTheSameGrammarWithTls) {
+  auto tls = ParseRedisUrl("rediss://fleet:pw@redis.internal:6380/2");
+  ASSERT_TRUE(tls.has_value()) << tls.error();
+  EXPECT_TRUE(tls->tls);
+  EXPECT_EQ(tls->host, "redis.internal");
+  EXPECT_EQ(tls->port, 6380);
+  EXPECT_EQ(tls->db, 2);
+  EXPECT_EQ(tls->user, "fleet");
+  EXPECT_EQ(tls->password, "pw");
+  EXPECT_FALSE(ParseRedisUrl("redis://host")->tls);
+  auto v6 = ParseRedisUrl("rediss://[::1]");
+  ASSERT_TRUE(v6.has_value());
+  EXPECT_EQ(v6->host, "::1");
+  EXPECT_EQ(v6->port, 6379);
+  for (const char* bad : {"rediss://", "rediss://host:0", "rediss://:@host", "rediss://h/x"}) {
+    auto parsed = ParseRedisUrl(bad);
+    ASSERT_FALSE(parsed.has_value()) << bad;
+    EXPECT_NE(parsed.error().find("expected rediss://[[USER]:PASSWORD@]HOST[:PORT][/DB]"),
+              std::string::npos)
+        << parsed.error();
+  }
+  EXPECT_TRUE(IsRedisUrl("rediss://h"));
+  EXPECT_TRUE(IsRedisUrl("redis+sentinel://h/m"));
+  EXPECT_FALSE(IsRedisUrl("sqlite:x"));
+}
+
+TEST(RedisUrlTest, SentinelListsTheSentinelsAndTheMaster) {
+  auto one = ParseRedisUrl("redis+sentinel://10.0.0.7/mymaster");
+  ASSERT_TRUE(one.has_value()) << one.error();
+  ASSERT_EQ(one->sentinels.size(), 1U);
+  EXPECT_EQ(one->sentinels[0].host, "10.0.0.7");
+  EXPECT_EQ(one->sentinels[0].port, 26379);
+  EXPECT_EQ(one->master_name, "mymaster");
+  EXPECT_EQ(one->db, 0);
+  EXPECT_FALSE(one->tls);
+  auto three = ParseRedisUrl("redis+sentinel://fleet:p%40ss@s1:5000,[::1]:5001,s3/fleet-primary/4");
+  ASSERT_TRUE(three.has_value()) << three.error();
+  ASSERT_EQ(three->sentinels.size(), 3U);
+  EXPECT_EQ(three->sentinels[0].host, "s1");
+  EXPECT_EQ(three->sentinels[0].port, 5000);
+  EXPECT_EQ(three->sentinels[1].host, "::1");
+  EXPECT_EQ(three->sentinels[1].port, 5001);
+  EXPECT_EQ(three->sentinels[2].host, "s3");
+  EXPECT_EQ(three->sentinels[2].port, 26379);
+  EXPECT_EQ(three->master_name, "fleet-primary");
+  EXPECT_EQ(three->db, 4);
+  EXPECT_EQ(three->user, "fleet");
+  EXPECT_EQ(three->password, "p@ss");
+  for (const char* bad :
+       {"redis+sentinel://s1:5000", "redis+sentinel://s1:5000/", "redis+sentinel://s1,,s2/m",
+        "redis+sentinel://s1:0/m", "redis+sentinel://s1/m/x", "redis+sentinel://s1/m m",
+        "redis+sentinel:///m", "redis+sentinel://:hunter2@s1"}) {
+    auto parsed = ParseRedisUrl(bad);
+    ASSERT_FALSE(parsed.has_value()) << bad;
+    EXPECT_NE(parsed.error().find("expected redis+sentinel://[[USER]:PASSWORD@]HOST:PORT"),
+              std::string::npos)
+        << parsed.error();
+    EXPECT_EQ(parsed.error().find("hunter2"), std::string::npos) << parsed.error();
   }
 }
 
@@ -94,6 +157,8 @@ TEST(RedisUrlTest, ErrorsAndRedactionNeverShowThePassword) {
   EXPECT_EQ(RedactRedisUrl("redis://hunter2@host"), "redis://***@host");
   EXPECT_EQ(RedactRedisUrl("redis://host:6379/1"), "redis://host:6379/1");
   EXPECT_EQ(RedactRedisUrl("redis://a:b@c@host"), "redis://a:***@host");
+  EXPECT_EQ(RedactRedisUrl("rediss://:hunter2@host"), "rediss://:***@host");
+  EXPECT_EQ(RedactRedisUrl("redis+sentinel://u:hunter2@s1,s2/m"), "redis+sentinel://u:***@s1,s2/m");
 }
 
 }  // namespace
