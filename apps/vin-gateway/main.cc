@@ -143,7 +143,7 @@ std::optional<CacheParts> MakeCache(const fusebox::gateway::GatewayConfig& confi
                                     const fusebox::gateway::WallClock& wall_clock,
                                     const LogFn& log) {
   CacheParts parts;
-  if (config.cache_uri.rfind("redis://", 0) == 0) {
+  if (fusebox::IsRedisUrl(config.cache_uri)) {
     if (auto error = registry.Configure("redis", config.RedisBreakerConfig())) {
       log("error", error->message);
       return std::nullopt;
@@ -595,16 +595,20 @@ std::function<std::optional<fusebox::gateway::FleetReport>()> FleetReporter(
       return std::nullopt;
     }
     fusebox::RedisFleetStats link = parts.link->Stats();
-    return fusebox::gateway::FleetReport{fusebox::RedactRedisUrl(config.fleet_url),
-                                         parts.fleet->instance(),
-                                         parts.fleet->Stats(),
-                                         parts.fleet->LeaseHolder("vpic"),
-                                         link.malformed,
-                                         std::move(link.last_error),
-                                         link.unauthenticated,
-                                         !parts.link->options().secret.empty(),
-                                         parts.fleet->quorum(),
-                                         parts.fleet->FailingPeers("vpic")};
+    return fusebox::gateway::FleetReport{.url = fusebox::RedactRedisUrl(config.fleet_url),
+                                         .instance = parts.fleet->instance(),
+                                         .stats = parts.fleet->Stats(),
+                                         .probe_lease_holder = parts.fleet->LeaseHolder("vpic"),
+                                         .malformed = link.malformed,
+                                         .last_error = std::move(link.last_error),
+                                         .unauthenticated = link.unauthenticated,
+                                         .signed_messages = !parts.link->options().secret.empty(),
+                                         .quorum = parts.fleet->quorum(),
+                                         .failing_peers = parts.fleet->FailingPeers("vpic"),
+                                         .tls = link.tls,
+                                         .primary = std::move(link.primary),
+                                         .primary_changes = link.primary_changes,
+                                         .last_primary_change = link.last_primary_change};
   };
 }
 

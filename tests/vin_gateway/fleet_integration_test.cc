@@ -19,6 +19,7 @@
 
 #include "process_harness.h"
 #include "redis/redis_server.h"
+#include "redis/tls_files.h"
 
 namespace {
 
@@ -384,6 +385,97 @@ TEST_F(FleetIntegrationTest, APasswordFromAFileOrTheEnvironmentLogsTheCacheAndTh
     EXPECT_EQ(gw->Log().find("a-fleet-secret"), std::string::npos) << gw->Log();
     EXPECT_EQ(Http(gw->port(), "GET", "/status").body.find("s3cret-pw"), std::string::npos);
   }
+}
+
+// TLS (rediss://): two gateways share the cache and the fleet over a TLS-only Redis that wants a
+// client certificate; one with another CA stays out, saying why in /status (fleet and cache), and
+// keeps retrying; a CA file that does not load stops the start (exit 2) naming flag and file.
+TEST_F(FleetIntegrationTest, OverTlsTheCacheAndTheFleetAreSharedAndAWrongCaIsShown) {
+  if (!fusebox::testing::RedisServer::Available() || !fusebox::testing::TlsFiles::Available()) {
+    GTEST_SKIP() << "no redis-server or openssl";
+  }
+  fusebox::testing::TlsFiles tls;
+  ASSERT_TRUE(tls.ok()) << tls.error();
+  fusebox::testing::RedisServer redis;
+  ASSERT_TRUE(redis.Start(tls.ServerArgs(redis.port(), "yes")));
+  const std::string url = "rediss://localhost:" + std::to_string(redis.port());
+  const std::vector<std::string> client = {"--redis-cert", tls.client_cert(), "--redis-key",
+                                           tls.client_key()};
+  ChildProcess& sim = StartSim();
+  std::vector<std::string> args = {"--cache", url, "--fleet", url, "--redis-ca", tls.ca()};
+  args.insert(args.end(), client.begin(), client.end());
+  ChildProcess& a = StartGateway(sim, args);
+  ChildProcess& b = StartGateway(sim, args);
+  std::vector<std::string> wrong = {"--cache", url, "--fleet", url, "--redis-ca", tls.other_ca()};
+  wrong.insert(wrong.end(), client.begin(), client.end());
+  ChildProcess& c = StartGateway(sim, wrong);
+  ASSERT_TRUE(a.started() && b.started() && c.started()) << a.Log() << b.Log() << c.Log();
+  const auto linked = [&](const ChildProcess& gw) {
+    const json::value s = Status(gw);
+    return s.is_object() && s.at("cache").at("healthy").as_bool() &&
+           s.at("fleet").at("connected").as_bool();
+  };
+  ASSERT_TRUE(WaitUntil([&] { return linked(a) && linked(b); }, 5))
+      << Http(a.port(), "GET", "/status").body;
+  const json::value fleet_a = Status(a).at("fleet");
+  EXPECT_TRUE(fleet_a.at("tls").as_bool());
+  EXPECT_EQ(std::string(fleet_a.at("primary").as_string()),
+            "localhost:" + std::to_string(redis.port()));
+  EXPECT_NE(Http(a.port(), "GET", "/metrics").body.find("vin_gateway_fleet_tls 1"),
+            std::string::npos);
+  const HttpResult live = Decode(a, kVins[0]);
+  ASSERT_EQ(live.status, 200) << live.body;
+  EXPECT_EQ(Json(Decode(b, kVins[0])).at("source"), "cache");  // through the TLS cache
+  // A trip on A opens B through the fleet.
+  ASSERT_EQ(
+      Http(sim.port(), "POST", "/__control/faults", R"({"mode":"error","status":503})").status,
+      200);
+  // With a Redis cache there is a `redis` breaker beside `vpic`.
+  const auto vpic = [](const ChildProcess& gw) {
+    const json::value s = Status(gw);
+    const json::array* breakers =
+        s.is_object() && s.as_object().contains("breakers") ? s.at("breakers").if_array() : nullptr;
+    for (std::size_t i = 0; breakers != nullptr && i < breakers->size(); ++i) {
+      const json::object* breaker = (*breakers)[i].if_object();
+      if (breaker != nullptr && breaker->contains("name") && breaker->at("name") == "vpic") {
+        return std::string(breaker->at("state").as_string());
+      }
+    }
+    return std::string("?") + json::serialize(s);
+  };
+  for (int i = 1; i < 4; ++i) {
+    EXPECT_EQ(Decode(a, kVins.at(static_cast<std::size_t>(i))).status, 502);
+  }
+  EXPECT_TRUE(WaitUntil([&] { return vpic(a) == "OPEN"; }, 2)) << vpic(a);
+  EXPECT_TRUE(WaitUntil([&] { return vpic(b) == "OPEN"; }, 2)) << vpic(b);
+
+  json::value status_c;
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        status_c = Status(c);
+        return status_c.is_object() && status_c.at("fleet").at("last_error").is_string();
+      },
+      5));
+  EXPECT_FALSE(status_c.at("fleet").at("connected").as_bool());
+  EXPECT_NE(std::string(status_c.at("fleet").at("last_error").as_string())
+                .find("tls: certificate verify failed"),
+            std::string::npos)
+      << status_c;
+  EXPECT_FALSE(status_c.at("cache").at("healthy").as_bool());
+  EXPECT_NE(std::string(status_c.at("cache").at("error").as_string()).find("tls:"),
+            std::string::npos)
+      << status_c;
+
+  // A CA file that is no certificate: a configuration error, before anything starts.
+  const std::string not_a_ca = (dir_ / "not-a-ca.pem").string();
+  std::ofstream(not_a_ca) << "hello\n";
+  const fusebox::testing::RunResult refused =
+      fusebox::testing::Run({VIN_GATEWAY_BINARY, "--fleet", url, "--redis-ca", not_a_ca, "--listen",
+                             "127.0.0.1:0", "--offline-db", "none"},
+                            {}, std::chrono::seconds(20));
+  EXPECT_EQ(refused.exit_code, 2) << refused.out << refused.err;
+  EXPECT_NE(refused.err.find("--redis-ca"), std::string::npos) << refused.err;
+  EXPECT_NE(refused.err.find(not_a_ca), std::string::npos) << refused.err;
 }
 
 TEST_F(FleetIntegrationTest, ADecodeOnAIsACacheHitOnBAndADeadRedisIsAnEmptyCache) {

@@ -364,7 +364,7 @@ std::optional<ConfigError> CheckUpstreamUrl(const GatewayConfig& config, std::st
 
 std::optional<ConfigError> CheckCacheUri(const GatewayConfig& config, std::string_view flag) {
   const std::string& uri = config.cache_uri;
-  if (uri.rfind("redis://", 0) == 0) {
+  if (fusebox::IsRedisUrl(uri)) {
     if (auto parsed = fusebox::ParseRedisUrl(uri); !parsed) {
       return ConfigError{std::string(flag), fmt::format("{}: {}", flag, parsed.error())};
     }
@@ -374,8 +374,8 @@ std::optional<ConfigError> CheckCacheUri(const GatewayConfig& config, std::strin
       (uri.rfind("sqlite:", 0) != 0 || uri.size() == std::string_view("sqlite:").size())) {
     return ConfigError{
         std::string(flag),
-        fmt::format("{} must be sqlite:PATH, memory or redis://[[USER]:PASSWORD@]HOST[:PORT][/DB], "
-                    "got '{}'",
+        fmt::format("{} must be sqlite:PATH, memory or redis://[[USER]:PASSWORD@]HOST[:PORT][/DB] "
+                    "(or rediss://..., redis+sentinel://...), got '{}'",
                     flag, fusebox::RedactRedisUrl(uri))};
   }
   return std::nullopt;
@@ -486,6 +486,46 @@ std::optional<ConfigError> CheckRedisPasswordFile(const GatewayConfig& config, s
   auto password = ReadRedisPasswordFile(config.redis_password_file);
   if (!password) {
     return password.error();
+  }
+  return std::nullopt;
+}
+
+// --redis-ca, --redis-cert, --redis-key: each file must load as what it is (fusebox::
+// CheckRedisTls), so that a typo stops the start rather than every TLS handshake after it. The
+// certificate and its key go together, and must match.
+std::optional<ConfigError> CheckRedisCa(const GatewayConfig& config, std::string_view flag) {
+  if (config.redis_ca.empty()) {
+    return std::nullopt;
+  }
+  fusebox::RedisEndpoint endpoint;
+  endpoint.tls_ca_file = config.redis_ca;
+  if (std::string error = fusebox::CheckRedisTls(endpoint); !error.empty()) {
+    return ConfigError{std::string(flag), fmt::format("{}: {}", flag, error)};
+  }
+  return std::nullopt;
+}
+
+// `kCert`: the check of --redis-cert (the certificate file's errors), else of --redis-key.
+template <bool kCert>
+std::optional<ConfigError> CheckRedisClientPair(const GatewayConfig& config,
+                                                std::string_view flag) {
+  const std::string& mine = kCert ? config.redis_cert : config.redis_key;
+  const std::string& other = kCert ? config.redis_key : config.redis_cert;
+  if (mine.empty()) {
+    return std::nullopt;
+  }
+  if (other.empty()) {
+    return ConfigError{std::string(flag),
+                       fmt::format("{} '{}' needs {} beside it", flag, mine,
+                                   kCert ? "--redis-key (its private key)" : "--redis-cert")};
+  }
+  fusebox::RedisEndpoint endpoint;
+  endpoint.tls_cert_file = config.redis_cert;
+  endpoint.tls_key_file = config.redis_key;
+  std::string error = fusebox::CheckRedisTls(endpoint);
+  const bool about_cert = error.rfind("certificate file", 0) == 0;
+  if (!error.empty() && about_cert == kCert) {
+    return ConfigError{std::string(flag), fmt::format("{}: {}", flag, error)};
   }
   return std::nullopt;
 }
@@ -741,7 +781,8 @@ constexpr Setting kProcessSettings[] = {
      ApplyText<&G::upstream_url>, CheckUpstreamUrl, Same<&G::upstream_url>,
      ShowText<&G::upstream_url>},
     {"--cache", "cache",
-     "cache URI: sqlite:PATH, memory or redis://[[USER]:PASSWORD@]HOST[:PORT][/DB] (default "
+     "cache URI: sqlite:PATH, memory or redis://[[USER]:PASSWORD@]HOST[:PORT][/DB] (also "
+     "rediss:// for TLS, redis+sentinel://HOST:PORT[,...]/MASTER[/DB]; default "
      "sqlite:var/vin-cache.sqlite)",
      ApplyText<&G::cache_uri>, CheckCacheUri, Same<&G::cache_uri>, ShowRedacted<&G::cache_uri>},
     {"--cache-ttl", "cache_ttl", "serve cached decodes this long (default 30d)",
@@ -817,13 +858,26 @@ constexpr Setting kProcessSettings[] = {
      ApplyText<&G::offline_db>, nullptr, Same<&G::offline_db>, ShowText<&G::offline_db>},
     // Fleet mode (docs/fleet.md).
     {"--fleet", "fleet",
-     "share the breaker through Redis: redis://[[USER]:PASSWORD@]HOST[:PORT][/DB] (default off)",
+     "share the breaker through Redis: redis://[[USER]:PASSWORD@]HOST[:PORT][/DB] (also rediss:// "
+     "for TLS, redis+sentinel://HOST:PORT[,...]/MASTER[/DB]; default off)",
      ApplyText<&G::fleet_url>, CheckFleetUrl, Same<&G::fleet_url>, ShowRedacted<&G::fleet_url>},
     {"--redis-password-file", "redis_password_file",
      "file whose one line is the password of the Redis of --fleet and --cache, unless the URL "
      "has one (default: FUSEBOX_REDIS_PASSWORD from the environment, else none)",
      ApplyText<&G::redis_password_file>, CheckRedisPasswordFile, Same<&G::redis_password_file>,
      ShowText<&G::redis_password_file>},
+    {"--redis-ca", "redis_ca",
+     "PEM file of the CAs that a TLS Redis (rediss://) of --fleet and --cache must be signed by "
+     "(default: the system's store)",
+     ApplyText<&G::redis_ca>, CheckRedisCa, Same<&G::redis_ca>, ShowText<&G::redis_ca>},
+    {"--redis-cert", "redis_cert",
+     "PEM client certificate shown to a TLS Redis that asks for one, with --redis-key (default "
+     "none)",
+     ApplyText<&G::redis_cert>, CheckRedisClientPair<true>, Same<&G::redis_cert>,
+     ShowText<&G::redis_cert>},
+    {"--redis-key", "redis_key", "PEM private key of --redis-cert (default none)",
+     ApplyText<&G::redis_key>, CheckRedisClientPair<false>, Same<&G::redis_key>,
+     ShowText<&G::redis_key>},
     {"--fleet-secret-file", "fleet_secret_file",
      "file whose one line (16 bytes or more) signs and checks every fleet message: the same on "
      "every instance (default none: unsigned, see docs/fleet.md)",
@@ -1002,6 +1056,9 @@ fusebox::Result<fusebox::RedisEndpoint, ConfigError> RedisEndpointOf(const Gatew
   if (!endpoint) {
     return ConfigError{std::string(flag), fmt::format("{}: {}", flag, endpoint.error())};
   }
+  endpoint->tls_ca_file = config.redis_ca;
+  endpoint->tls_cert_file = config.redis_cert;
+  endpoint->tls_key_file = config.redis_key;
   if (!endpoint->password.empty()) {
     return std::move(*endpoint);
   }

@@ -58,9 +58,9 @@ struct GatewayConfig {
   // --upstream-url: vPIC's base URL, http:// or https:// with a host (and optional port and path
   // prefix). Default https://vpic.nhtsa.dot.gov.
   std::string upstream_url = "https://vpic.nhtsa.dot.gov";
-  // --cache: `sqlite:PATH` (created on first run), `memory`, or
-  // `redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]` (shared by a fleet, docs/fleet.md). Default
-  // sqlite:var/vin-cache.sqlite.
+  // --cache: `sqlite:PATH` (created on first run), `memory`, or a Redis URL (shared by a fleet,
+  // docs/fleet.md): `redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]`, `rediss://...` (TLS) or
+  // `redis+sentinel://...` (fusebox/redis_url.h). Default sqlite:var/vin-cache.sqlite.
   std::string cache_uri = "sqlite:var/vin-cache.sqlite";
   // --cache-ttl: how long a decode is served from the cache without asking vPIC.
   // Default 30d, range [1s, 3650d].
@@ -153,9 +153,9 @@ struct GatewayConfig {
   std::uint32_t threads = 1;
 
   // ---- fleet mode (docs/fleet.md) ----
-  // --fleet redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]: share the vpic breaker with the other
-  // instances through Redis. Default "" (this instance alone). Must parse (an unreachable Redis is
-  // not an error).
+  // --fleet redis://[[USER]:PASSWORD@]HOST[:PORT][/DB] (or rediss://, redis+sentinel://): share
+  // the vpic breaker with the other instances through Redis. Default "" (this instance alone).
+  // Must parse (an unreachable Redis is not an error).
   std::string fleet_url;
   // --instance-id: this instance's name in the fleet. Default "": HOSTNAME-PID-RANDOM (made once
   // per process, so that two processes never share it).
@@ -165,6 +165,13 @@ struct GatewayConfig {
   // and --cache (a URL's own password, discouraged because a process listing shows it, comes
   // first); else the environment's FUSEBOX_REDIS_PASSWORD. A regular file of at most 4 KiB.
   std::string redis_password_file;
+  // --redis-ca, --redis-cert, --redis-key: PEM files for TLS (rediss://) to the Redis of --fleet
+  // and --cache: the CAs its certificate must chain to (default "": the system's store), and a
+  // client certificate with its private key, for a server that asks for one (both or neither).
+  // Each must load at start-up (a bad one is a configuration error naming the flag and the file).
+  std::string redis_ca;
+  std::string redis_cert;
+  std::string redis_key;
   // --fleet-secret-file: a file whose one line (at least 16 bytes) is the fleet's HMAC key: every
   // message is signed and checked (docs/fleet.md, "Signed messages"). Default "": unsigned.
   std::string fleet_secret_file;
@@ -218,8 +225,8 @@ fusebox::Result<CommandLine, ConfigError> ParseCommandLine(int argc, const char*
 std::string RenderConfigFile(const GatewayConfig& config);
 
 // The Redis server of `url` (--fleet, or --cache redis://...) with its login: the URL's own
-// password, else --redis-password-file's, else FUSEBOX_REDIS_PASSWORD's. Errors name the flag and
-// never hold the password.
+// password, else --redis-password-file's, else FUSEBOX_REDIS_PASSWORD's; and the TLS files of
+// --redis-ca, --redis-cert and --redis-key. Errors name the flag and never hold the password.
 fusebox::Result<fusebox::RedisEndpoint, ConfigError> RedisEndpointOf(const GatewayConfig& config,
                                                                      std::string_view flag,
                                                                      const std::string& url);

@@ -143,11 +143,18 @@ HttpResponse MetricsResponse(const RouterDeps& deps) {
         "# HELP vin_gateway_fleet_trips_kept_local_total Trips of this instance's own network "
         "trouble, not sent to the fleet.\n"
         "# TYPE vin_gateway_fleet_trips_kept_local_total counter\n"
-        "vin_gateway_fleet_trips_kept_local_total {}\n",
+        "vin_gateway_fleet_trips_kept_local_total {}\n"
+        "# HELP vin_gateway_fleet_tls 1 when the fleet link to Redis uses TLS (rediss://).\n"
+        "# TYPE vin_gateway_fleet_tls gauge\nvin_gateway_fleet_tls {}\n"
+        "# HELP vin_gateway_fleet_primary_changes_total Times the fleet link moved to another "
+        "Redis server (a Sentinel failover).\n"
+        "# TYPE vin_gateway_fleet_primary_changes_total counter\n"
+        "vin_gateway_fleet_primary_changes_total {}\n",
         fleet->stats.connected ? 1 : 0, fleet->stats.peers_seen, fleet->stats.messages_sent,
         fleet->stats.messages_received, fleet->stats.messages_stale, fleet->malformed,
         fleet->stats.messages_refused, fleet->unauthenticated, fleet->stats.leases_won,
-        fleet->failing_peers, fleet->stats.opens_below_quorum, fleet->stats.trips_kept_local);
+        fleet->failing_peers, fleet->stats.opens_below_quorum, fleet->stats.trips_kept_local,
+        fleet->tls ? 1 : 0, fleet->primary_changes);
   }
   response.log_status = "OK";
   return response;

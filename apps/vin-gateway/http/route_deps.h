@@ -44,6 +44,12 @@ struct FleetReport {
   // --fleet-quorum, and the peers whose report of vPIC failing counts towards it now.
   std::uint32_t quorum = 1;
   std::size_t failing_peers = 0;
+  bool tls = false;  // rediss://
+  // The Redis server in use (host:port; with Sentinel, the primary the sentinels named), how often
+  // it changed (failovers) and when last; "" / nullopt before the first connection or change.
+  std::string primary = {};
+  std::uint64_t primary_changes = 0;
+  std::optional<WallTime> last_primary_change = std::nullopt;
 };
 
 struct RouterDeps {

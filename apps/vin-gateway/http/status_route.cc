@@ -188,6 +188,13 @@ json::value FleetJson(const RouterDeps& deps) {
   fleet["failing_peers"] = report->failing_peers;
   fleet["opens_below_quorum"] = report->stats.opens_below_quorum;
   fleet["trips_kept_local"] = report->stats.trips_kept_local;
+  // rediss:// or not; the server in use, and the last failover (redis+sentinel://).
+  fleet["tls"] = report->tls;
+  fleet["primary"] = report->primary.empty() ? json::value(nullptr) : json::value(report->primary);
+  fleet["primary_changes"] = report->primary_changes;
+  fleet["last_primary_change"] = report->last_primary_change
+                                     ? json::value(FormatRfc3339(*report->last_primary_change))
+                                     : json::value(nullptr);
   return fleet;
 }
 

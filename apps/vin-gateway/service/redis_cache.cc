@@ -146,7 +146,13 @@ class RedisCache final : public Cache {
     s.healthy = client_.connected();
     {
       fusebox::Locked lock(mu_);
-      s.error = s.healthy ? "" : (last_error_.empty() ? "not connected" : last_error_);
+      // Down: the connection's own reason first ("tls: certificate verify failed: ...",
+      // "connect: ..."), which says more than the last command's "not connected".
+      const std::string link = s.healthy ? std::string() : client_.last_error();
+      s.error = s.healthy             ? ""
+                : !link.empty()       ? link
+                : last_error_.empty() ? "not connected"
+                                      : last_error_;
     }
     s.gets = gets_.load(std::memory_order_relaxed);
     s.hits = hits_.load(std::memory_order_relaxed);

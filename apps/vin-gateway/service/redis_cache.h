@@ -1,6 +1,7 @@
 // vin-gateway/service/redis_cache.h
 //
-// The last-good cache in Redis (`--cache redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]`), shared by
+// The last-good cache in Redis (`--cache redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]`, or rediss://
+// for TLS, redis+sentinel:// for a primary found by Sentinel: fusebox/redis_url.h), shared by
 // every gateway of a fleet (docs/fleet.md): a decode stored by one instance is a hit on every
 // other. The Cache contract (cache.h) holds: Get and Put suspend instead of blocking, complete on
 // the awaiting coroutine's executor, and each has its own budget (`--cache-timeout`, default 50
