@@ -7,12 +7,13 @@
 
 #include <gtest/gtest.h>
 
-#include <stdlib.h>
+#include <algorithm>
+#include <array>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
-
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <future>
@@ -43,7 +44,8 @@ using testing::WaitFor;
 
 // One blocking command on a fresh connection (the test's own look at the servers), or nullopt
 // when the server does not answer. Field `name` of a flat name/value reply, as text.
-std::optional<std::vector<std::string>> Ask(std::uint16_t port, std::vector<std::string> args) {
+std::optional<std::vector<std::string>> Ask(std::uint16_t port,
+                                            const std::vector<std::string>& args) {
   const timeval timeout{1, 0};
   redisContext* raw = redisConnectWithTimeout("127.0.0.1", port, timeout);
   if (raw == nullptr || raw->err != 0) {
@@ -92,8 +94,8 @@ std::string Field(const std::vector<std::string>& flat, const std::string& name)
 class Sentinels {
  public:
   explicit Sentinels(std::uint16_t primary_port) {
-    char dir_template[] = "/tmp/fusebox-sentinel-XXXXXX";
-    dir_ = mkdtemp(dir_template);
+    std::array<char, 29> dir_template{"/tmp/fusebox-sentinel-XXXXXX"};
+    dir_ = mkdtemp(dir_template.data());
     for (int i = 0; i < 3; ++i) {
       const auto port = static_cast<std::uint16_t>(testing::FreeLoopbackPort());
       const std::string conf = dir_ + "/sentinel-" + std::to_string(i) + ".conf";
@@ -118,14 +120,11 @@ class Sentinels {
 
   // Whether every sentinel knows the other two and the replica (a failover can then be agreed).
   bool Ready() const {
-    for (const std::uint16_t port : ports_) {
+    return std::ranges::all_of(ports_, [](std::uint16_t port) {
       const auto master = Ask(port, {"SENTINEL", "master", "m"});
-      if (!master || Field(*master, "num-other-sentinels") != "2" ||
-          Field(*master, "num-slaves") != "1") {
-        return false;
-      }
-    }
-    return true;
+      return master && Field(*master, "num-other-sentinels") == "2" &&
+             Field(*master, "num-slaves") == "1";
+    });
   }
   // The primary's port as the first sentinel says, 0 if it does not answer.
   std::uint16_t PrimaryPort() const {
@@ -327,8 +326,8 @@ TEST_F(RedisSentinelTest, AReplicaNamedAsThePrimaryIsRefused) {
   ASSERT_TRUE(replica.Start({"--replicaof", "127.0.0.1", std::to_string(primary.port())}));
   // One sentinel that monitors the replica's address as if it were a primary: it answers with
   // that address until it has looked (and no failover follows: quorum 2 of 1 sentinel).
-  char dir_template[] = "/tmp/fusebox-sentinel-XXXXXX";
-  const std::string dir = mkdtemp(dir_template);
+  std::array<char, 29> dir_template{"/tmp/fusebox-sentinel-XXXXXX"};
+  const std::string dir = mkdtemp(dir_template.data());
   const auto port = static_cast<std::uint16_t>(testing::FreeLoopbackPort());
   const std::string conf = dir + "/sentinel.conf";
   std::ofstream(conf) << "port " << port << "\nbind 127.0.0.1\ndir " << dir << "\nlogfile " << dir

@@ -147,10 +147,9 @@ TEST_F(RedisTlsTest, ClientRunsCommandsOverTlsByNameAndByAddress) {
   // Pipelined: many commands in flight at once come back in order.
   std::vector<std::future<RedisReply>> replies;
   std::vector<std::promise<RedisReply>> promises(50);
-  for (std::size_t i = 0; i < promises.size(); ++i) {
-    replies.push_back(promises[i].get_future());
-    by_name.Command({"INCR", "n"},
-                    [&promises, i](const RedisReply& r) { promises[i].set_value(r); });
+  for (std::promise<RedisReply>& promise : promises) {
+    replies.push_back(promise.get_future());
+    by_name.Command({"INCR", "n"}, [&promise](const RedisReply& r) { promise.set_value(r); });
   }
   for (std::size_t i = 0; i < replies.size(); ++i) {
     ASSERT_EQ(replies[i].wait_for(seconds(5)), std::future_status::ready);
