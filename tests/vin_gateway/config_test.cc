@@ -419,6 +419,33 @@ TEST(ConfigTest, RedisPasswordComesFromTheUrlThenTheFileThenTheEnvironment) {
   EXPECT_EQ(from_env->password, "from-env");
 }
 
+// --redis-ca, --redis-cert and --redis-key must load at start-up; the error names the flag and
+// the file. (Good files, and TLS itself: tests/vin_gateway/fleet_integration_test.cc.)
+TEST(ConfigTest, RedisTlsFilesAreCheckedNamingTheFlag) {
+  auto parsed = Parse({"--redis-ca", "/nonexistent/ca.pem"});
+  ASSERT_FALSE(parsed);
+  EXPECT_THAT(parsed.error().message,
+              testing::HasSubstr("--redis-ca: CA file '/nonexistent/ca.pem'"));
+  EXPECT_THAT(parsed.error().message, testing::HasSubstr("cannot be read"));
+  const TomlFile not_pem("vin_gateway_redis_ca", "hello\n");
+  parsed = Parse({"--redis-ca", not_pem.path()});
+  ASSERT_FALSE(parsed);
+  EXPECT_THAT(parsed.error().message, testing::HasSubstr("no usable certificate"));
+  parsed = Parse({"--redis-cert", not_pem.path()});
+  ASSERT_FALSE(parsed);
+  EXPECT_THAT(parsed.error().message, testing::HasSubstr("--redis-cert"));
+  EXPECT_THAT(parsed.error().message, testing::HasSubstr("needs --redis-key"));
+  parsed = Parse({"--redis-key", not_pem.path()});
+  ASSERT_FALSE(parsed);
+  EXPECT_THAT(parsed.error().message, testing::HasSubstr("--redis-key"));
+  parsed = Parse({"--redis-cert", not_pem.path(), "--redis-key", not_pem.path()});
+  ASSERT_FALSE(parsed);
+  EXPECT_THAT(parsed.error().message, testing::HasSubstr("--redis-cert: certificate file"));
+  // rediss:// and redis+sentinel:// are Redis caches and fleets too.
+  EXPECT_TRUE(Parse({"--cache", "rediss://cache:6380/1", "--fleet",
+                     "redis+sentinel://s1:26379,s2:26379/primary"}));
+}
+
 TEST(ConfigTest, RedisPasswordFileIsCheckedAndNeverQuoted) {
   const TomlFile two_lines("vin_gateway_redis_password_2", "hunter2\nsecond\n");
   auto parsed = Parse({"--redis-password-file", two_lines.path()});
