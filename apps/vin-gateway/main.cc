@@ -479,6 +479,8 @@ std::shared_ptr<fusebox::asio::Prober> StartProber(
         record.upstream_latency = latency;
         record.elapsed = latency;
         record.note = "the gateway's own probe";
+        record.upstream = "probe";
+        record.upstream_outcome = std::string(fusebox::ToString(outcome));
         access(record);
         log(outcome == fusebox::Outcome::kSuccess ? "info" : "warn",
             fmt::format("breaker {}: probe {} in {}", breaker.name(), fusebox::ToString(outcome),
@@ -700,7 +702,12 @@ int Run(const fusebox::gateway::GatewayConfig& config, const std::vector<std::st
   fusebox::gateway::GatewayMetrics metrics;
   fusebox::gateway::DecodeService service(
       {*cache, **client, breaker, limits, limiter, clock, wall_clock, metrics,
-       offline ? &*offline : nullptr, UpstreamHoldLog(log), &precise_clock},
+       offline ? &*offline : nullptr, UpstreamHoldLog(log), &precise_clock,
+       [&](const fusebox::gateway::LateCall& call) {
+         log_writer.Write(fusebox::gateway::FormatLateCall(call.vin, call.latency,
+                                                           fusebox::ToString(call.outcome),
+                                                           call.detail, format, wall_clock.Now()));
+       }},
       ServiceOptions(config));
 
   const std::optional<std::string> admin_token = AdminTokenFromEnvironment();

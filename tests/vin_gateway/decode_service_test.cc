@@ -8,6 +8,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <new>
 #include <optional>
@@ -64,6 +65,7 @@ struct Options {
   std::unique_ptr<fusebox::gateway::Cache> cache = nullptr;
   std::size_t hot_entries = 4096;
   fusebox::Duration answer_deadline = fusebox::Duration::zero();
+  std::function<void(const fusebox::gateway::LateCall&)> on_late_call = nullptr;
 };
 
 class Harness {
@@ -88,7 +90,8 @@ class Harness {
     limiter = std::make_unique<fusebox::gateway::RateLimiter>(options.rate, options.burst, clock);
     service = std::make_unique<fusebox::gateway::DecodeService>(
         fusebox::gateway::DecodeServiceDeps{*cache, client, *breaker, *limits, *limiter, clock,
-                                            wall, metrics},
+                                            wall, metrics, nullptr, nullptr, nullptr,
+                                            std::move(options.on_late_call)},
         fusebox::gateway::DecodeServiceOptions{.cache_ttl = 24h,
                                                .hot_entries = options.hot_entries,
                                                .answer_deadline = options.answer_deadline});
@@ -416,6 +419,57 @@ TEST(DecodeServiceTest, ALateLiveDecodeIsAnsweredWithItsStaleCopyAndStillFillsTh
   EXPECT_FALSE(next.stale);
   EXPECT_EQ(h.client.calls, 2);
   EXPECT_EQ(h.metrics.answers(DecodeStatus::kUpstreamLate), 1U);
+}
+
+// The log's account of a late call: the request's answer says it led a call whose end it has not
+// seen; the call's end is told to on_late_call, with its latency and the breaker's outcome.
+TEST(DecodeServiceTest, ALateCallsEndIsToldForTheLog) {
+  std::vector<fusebox::gateway::LateCall> late_calls;
+  Harness h({.answer_deadline = 5ms, .on_late_call = [&](const fusebox::gateway::LateCall& c) {
+               late_calls.push_back(c);
+             }});
+  const DecodeAnswer first = h.Decode(kVin);
+  EXPECT_TRUE(first.led_call);
+  ASSERT_TRUE(first.upstream_outcome);
+  EXPECT_EQ(*first.upstream_outcome, fusebox::Outcome::kSuccess);
+  EXPECT_TRUE(late_calls.empty());  // answered by its call: nothing more to tell
+  h.wall.Advance(25h);
+  h.client.hold = true;
+  auto slot = h.Start(kVin);
+  RunUntilAnswered(h, slot);
+  ASSERT_TRUE(slot->has_value());
+  EXPECT_EQ((*slot)->status, DecodeStatus::kUpstreamLate);
+  EXPECT_TRUE((*slot)->led_call);
+  EXPECT_FALSE((*slot)->upstream_outcome);
+  h.client.Release();
+  h.io.restart();
+  h.io.run();
+  ASSERT_EQ(late_calls.size(), 1U);
+  EXPECT_EQ(late_calls[0].vin, kVin);
+  EXPECT_EQ(late_calls[0].outcome, fusebox::Outcome::kSuccess);
+}
+
+// A follower of another request's call did not lead one; a failed call's outcome is the
+// breaker's.
+TEST(DecodeServiceTest, AnswersSayWhetherTheirRequestLedTheCall) {
+  Harness h;
+  h.client.hold = true;
+  auto leader = h.Start(kVin);
+  auto follower = h.Start(kVin);
+  h.Poll();
+  h.client.Release();
+  h.io.restart();
+  h.io.run();
+  ASSERT_TRUE(leader->has_value() && follower->has_value());
+  EXPECT_TRUE((*leader)->led_call);
+  EXPECT_FALSE((*follower)->led_call);
+  EXPECT_TRUE((*follower)->joined);
+  h.client.mode = Mode::kStatus;
+  h.client.status = 503;
+  const DecodeAnswer failed = h.Decode(kOthers[0]);
+  EXPECT_TRUE(failed.led_call);
+  ASSERT_TRUE(failed.upstream_outcome);
+  EXPECT_EQ(*failed.upstream_outcome, fusebox::Outcome::kFailure);
 }
 
 TEST(DecodeServiceTest, WithoutACopyTheAnswerDeadlineDoesNotCutTheWait) {

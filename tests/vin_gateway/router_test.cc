@@ -1088,6 +1088,46 @@ TEST(AccessLogTest, JsonLineIsOneObject) {
   EXPECT_TRUE(v.at("upstream_ms").is_null());
 }
 
+// What the replay reads (fusebox-sim replay): whether the request made its own call and what the
+// breaker recorded of it; absent when it made none, in both formats.
+TEST(AccessLogTest, LinesSayWhatTheRequestDidWithTheUpstream) {
+  fusebox::gateway::AccessRecord r;
+  r.status = "UPSTREAM_SLOW";
+  r.upstream = "call";
+  r.upstream_outcome = "timeout";
+  r.upstream_latency = 7s;
+  const std::string line = fusebox::gateway::FormatAccessRecord(
+      r, fusebox::gateway::LogFormat::kJson, fusebox::gateway::WallTime{});
+  const json::value v = json::parse(line);
+  EXPECT_EQ(v.at("upstream"), "call");
+  EXPECT_EQ(v.at("upstream_outcome"), "timeout");
+  const std::string text = fusebox::gateway::FormatAccessRecord(
+      r, fusebox::gateway::LogFormat::kText, fusebox::gateway::WallTime{});
+  EXPECT_TRUE(text.ends_with(" upstream=call upstream_outcome=timeout")) << text;
+  fusebox::gateway::AccessRecord none;
+  none.status = "OK";
+  const std::string plain = fusebox::gateway::FormatAccessRecord(
+      none, fusebox::gateway::LogFormat::kJson, fusebox::gateway::WallTime{});
+  EXPECT_FALSE(json::parse(plain).as_object().contains("upstream"));
+  EXPECT_EQ(fusebox::gateway::FormatAccessRecord(none, fusebox::gateway::LogFormat::kText,
+                                                 fusebox::gateway::WallTime{})
+                .find("upstream="),
+            std::string::npos);
+  const std::string late = fusebox::gateway::FormatLateCall("1FTMW1T88MFA00001", 4500ms, "success",
+                                                            "", fusebox::gateway::LogFormat::kJson,
+                                                            fusebox::gateway::WallTime{});
+  const json::value l = json::parse(late);
+  EXPECT_EQ(l.at("event"), "upstream_call");
+  EXPECT_EQ(l.at("vin"), "1FTMW1T88MFA00001");
+  EXPECT_EQ(l.at("upstream_outcome"), "success");
+  EXPECT_DOUBLE_EQ(l.at("upstream_ms").to_number<double>(), 4500);
+  EXPECT_EQ(fusebox::gateway::FormatLateCall("V", 20ms, "failure", "http 503",
+                                             fusebox::gateway::LogFormat::kText,
+                                             fusebox::gateway::WallTime{}),
+            "1970-01-01T00:00:00.000Z info upstream_call vin=V upstream=call "
+            "upstream_outcome=failure upstream_ms=20.0 upstream_error=\"http 503\"");
+}
+
 // Durations are plain numbers a person reads: milliseconds to the microsecond, no exponent.
 TEST(AccessLogTest, JsonDurationsHaveNoExponent) {
   fusebox::gateway::AccessRecord r;

@@ -21,6 +21,7 @@
 #include "core/decode_status.h"
 #include "core/vin.h"
 #include "fusebox/clock.h"
+#include "fusebox/outcome.h"
 
 namespace fusebox::gateway {
 
@@ -57,7 +58,10 @@ struct DecodeAnswer {
   fusebox::Duration retry_after{0};                   // for the Retry-After header
   std::optional<fusebox::Duration> upstream_latency;  // this request's flight called upstream
   bool joined = false;                                // a single-flight follower
-  std::string upstream_detail;                        // why the upstream call failed, for the log
+  bool led_call = false;  // this request was admitted and made the upstream call itself
+  // What the breaker recorded of that call (led_call), once it ended; the log's replay reads it.
+  std::optional<fusebox::Outcome> upstream_outcome;
+  std::string upstream_detail;  // why the upstream call failed, for the log
   // CIRCUIT_OPEN, CIRCUIT_HALF_OPEN: what the vehicle database did when it last failed (the
   // answer's `upstream_problem`, and the words of its message).
   UpstreamProblem upstream_problem = UpstreamProblem::kUnknown;

@@ -328,6 +328,14 @@ std::string FormatAccessRecord(const AccessRecord& record, LogFormat format, Wal
       line += " note="sv;
       AppendValue(line, record.note, 128);
     }
+    if (!record.upstream.empty()) {
+      line += " upstream="sv;
+      AppendValue(line, record.upstream, 32);
+    }
+    if (!record.upstream_outcome.empty()) {
+      line += " upstream_outcome="sv;
+      AppendValue(line, record.upstream_outcome, 32);
+    }
     return line;
   }
   // JSON: each field bounded, whoever filled the record (SanitizeUtf8 mends a cut UTF-8 sequence).
@@ -363,6 +371,12 @@ std::string FormatAccessRecord(const AccessRecord& record, LogFormat format, Wal
     if (!r.note.empty()) {
       o["note"] = SanitizeUtf8(r.note);
     }
+    if (!record.upstream.empty()) {
+      o["upstream"] = SanitizeUtf8(BoundedLogField(record.upstream, 32));
+    }
+    if (!record.upstream_outcome.empty()) {
+      o["upstream_outcome"] = SanitizeUtf8(BoundedLogField(record.upstream_outcome, 32));
+    }
     // The durations are written by hand: Boost.JSON prints every double with an exponent
     // (4E0, 1.4E0), which log tools read but people do not.
     std::string line = boost::json::serialize(o);
@@ -374,6 +388,42 @@ std::string FormatAccessRecord(const AccessRecord& record, LogFormat format, Wal
     line += '}';
     return PrintableJson(std::move(line));
   }
+}
+
+std::string FormatLateCall(std::string_view vin, fusebox::Duration latency,
+                           std::string_view outcome, std::string_view detail, LogFormat format,
+                           WallTime now) {
+  if (format == LogFormat::kJson) {
+    boost::json::object o;
+    o["ts"] = Timestamp(now);
+    o["level"] = "info";
+    o["event"] = "upstream_call";
+    o["vin"] = SanitizeUtf8(BoundedLogField(vin, 64));
+    o["upstream"] = "call";
+    o["upstream_outcome"] = SanitizeUtf8(BoundedLogField(outcome, 32));
+    if (!detail.empty()) {
+      o["upstream_error"] = SanitizeUtf8(BoundedLogField(detail, 512));
+    }
+    std::string line = boost::json::serialize(o);
+    line.pop_back();  // the closing brace
+    line += ",\"upstream_ms\":";
+    line += JsonMillis(latency);
+    line += '}';
+    return PrintableJson(std::move(line));
+  }
+  using std::string_view_literals::operator""sv;
+  std::string line = Timestamp(now);
+  line += " info upstream_call vin="sv;
+  AppendValue(line, vin, 64);
+  line += " upstream=call upstream_outcome="sv;
+  AppendValue(line, outcome, 32);
+  line += " upstream_ms="sv;
+  AppendMillis(line, latency, 1);
+  if (!detail.empty()) {
+    line += " upstream_error="sv;
+    AppendValue(line, detail, 512);
+  }
+  return line;
 }
 
 std::string FormatEvent(std::string_view level, std::string_view message, LogFormat format,

@@ -35,6 +35,14 @@ std::string BoundedLogField(std::string_view value, std::size_t max_bytes);
 
 std::string FormatAccessRecord(const AccessRecord& record, LogFormat format, WallTime now);
 
+// The line of a request's own upstream call that ended after its request was answered (the
+// answer deadline's UPSTREAM_LATE; DecodeServiceDeps::on_late_call): event `upstream_call` with
+// the VIN, `upstream` "call", `upstream_outcome`, `upstream_ms` and `upstream_error` as the
+// request's line would have had them. The line's time is the call's end.
+std::string FormatLateCall(std::string_view vin, fusebox::Duration latency,
+                           std::string_view outcome, std::string_view detail, LogFormat format,
+                           WallTime now);
+
 // A non-request event ("listening", "cache broken", "draining") in the same format.
 std::string FormatEvent(std::string_view level, std::string_view message, LogFormat format,
                         WallTime now);

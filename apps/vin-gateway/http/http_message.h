@@ -63,6 +63,11 @@ struct HttpResponse {
   std::string log_source;  // "live", "cache", "" ; "cache-stale" for stale copies
   std::optional<fusebox::Duration> upstream_latency;
   std::string log_detail;  // why the upstream call failed
+  // What the request did with the upstream: "call" (its own call), "joined" (another request's
+  // call, single-flight), "" (none); and what the breaker recorded of its own call ("success",
+  // "failure", "timeout", "ignored"; "" when none or not ended).
+  std::string log_upstream;
+  std::string log_upstream_outcome;
 
   // The bytes of the body: shared_body's when set, else body's.
   std::string_view body_bytes() const noexcept {

@@ -718,6 +718,8 @@ class HttpServer::Connection {
     record.source = std::move(response.log_source);
     record.upstream_latency = response.upstream_latency;
     record.detail = std::move(response.log_detail);
+    record.upstream = std::move(response.log_upstream);
+    record.upstream_outcome = std::move(response.log_upstream_outcome);
     if (write_ec == beast::error::timeout) {
       record.note = "the client took no answer within the write timeout";
     } else if (write_ec) {

@@ -93,8 +93,10 @@ struct AccessRecord {
   std::string vin;
   std::string source;
   std::optional<fusebox::Duration> upstream_latency;
-  std::string detail;  // why the upstream call failed ("" when it did not)
-  std::string note;    // what happened to the connection, when not an ordinary answer
+  std::string detail;            // why the upstream call failed ("" when it did not)
+  std::string note;              // what happened to the connection, when not an ordinary answer
+  std::string upstream;          // "call", "joined", "probe" or "" (HttpResponse::log_upstream)
+  std::string upstream_outcome;  // "success", "failure", "timeout", "ignored" or ""
   fusebox::Duration elapsed{0};
 };
 

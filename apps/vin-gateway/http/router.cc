@@ -80,6 +80,18 @@ HttpResponse NotJsonResponse(std::string_view content_type) {
                   content_type.substr(0, kShown), content_type.size() > kShown ? "..." : ""));
 }
 
+// The log's account of what `answer`'s request did with the upstream (HttpResponse::log_upstream).
+void SetLogUpstream(HttpResponse& response, const DecodeAnswer& answer) {
+  if (answer.led_call) {
+    response.log_upstream = "call";
+    if (answer.upstream_outcome) {
+      response.log_upstream_outcome = std::string(fusebox::ToString(*answer.upstream_outcome));
+    }
+  } else if (answer.joined) {
+    response.log_upstream = "joined";
+  }
+}
+
 }  // namespace
 
 HttpResponse AnswerResponse(DecodeAnswer answer) {
@@ -106,6 +118,7 @@ HttpResponse AnswerResponse(DecodeAnswer answer) {
   }
   response.upstream_latency = answer.upstream_latency;
   response.log_detail = std::move(answer.upstream_detail);
+  SetLogUpstream(response, answer);
   return response;
 }
 
@@ -305,10 +318,14 @@ net::awaitable<HttpResponse> Router::DecodeBatch(HttpRequest request) {
       co_await deps_.service.DecodeBatch(std::move(raw_vins), model_year, request.client);
   json::array results;
   std::optional<fusebox::Duration> latency;
+  const DecodeAnswer* call = nullptr;  // an answer of the batch's own upstream call
   for (const DecodeAnswer& answer : answers) {
     results.push_back(AnswerJson(answer));
     if (answer.upstream_latency) {
       latency = answer.upstream_latency;
+    }
+    if (answer.led_call && (call == nullptr || answer.upstream_outcome)) {
+      call = &answer;
     }
   }
   json::object body = StatusJson(TransportStatus::kOk, "Batch answered; see each result.");
@@ -316,6 +333,9 @@ net::awaitable<HttpResponse> Router::DecodeBatch(HttpRequest request) {
   HttpResponse response = JsonResponse(200, body, "OK");
   response.log_vin = fmt::format("batch:{}", answers.size());
   response.upstream_latency = latency;
+  if (call != nullptr) {
+    SetLogUpstream(response, *call);
+  }
   co_return response;
 }
 

@@ -309,6 +309,7 @@ net::awaitable<void> DecodeService::Finish(DecodeAnswer& answer, const Live& liv
                                            const std::string& key, int model_year,
                                            std::optional<DecodePtr> stored) {
   answer.upstream_latency = live.latency;
+  answer.upstream_outcome = live.outcome;
   answer.upstream_detail = live.detail;
   if (live.decode) {
     answer.status = DecodeStatus::kOk;
@@ -451,6 +452,14 @@ net::awaitable<DecodeService::Live> DecodeService::CallUpstream(fusebox::Admissi
   if (seen.called) {
     const Duration latency = latency_clock().Now() - start;
     live.latency = latency;
+    live.outcome = fusebox::Outcome::kIgnored;  // not classified, cancelled, local
+    if (result) {
+      live.outcome = fusebox::Outcome::kSuccess;
+    } else if (result.error().code == ReasonCode::kUpstreamSlow) {
+      live.outcome = fusebox::Outcome::kTimeout;
+    } else if (result.error().code == ReasonCode::kUpstreamError) {
+      live.outcome = fusebox::Outcome::kFailure;
+    }
     const bool timed_out = !result && result.error().code == ReasonCode::kUpstreamSlow;
     deps_.metrics.ObserveUpstream(timed_out ? UpstreamResult::kTimeout : seen.result, latency);
   }
@@ -538,8 +547,31 @@ net::awaitable<void> DecodeService::StoreThenRelease(DecodePtr decode) {
   leaders_running_.fetch_sub(1, std::memory_order_relaxed);
 }
 
+namespace {
+constexpr int kCallRunning = 0;
+constexpr int kCallEnded = 1;
+constexpr int kCallAnswered = 2;
+}  // namespace
+
+void DecodeService::CallEnded(CallNote& note, const Live& live) {
+  note.live = live;
+  if (note.state.exchange(kCallEnded, std::memory_order_acq_rel) == kCallAnswered &&
+      deps_.on_late_call && live.latency) {
+    deps_.on_late_call(LateCall{note.vin, *live.latency,
+                                live.outcome.value_or(fusebox::Outcome::kIgnored), live.detail});
+  }
+}
+
+void DecodeService::AnsweredBeforeCall(CallNote& note, DecodeAnswer& answer) {
+  if (note.state.exchange(kCallAnswered, std::memory_order_acq_rel) == kCallEnded) {
+    answer.upstream_latency = note.live.latency;
+    answer.upstream_outcome = note.live.outcome;
+  }
+}
+
 net::awaitable<void> DecodeService::Lead(Flights::Leader leader, std::string vin, int model_year,
-                                         fusebox::Admission admission) {
+                                         fusebox::Admission admission,
+                                         std::shared_ptr<CallNote> note) {
   Live live;
   // Built outside the co_await: GCC 12 rejects an initializer list inside one.
   std::vector<BatchItem> items;
@@ -553,6 +585,7 @@ net::awaitable<void> DecodeService::Lead(Flights::Leader leader, std::string vin
     live = Live{};
     live.error = Error{ReasonCode::kUpstreamError};
   }
+  CallEnded(*note, live);
   leader.Publish(std::move(live));
   leaders_running_.fetch_sub(1, std::memory_order_relaxed);
 }
@@ -607,6 +640,7 @@ net::awaitable<DecodeAnswer> DecodeService::Decode(Step step, std::string client
   for (;;) {
     Flights::Joined joined = flights_.Join(key);
     std::optional<Flights::Follower> follower;
+    std::shared_ptr<CallNote> note;  // this request's own call
     if (auto* leader = std::get_if<Flights::Leader>(&joined)) {
       if (std::optional<Duration> wait = deps_.limiter.TryTake(client)) {
         leader->Abandon();  // this client's refusal; followers re-join and one of them leads
@@ -630,8 +664,11 @@ net::awaitable<DecodeAnswer> DecodeService::Decode(Step step, std::string client
       }
       follower = leader->follower();
       leaders_running_.fetch_add(1, std::memory_order_relaxed);
+      note = std::make_shared<CallNote>();
+      note->vin = answer.vin;
+      answer.led_call = true;
       net::co_spawn(executor,
-                    Lead(std::move(*leader), answer.vin, model_year, std::move(*admission)),
+                    Lead(std::move(*leader), answer.vin, model_year, std::move(*admission), note),
                     net::detached);
     } else {
       follower = std::get<Flights::Follower>(joined);
@@ -647,12 +684,18 @@ net::awaitable<DecodeAnswer> DecodeService::Decode(Step step, std::string client
       // cache; this user gets the copy now. The stale copy is the younger of the lookup's and
       // what the front holds now.
       AnswerLate(answer, Younger(std::move(lookup.any_age), hot_.Get(key)), model_year);
+      if (note) {
+        AnsweredBeforeCall(*note, answer);
+      }
       co_return answer;
     }
     if (!wait.result) {
       Live late;
       late.error = Error{ReasonCode::kUpstreamSlow};
       co_await Finish(answer, late, key, model_year);
+      if (note) {
+        AnsweredBeforeCall(*note, answer);
+      }
       co_return answer;
     }
     const Flights::FlightResult& result = *wait.result;
@@ -724,7 +767,8 @@ net::awaitable<DecodeService::FlightWait> DecodeService::AwaitFlight(Flights::Fo
 
 net::awaitable<void> DecodeService::RunBatchCall(fusebox::Admission admission,
                                                  std::vector<BatchItem> items,
-                                                 std::shared_ptr<BatchChannel> channel) {
+                                                 std::shared_ptr<BatchChannel> channel,
+                                                 std::shared_ptr<CallNote> note) {
   auto flight = std::make_shared<BatchFlight>();
   try {
     flight->live = co_await CallUpstream(std::move(admission), std::move(items),
@@ -735,6 +779,7 @@ net::awaitable<void> DecodeService::RunBatchCall(fusebox::Admission admission,
     flight->live = Live{};
     flight->live.error = Error{ReasonCode::kUpstreamError};
   }
+  CallEnded(*note, flight->live);
   channel->try_send(boost::system::error_code{}, std::move(flight));
   leaders_running_.fetch_sub(1, std::memory_order_relaxed);
 }
@@ -817,7 +862,13 @@ net::awaitable<std::vector<DecodeAnswer>> DecodeService::DecodeBatch(
     const net::any_io_executor executor = co_await net::this_coro::executor;
     auto channel = std::make_shared<BatchChannel>(executor, 1);
     leaders_running_.fetch_add(1, std::memory_order_relaxed);
-    net::co_spawn(executor, RunBatchCall(std::move(*admission), items, channel), net::detached);
+    auto note = std::make_shared<CallNote>();
+    note->vin = fmt::format("batch:{}", items.size());
+    for (std::size_t i : pending) {
+      answers[i].led_call = true;
+    }
+    net::co_spawn(executor, RunBatchCall(std::move(*admission), items, channel, note),
+                  net::detached);
     const bool any_fallback =
         deps_.offline != nullptr ||
         std::any_of(pending.begin(), pending.end(), [&](std::size_t i) { return stored[i]; });
@@ -845,6 +896,7 @@ net::awaitable<std::vector<DecodeAnswer>> DecodeService::DecodeBatch(
           }
         }
         if (!waiting) {
+          AnsweredBeforeCall(*note, answers[pending.front()]);
           co_return answers;
         }
       }
@@ -869,6 +921,7 @@ net::awaitable<std::vector<DecodeAnswer>> DecodeService::DecodeBatch(
     }
     Live mine;
     mine.latency = live.latency;
+    mine.outcome = live.outcome;
     mine.error = live.error;
     mine.detail = live.detail;
     mine.local = live.local;

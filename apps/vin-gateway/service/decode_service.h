@@ -79,6 +79,16 @@ struct DecodeServiceOptions {
   fusebox::Duration answer_deadline = fusebox::Duration::zero();
 };
 
+// A request's own upstream call that ended after its request was answered (UPSTREAM_LATE: the
+// answer deadline served a copy): what the call did, for the log, where the request's own line
+// could not say it.
+struct LateCall {
+  std::string vin;  // the VIN, or "batch:N" for a batch's call of N VINs
+  fusebox::Duration latency{0};
+  fusebox::Outcome outcome = fusebox::Outcome::kIgnored;  // what the breaker recorded
+  std::string detail;                                     // why it failed, "" when it did not
+};
+
 struct DecodeServiceDeps {
   Cache& cache;
   VpicClient& client;
@@ -95,6 +105,9 @@ struct DecodeServiceDeps {
   // Measures upstream latency for the log and the histogram; null: `clock`. The breaker's clock
   // may be coarse (a kernel tick, 4 ms): a 1.4 ms call read as 0 there.
   fusebox::Clock* latency_clock = nullptr;
+  // Told of every request's own upstream call that ended after its request was answered (an
+  // answer deadline's UPSTREAM_LATE); may be empty.
+  std::function<void(const LateCall&)> on_late_call = nullptr;
 };
 
 class DecodeService {
@@ -176,6 +189,16 @@ class DecodeService {
     std::optional<fusebox::Duration> latency;  // set when an upstream call was made
     std::string detail;                        // why the upstream call failed, for the log
     bool local = false;  // the gateway's own shortage (LOCAL_OVERLOADED), not `error`
+    std::optional<fusebox::Outcome> outcome;  // what the breaker recorded, when a call was made
+  };
+
+  // A request's own call, shared by the request and the coroutine making the call, so that a
+  // call that ends after its request was answered (the answer deadline) still reaches the log
+  // (on_late_call), and one that ended just before reaches the request's line.
+  struct CallNote {
+    std::atomic<int> state{0};  // kCallRunning, kCallEnded, kCallAnswered
+    std::string vin;            // LateCall::vin
+    Live live;                  // written before `state` becomes kCallEnded
   };
 
  private:
@@ -189,7 +212,12 @@ class DecodeService {
   };
 
   boost::asio::awaitable<void> Lead(Flights::Leader leader, std::string vin, int model_year,
-                                    fusebox::Admission admission);
+                                    fusebox::Admission admission, std::shared_ptr<CallNote> note);
+  // The call of `note` ended with `live`: logged as a LateCall when its request was answered.
+  void CallEnded(CallNote& note, const Live& live);
+  // The request of `note` is answered before its call ended, as far as it knows: the call's
+  // latency and outcome go to `answer` when it did end meanwhile, else to the log when it ends.
+  static void AnsweredBeforeCall(CallNote& note, DecodeAnswer& answer);
   // A batch's upstream call, on its own: what it produced goes to `channel` (one message).
   struct BatchFlight {
     Live live;
@@ -199,7 +227,8 @@ class DecodeService {
       boost::system::error_code, std::shared_ptr<BatchFlight>)>;
   boost::asio::awaitable<void> RunBatchCall(fusebox::Admission admission,
                                             std::vector<BatchItem> items,
-                                            std::shared_ptr<BatchChannel> channel);
+                                            std::shared_ptr<BatchChannel> channel,
+                                            std::shared_ptr<CallNote> note);
   // The right to make one upstream call: the cap's slot, the breaker's permit and the throttle's
   // ticket (fusebox::Admit's order: a call that cannot run never takes the probe slot).
   fusebox::Result<fusebox::Admission> Admit(fusebox::Priority priority);
