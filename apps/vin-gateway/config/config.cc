@@ -645,25 +645,8 @@ std::optional<ConfigError> ApplyLogFormat(GatewayConfig& config, std::string_vie
 // ---- the breaker's settings: the library's table (fusebox/breaker_settings.h) ----
 
 // The gateway's names before it took the library's, still read (flag and TOML key).
-struct OldName {
-  std::string_view setting;
-  std::string_view flag;
-  std::string_view key;
-};
-constexpr OldName kOldBreakerNames[] = {
-    {"trip", "--policy", "policy"},
-    {"window_size", "--window", "window"},
-    {"failure_rate_threshold", "--failure-rate", "failure_rate"},
-    {"slow_call_rate_threshold", "--slow-call-rate", "slow_call_rate"},
-    {"inflight_slow_accounting", "--count-in-flight-slow", "count_in_flight_slow"},
-    {"half_open_max_probes", "--half-open-probes", "half_open_probes"},
-    {"half_open_successes", "--probes-to-close", "probes_to_close"},
-    {"cooldown_multiplier", "--cooldown-growth", "cooldown_growth"},
-    {"cooldown_max", "--max-cooldown", "max_cooldown"},
-};
-
-const OldName* OldNameOf(std::string_view setting) {
-  for (const OldName& old : kOldBreakerNames) {
+const fusebox::app::OldBreakerName* OldNameOf(std::string_view setting) {
+  for (const fusebox::app::OldBreakerName& old : fusebox::app::OldBreakerNames()) {
     if (old.setting == setting) {
       return &old;
     }
@@ -671,94 +654,13 @@ const OldName* OldNameOf(std::string_view setting) {
   return nullptr;
 }
 
-// window_size as a duration: whole seconds (the time window keeps one-second buckets).
-std::optional<ConfigError> ApplyWindowDuration(GatewayConfig& config, std::string_view flag,
-                                               std::string_view value) {
-  const std::optional<Duration> d = ParseDuration(value);
-  if (!d) {
-    return Malformed(flag, value,
-                     "a number (calls; seconds with time_window) or a duration such as 60s");
-  }
-  if (*d % seconds(1) != Duration::zero()) {
-    return ConfigError{std::string(flag),
-                       fmt::format("{} must be whole seconds (the window is kept in one-second "
-                                   "buckets), got {}",
-                                   flag, FormatDuration(*d))};
-  }
-  config.breaker.window_size = static_cast<std::uint32_t>(std::min<std::int64_t>(
-      std::chrono::duration_cast<seconds>(*d).count(), std::numeric_limits<std::uint32_t>::max()));
-  config.window_size_given_as_duration = true;
-  return std::nullopt;
-}
-
 // One breaker setting's text, read as its type into config.breaker (syntax only: the range is
-// the library's Validate()).
+// the library's Validate()); the gateway's reading, shared with fusebox-sim (common/).
 std::optional<ConfigError> ApplyBreakerSetting(GatewayConfig& config,
                                                const fusebox::BreakerSetting& setting,
                                                std::string_view flag, std::string_view value) {
-  fusebox::SettingValue parsed;
-  switch (setting.type) {
-    case fusebox::SettingType::kTripPolicy: {
-      const std::optional<fusebox::TripPolicy> trip = fusebox::ParseTripPolicy(value);
-      if (!trip) {
-        return ConfigError{std::string(flag),
-                           fmt::format("{} must be consecutive, count_window or time_window, "
-                                       "got '{}'",
-                                       flag, value)};
-      }
-      parsed = *trip;
-      break;
-    }
-    case fusebox::SettingType::kProbeMode: {
-      const std::optional<fusebox::ProbeMode> mode = fusebox::ParseProbeMode(value);
-      if (!mode) {
-        return ConfigError{std::string(flag),
-                           fmt::format("{} must be passive or active, got '{}'", flag, value)};
-      }
-      parsed = *mode;
-      break;
-    }
-    case fusebox::SettingType::kCount: {
-      const auto n = ParseUnsigned<std::uint64_t>(value);
-      if (!n && setting.name == "window_size") {
-        return ApplyWindowDuration(config, flag, value);
-      }
-      if (!n) {
-        return Malformed(flag, value, "a whole number");
-      }
-      // Larger than 32 bits: the largest it holds, which the range check then refuses.
-      parsed = static_cast<std::uint32_t>(
-          std::min<std::uint64_t>(*n, std::numeric_limits<std::uint32_t>::max()));
-      if (setting.name == "window_size") {
-        config.window_size_given_as_duration = false;
-      }
-      break;
-    }
-    case fusebox::SettingType::kNumber: {
-      const auto d = ParseDouble(value);
-      if (!d) {
-        return Malformed(flag, value, "a number");
-      }
-      parsed = *d;
-      break;
-    }
-    case fusebox::SettingType::kDuration: {
-      const std::optional<Duration> d = ParseDuration(value);
-      if (!d) {
-        return Malformed(flag, value, "a duration such as 500ms, 7s, 20m, 1h or 30d");
-      }
-      parsed = *d;
-      break;
-    }
-    case fusebox::SettingType::kBool:
-      if (value != "true" && value != "false") {
-        return Malformed(flag, value, "true or false");
-      }
-      parsed = value == "true";
-      break;
-  }
-  fusebox::SetSetting(config.breaker, setting, parsed);
-  return std::nullopt;
+  return fusebox::app::ReadBreakerText(config.breaker, setting, flag, value,
+                                       config.window_size_given_as_duration);
 }
 
 constexpr Duration::rep kMs = 1'000'000;
@@ -937,7 +839,7 @@ const std::vector<Setting>& Settings() {
     for (const fusebox::BreakerSetting& b : breaker) {
       const std::string_view flag = text.emplace_back(FlagOf(b.name));
       const std::string_view help = text.emplace_back(BreakerHelp(b));
-      const OldName* old = OldNameOf(b.name);
+      const fusebox::app::OldBreakerName* old = OldNameOf(b.name);
       Setting row{flag,
                   b.name,
                   help,
@@ -1018,28 +920,7 @@ std::optional<Duration> ParseDuration(std::string_view text) {
   return std::chrono::duration_cast<Duration>(*parsed);
 }
 
-std::string FormatDuration(Duration d) {
-  const auto ns = d.count();
-  struct Unit {
-    Duration::rep ns;
-    std::string_view suffix;
-  };
-  constexpr Unit kUnits[] = {{86'400'000'000'000, "d"}, {3'600'000'000'000, "h"},
-                             {60'000'000'000, "m"},     {1'000'000'000, "s"},
-                             {1'000'000, "ms"},         {1'000, "us"}};
-  if (ns == 0) {
-    return "0s";
-  }
-  for (const Unit& u : kUnits) {
-    if (ns % u.ns == 0) {
-      return fmt::format("{}{}", ns / u.ns, u.suffix);
-    }
-  }
-  // Below the grammar's microsecond (never from ParseDuration): seconds with nine decimals, which
-  // parse back rounded to the microsecond. The grammar has no "ns": "1184467000ns" would not
-  // parse at all (what the config fuzzer found).
-  return fmt::format("{}.{:09}s", ns / 1'000'000'000, ns % 1'000'000'000);
-}
+std::string FormatDuration(Duration d) { return fusebox::app::FormatFlagDuration(d); }
 
 fusebox::CircuitBreakerConfig GatewayConfig::RedisBreakerConfig() const {
   fusebox::CircuitBreakerConfig redis;

@@ -36,6 +36,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/gateway_breaker.h"
 #include "core/log_format.h"
 #include "core/vin.h"
 #include "fusebox/circuit_breaker.h"
@@ -81,16 +82,7 @@ struct GatewayConfig {
   // gateway's own probe every 2 s under a 2 s budget, never a user's request. `cooldown` (20 s)
   // applies with --probe-mode passive.
   static fusebox::CircuitBreakerConfig DefaultBreaker() {
-    fusebox::CircuitBreakerConfig breaker;
-    breaker.failure_threshold = 3;
-    breaker.slow_call_duration = std::chrono::seconds(3);
-    breaker.cooldown = std::chrono::seconds(20);
-    breaker.half_open_successes = 1;
-    breaker.inflight_slow_accounting = true;
-    breaker.probe_mode = fusebox::ProbeMode::kActive;
-    breaker.probe_interval = std::chrono::seconds(2);
-    breaker.probe_budget = std::chrono::seconds(2);
-    return breaker;
+    return fusebox::app::GatewayBreakerDefaults();  // shared with fusebox-sim's replay
   }
   // --max-in-flight: upstream calls at once: a number (a fixed cap, the bulkhead) or `auto` (an
   // adaptive limit, fusebox::AdaptiveLimit, that starts at 16 and moves between
