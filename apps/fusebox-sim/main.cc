@@ -3,6 +3,7 @@
 //   fusebox-sim run SCENARIO.toml [--format text|json|csv|markdown] [--plot FILE.svg] [--seed N]
 //   fusebox-sim sweep SCENARIO.toml --param KEY=FROM:TO:STEP [--param ...] [--format csv|json|text]
 //                     [--plot FILE.svg] [--jobs N]
+//   fusebox-sim replay --log ACCESS_LOG [--config GATEWAY.toml] [--json OUT] [--plot OUT.svg]
 //   fusebox-sim format      (every scenario key, from the loader's tables)
 //   fusebox-sim --version
 //
@@ -26,6 +27,7 @@
 #include "format_keys.h"
 #include "fusebox/version.h"
 #include "plot.h"
+#include "replay_cli.h"
 #include "report.h"
 #include "scenario.h"
 #include "simulator.h"
@@ -142,7 +144,15 @@ EXAMPLES
   $ fusebox-sim run scenarios/lesson5.toml
   $ fusebox-sim run scenarios/probe_cap.toml --format json --plot probe_cap.svg
   $ fusebox-sim sweep scenarios/cooldown_tradeoff.toml --param breaker.cooldown=1s:30s:1s
+  $ fusebox-sim replay --log gateway.log --config vin-gateway.toml --plot replay.svg
   $ fusebox-sim format
+
+REPLAY (see docs/replay.md)
+  replay reads vin-gateway's JSON log (--log-format json) and replays its decode requests
+  through a gateway config: transitions, users refused, served or served stale, calls sent to
+  vPIC while it failed, recovery delay after each revival; the log's own beside a pessimistic
+  and an optimistic reading of what vPIC did where it was not observed. Malformed lines are
+  named (file:line) on stderr and skipped.
 )";
 
 // --help-all: each subcommand under a heading of its own ("run: Run a scenario ...:"), its
@@ -385,6 +395,8 @@ int Main(int argc, char** argv) {
   sweep->add_option("--seed", sweep_args.seed, "Replace the scenario's seed");
   sweep->add_option("--variant", sweep_args.variant, "Sweep this [[variant]] instead of the base");
 
+  fusebox::sim::ReplayCommands replay_commands(app);
+
   CLI::App* format = app.add_subcommand(
       "format", "Print every key of a scenario file, from the tables the loader reads it with");
 
@@ -396,6 +408,9 @@ int Main(int argc, char** argv) {
   }
   if (run->parsed()) {
     return Run(run_args);
+  }
+  if (replay_commands.parsed()) {
+    return replay_commands.Run();
   }
   if (format->parsed()) {
     fmt::print("{}", fusebox::sim::ScenarioKeysText());

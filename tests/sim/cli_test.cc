@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <string>
 
 #include "fusebox/version.h"
@@ -290,6 +291,42 @@ TEST(CliTest, FormatPrintsTheKeysOfEveryTable) {
     EXPECT_THAT(out.output, HasSubstr(text));
   }
   EXPECT_EQ(RunSim("format extra").status, 2);
+}
+
+// replay: the table on stdout, the JSON the contract names, a malformed line named by its number
+// on stderr while the rest is replayed, and a config that does not read refused with its line.
+TEST(CliTest, ReplayPrintsTheTableWritesJsonAndNamesMalformedLines) {
+  const std::string data = std::string(FUSEBOX_SOURCE_DIR) + "/tests/data/replay/";
+  std::string log;
+  {
+    std::ifstream in(data + "errors.log");
+    std::string line;
+    for (int n = 1; std::getline(in, line); ++n) {
+      log += (n == 5 ? std::string("not json at all") : line) + "\n";
+    }
+  }
+  const std::string log_path = WriteScenario("replay.log", log);
+  const std::string json_path = ::testing::TempDir() + "replay.json";
+  const Outcome out = RunSim("replay --log '" + log_path + "' --config '" + data +
+                                 "errors.toml' --json '" + json_path + "'",
+                             /*stderr_too=*/false);
+  EXPECT_EQ(out.status, 0);
+  EXPECT_THAT(out.output, HasSubstr("recorded pessimistic  optimistic"));
+  EXPECT_THAT(out.output, HasSubstr("CLOSED -> OPEN  (consecutive_failures)"));
+  EXPECT_THAT(RunSimStderr("replay --log '" + log_path + "'").output,
+              HasSubstr("replay.log:5: not JSON"));
+  std::ifstream json_in(json_path);
+  const std::string json((std::istreambuf_iterator<char>(json_in)), {});
+  for (const char* key : {"\"transitions\": [{\"t\": ", "\"from\": \"CLOSED\"", "\"refused\": ",
+                          "\"served\": ", "\"upstream_calls\": ", "\"readings\"", "\"recorded\""}) {
+    EXPECT_THAT(json, HasSubstr(key));
+  }
+  const std::string bad =
+      WriteScenario("bad-gateway.toml", "cache = \"memory\"\ncooldown = \"x\"\n");
+  const Outcome refused = RunSim("replay --log '" + log_path + "' --config '" + bad + "'");
+  EXPECT_EQ(refused.status, 1);
+  EXPECT_THAT(refused.output, HasSubstr("bad-gateway.toml:2:12: cooldown: "));
+  EXPECT_THAT(RunSim("--help").output, HasSubstr("replay"));
 }
 
 }  // namespace
