@@ -4,6 +4,7 @@
 //   fusebox-sim sweep SCENARIO.toml --param KEY=FROM:TO:STEP [--param ...] [--format csv|json|text]
 //                     [--plot FILE.svg] [--jobs N]
 //   fusebox-sim replay --log ACCESS_LOG [--config GATEWAY.toml] [--json OUT] [--plot OUT.svg]
+//   fusebox-sim advise --log ACCESS_LOG [--config GATEWAY.toml] [--param KEY=V1,V2,...]
 //   fusebox-sim format      (every scenario key, from the loader's tables)
 //   fusebox-sim --version
 //
@@ -145,14 +146,16 @@ EXAMPLES
   $ fusebox-sim run scenarios/probe_cap.toml --format json --plot probe_cap.svg
   $ fusebox-sim sweep scenarios/cooldown_tradeoff.toml --param breaker.cooldown=1s:30s:1s
   $ fusebox-sim replay --log gateway.log --config vin-gateway.toml --plot replay.svg
+  $ fusebox-sim advise --log gateway.log --config vin-gateway.toml --plot advice.svg
   $ fusebox-sim format
 
-REPLAY (see docs/replay.md)
+REPLAY AND ADVISE (see docs/replay.md)
   replay reads vin-gateway's JSON log (--log-format json) and replays its decode requests
   through a gateway config: transitions, users refused, served or served stale, calls sent to
   vPIC while it failed, recovery delay after each revival; the log's own beside a pessimistic
   and an optimistic reading of what vPIC did where it was not observed. Malformed lines are
-  named (file:line) on stderr and skipped.
+  named (file:line) on stderr and skipped. advise replays a grid of breaker settings and prints
+  the trade-off front and its picks as the breaker part of the gateway's config file.
 )";
 
 // --help-all: each subcommand under a heading of its own ("run: Run a scenario ...:"), its

@@ -1,16 +1,21 @@
 #include "replay_cli.h"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <mutex>
+#include <thread>
 
+#include "advise.h"
 #include "common/duration.h"
 #include "gateway_config.h"
 #include "replay.h"
 #include "replay_log.h"
 #include "replay_report.h"
+#include "sweep.h"
 
 namespace fusebox::sim {
 namespace {
@@ -98,11 +103,40 @@ ReplayCommands::ReplayCommands(CLI::App& app) {
   replay_->add_option("--slow", args_.slow,
                       "What counts as a slow answer (users waited, vPIC failing), e.g. 2s "
                       "(default: the config's slow_call_duration)");
+
+  advise_ = app.add_subcommand(
+      "advise",
+      "Replay a vin-gateway JSON log through a grid of breaker settings and recommend the "
+      "trade-off front");
+  advise_->add_option("--log", args_.log, "The gateway's log (--log-format json)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  advise_
+      ->add_option("--config", args_.config,
+                   "The gateway config the grid varies (TOML; default: the gateway's defaults)")
+      ->check(CLI::ExistingFile);
+  advise_->add_option("--param", args_.params,
+                      "KEY=V1,V2,... a breaker key's values (repeatable; replaces the default "
+                      "grid)");
+  advise_
+      ->add_option("--reading", args_.reading,
+                   "both (default: the worse of the two), pessimistic or optimistic")
+      ->check(CLI::IsMember({"both", "pessimistic", "optimistic"}));
+  advise_->add_option("--picks", args_.picks, "Configurations recommended, at most (default 5)")
+      ->check(CLI::Range(1U, 100U));
+  advise_->add_option("--json", args_.json, "Also write every point as JSON to this file");
+  advise_->add_option("--plot", args_.plot, "Also write an SVG of the front to this file");
+  advise_->add_option("--jobs", args_.jobs, "Threads, >= 1 (default: the number of cores)")
+      ->check(CLI::Range(1U, 1024U));
+  advise_->add_option("--breaker", args_.breaker, "Whose transition lines to read (default vpic)");
+  advise_->add_option("--slow", args_.slow,
+                      "What counts as a slow answer for every candidate, e.g. 2s (default: the "
+                      "config's slow_call_duration)");
 }
 
-bool ReplayCommands::parsed() const { return replay_->parsed(); }
+bool ReplayCommands::parsed() const { return replay_->parsed() || advise_->parsed(); }
 
-int ReplayCommands::Run() const { return Replay(); }
+int ReplayCommands::Run() const { return replay_->parsed() ? Replay() : Advise(); }
 
 int ReplayCommands::Replay() const {
   std::optional<GatewaySettings> settings = ReadConfig(args_.config);
@@ -150,6 +184,61 @@ int ReplayCommands::Replay() const {
     return kExitOutput;
   }
   if (!args_.plot.empty() && !WriteTo(args_.plot, ReplaySvg(report))) {
+    return kExitOutput;
+  }
+  return 0;
+}
+
+int ReplayCommands::Advise() const {
+  std::optional<GatewaySettings> settings = ReadConfig(args_.config);
+  if (!settings) {
+    return kExitBadInput;
+  }
+  const std::optional<std::optional<Duration>> slow = ReadSlow(args_.slow);
+  if (!slow) {
+    return kExitBadInput;
+  }
+  AdviseOptions options;
+  options.slow = *slow;
+  for (const std::string& text : args_.params) {
+    auto axis = ParseAxis(text);
+    if (!axis) {
+      fmt::print(stderr, "fusebox-sim: {}\n", axis.error());
+      return kExitBadInput;
+    }
+    options.axes.push_back(std::move(*axis));
+  }
+  options.jobs = args_.jobs > 0 ? args_.jobs : std::max(1U, std::thread::hardware_concurrency());
+  options.judge = args_.reading == "pessimistic"  ? Judge::kPessimistic
+                  : args_.reading == "optimistic" ? Judge::kOptimistic
+                                                  : Judge::kBoth;
+  options.picks = args_.picks;
+  double seconds = 0;
+  std::optional<Incident> incident = ReadLog(args_.log, args_.breaker, seconds);
+  if (!incident) {
+    return kExitBadInput;
+  }
+  ProgressLine progress(stderr);
+  std::function<void(std::size_t, std::size_t)> on_progress;
+  std::mutex progress_mutex;  // the workers report
+  if (isatty(STDERR_FILENO) != 0) {
+    on_progress = [&progress, &progress_mutex](std::size_t done, std::size_t total) {
+      const std::lock_guard<std::mutex> lock(progress_mutex);
+      progress.Draw(done, total);
+    };
+  }
+  auto advice = fusebox::sim::Advise(*incident, *settings, options, on_progress);
+  progress.Close();
+  if (!advice) {
+    fmt::print(stderr, "fusebox-sim: {}\n", advice.error());
+    return kExitBadInput;
+  }
+  fmt::print("{}", AdviceText(*advice, *incident));
+  std::fflush(stdout);
+  if (!args_.json.empty() && !WriteTo(args_.json, AdviceJson(*advice, *incident))) {
+    return kExitOutput;
+  }
+  if (!args_.plot.empty() && !WriteTo(args_.plot, AdviceSvg(*advice, *incident))) {
     return kExitOutput;
   }
   return 0;

@@ -329,4 +329,21 @@ TEST(CliTest, ReplayPrintsTheTableWritesJsonAndNamesMalformedLines) {
   EXPECT_THAT(RunSim("--help").output, HasSubstr("replay"));
 }
 
+// advise: the front and its picks as config lines; a --param that names no breaker key is refused.
+TEST(CliTest, AdvisePrintsTheFrontAndItsPicks) {
+  const std::string data = std::string(FUSEBOX_SOURCE_DIR) + "/tests/data/replay/";
+  const Outcome out =
+      RunSim("advise --log '" + data + "errors.log' --config '" + data +
+                 "errors.toml' --param failure_threshold=1,3,10 --param cooldown=1s,5s --jobs 2",
+             /*stderr_too=*/false);
+  EXPECT_EQ(out.status, 0);
+  EXPECT_THAT(out.output, HasSubstr("6 configurations replayed"));
+  EXPECT_THAT(out.output, HasSubstr("# balanced"));
+  EXPECT_THAT(out.output, HasSubstr("probe_mode = \"passive\""));
+  const Outcome bad = RunSim("advise --log '" + data + "errors.log' --param listen=a,b");
+  EXPECT_EQ(bad.status, 1);
+  EXPECT_THAT(bad.output, HasSubstr("--param listen: not a breaker setting"));
+  EXPECT_THAT(RunSim("--help").output, HasSubstr("advise"));
+}
+
 }  // namespace

@@ -1,6 +1,7 @@
-// fusebox-sim replay in process: the log reader (times, malformed lines), the reading
-// of a gateway config file, the readings of vPIC's unobserved gaps, and faithfulness on the logs
-// the integration test recorded (tests/data/replay/).
+// fusebox-sim replay and advise in process: the log reader (times, malformed lines), the reading
+// of a gateway config file, the readings of vPIC's unobserved gaps, faithfulness on the logs the
+// integration test recorded (tests/data/replay/), and the advisor's front on a synthetic log
+// whose best settings are known.
 #include <cmath>
 #include <cstdlib>
 #include <sstream>
@@ -10,6 +11,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "advise.h"
 #include "common/gateway_breaker.h"
 #include "gateway_config.h"
 #include "replay.h"
@@ -254,5 +256,57 @@ void ExpectFaithful(const std::string& name) {
 TEST(ReplayFaithfulnessTest, ARecordedHang) { ExpectFaithful("hang"); }
 TEST(ReplayFaithfulnessTest, ARecordedErrorPeriod) { ExpectFaithful("errors"); }
 TEST(ReplayFaithfulnessTest, ARecordedFlappingUpstream) { ExpectFaithful("flapping"); }
+
+// ---- the advisor ----
+
+// Ten decodes a second for a minute, each its own call (the gateway that logged it never
+// opened): two lone failures at 5 s and 15 s, and vPIC failing from 30 s to 40 s. A threshold
+// of 1 sends the fewest calls into the outage but opens on each lone failure (users refused,
+// recovery slower); 3 rides the lone failures out; 10 sends more calls into the outage than 3
+// and refuses no fewer users: it is off the front.
+TEST(AdviseTest, TheFrontOfASyntheticLogIsTheKnownOne) {
+  std::string log;
+  int n = 0;
+  for (Micros ms = 0; ms < 60'000; ms += 100) {
+    const bool failing = ms == 5'000 || ms == 15'000 || (ms >= 30'000 && ms < 40'000);
+    log += CallLine(ms + 20, n++, 20, failing ? Outcome::kFailure : Outcome::kSuccess) + "\n";
+  }
+  const Incident incident = Read(log);
+  auto base = Config("failure_threshold = 1000000\nprobe_interval = \"2s\"\n");
+  fusebox::sim::AdviseOptions options;
+  options.axes = {{"failure_threshold", {"1", "3", "10"}}};
+  options.jobs = 2;
+  auto advice = fusebox::sim::Advise(incident, base, options, {});
+  ASSERT_TRUE(advice) << advice.error();
+  ASSERT_EQ(advice->candidates.size(), 3U);
+  const auto& one = advice->candidates[0];
+  const auto& three = advice->candidates[1];
+  const auto& ten = advice->candidates[2];
+  EXPECT_TRUE(one.front);
+  EXPECT_TRUE(three.front);
+  EXPECT_FALSE(ten.front);
+  EXPECT_LT(one.sick_calls, three.sick_calls);
+  EXPECT_LT(three.sick_calls, ten.sick_calls);
+  EXPECT_LT(three.hurt, one.hurt);
+  EXPECT_LT(three.delay, one.delay);
+  // The given config never opens: every failing call reaches vPIC.
+  EXPECT_EQ(advice->base.sick_calls, 2U + 100U);
+  ASSERT_FALSE(advice->picks.empty());
+  bool least_load = false;
+  for (const auto& [why, index] : advice->picks) {
+    if (why.find("least load") != std::string::npos) {
+      least_load = true;
+      EXPECT_EQ(index, 0U);
+    }
+    if (why.find("fewest users hurt") != std::string::npos) {
+      EXPECT_EQ(index, 1U);
+    }
+  }
+  EXPECT_TRUE(least_load);
+  const std::string text = fusebox::sim::AdviceText(*advice, incident);
+  // Each pick as the breaker part of the gateway's config: 3 is the gateway's default.
+  EXPECT_NE(text.find(" s)\nfailure_threshold = 1\n\n"), std::string::npos) << text;
+  EXPECT_NE(text.find(" s)\n# (the gateway's defaults)\n"), std::string::npos) << text;
+}
 
 }  // namespace
