@@ -548,9 +548,9 @@ net::awaitable<void> DecodeService::StoreThenRelease(DecodePtr decode) {
 }
 
 namespace {
-constexpr int kCallRunning = 0;
-constexpr int kCallEnded = 1;
-constexpr int kCallAnswered = 2;
+// CallNote::state: 0 while the call runs and its request waits, then one of these.
+constexpr int kCallEnded = 1;     // the call ended first
+constexpr int kCallAnswered = 2;  // the request was answered first
 }  // namespace
 
 void DecodeService::CallEnded(CallNote& note, const Live& live) {

@@ -196,7 +196,7 @@ class DecodeService {
   // call that ends after its request was answered (the answer deadline) still reaches the log
   // (on_late_call), and one that ended just before reaches the request's line.
   struct CallNote {
-    std::atomic<int> state{0};  // kCallRunning, kCallEnded, kCallAnswered
+    std::atomic<int> state{0};  // 0: running; then ended, or answered first (decode_service.cc)
     std::string vin;            // LateCall::vin
     Live live;                  // written before `state` becomes kCallEnded
   };
