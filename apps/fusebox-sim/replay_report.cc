@@ -242,7 +242,8 @@ std::string ReplaySvg(const ReplayReport& report) {
   scenario.phases = RebuiltPhases(in, report.settings.breaker.effective_slow_call_duration());
   std::vector<Scenario> scenarios = {scenario, scenario};
   std::vector<RunResult> runs = {
-      AsRunResult(report.recorded, "recorded (the log)", in.end),
+      AsRunResult(report.recorded, "recorded: the log (the line below: the candidate's settings)",
+                  in.end),
       AsRunResult(report.pessimistic, "candidate, pessimistic reading", in.end)};
   if (report.pessimistic.read_gaps) {
     scenarios.push_back(scenario);
