@@ -155,7 +155,8 @@ REPLAY AND ADVISE (see docs/replay.md)
   vPIC while it failed, recovery delay after each revival; the log's own beside a pessimistic
   and an optimistic reading of what vPIC did where it was not observed. Malformed lines are
   named (file:line) on stderr and skipped. advise replays a grid of breaker settings and prints
-  the trade-off front and its picks as the breaker part of the gateway's config file.
+  the trade-off front and its picks as the breaker part of the gateway's config file. Exit
+  status 1 there: a log or gateway config that cannot be read (malformed lines do not count).
 )";
 
 // --help-all: each subcommand under a heading of its own ("run: Run a scenario ...:"), its
