@@ -680,6 +680,10 @@ int Run(const fusebox::gateway::GatewayConfig& config, const std::vector<std::st
   }
   fusebox::Registry& registry = *guards->registry;
   fusebox::CircuitBreaker& breaker = *guards->breaker;
+  // The breaker's clock beside this line's wall time: its time window counts whole seconds of
+  // this clock, and `fusebox-sim replay` puts its own seconds in the same phase from this line.
+  log("info", fmt::format("breaker vpic: clock at {:.6f} s (monotonic)",
+                          fusebox::ToSeconds(clock.Now().time_since_epoch())));
   fusebox::gateway::UpstreamLimits& limits = *guards->limits;
   std::optional<CacheParts> cache_parts = MakeCache(config, registry, io, wall_clock, log);
   if (!cache_parts) {
