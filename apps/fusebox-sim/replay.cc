@@ -126,7 +126,12 @@ class Engine {
  public:
   Engine(const Incident& incident, const GatewaySettings& settings,
          const std::vector<Revival>& revivals, const ReplayOptions& options)
-      : incident_(incident), settings_(settings), options_(options), rng_(1) {
+      : incident_(incident),
+        settings_(settings),
+        options_(options),
+        rng_(1),
+        phase_(incident.clock_phase),
+        clock_(ToTimePoint(incident.clock_phase)) {
     run_.revivals = revivals;
   }
 
@@ -303,15 +308,23 @@ class Engine {
   }
 
   void Arrive(const LoggedArrival& a) {
-    clock_.Set(ToTimePoint(a.t));
+    clock_.Set(ToTimePoint(a.t + phase_));
     Timeline::Bin* bin = options_.record_timeline ? &BinAt(run_.timeline, a.t) : nullptr;
     // Single-flight: a VIN whose call is in flight joins it (a batch never does).
     if (auto it = a.batch ? flights_.end() : flights_.find(a.vin); it != flights_.end()) {
       CountUser(it->second, a.fallback, bin);
       return;
     }
-    Result<Admission> admission =
-        guards_->Admit(a.batch ? Priority::kBatch : Priority::kInteractive);
+    const Priority priority = a.batch ? Priority::kBatch : Priority::kInteractive;
+    Result<Admission> admission = guards_->Admit(priority);
+    if (!admission && !active_ && a.kind == ArrivalKind::kCall &&
+        admission.error().code == ReasonCode::kCircuitOpen &&
+        admission.error().retry_after <= kClockSlack) {
+      // The log says this request made its call: it came as the cooldown ended, within what the
+      // log's times (milliseconds) and the gateway's coarse clock can tell apart.
+      clock_.Set(clock_.Now() + admission.error().retry_after);
+      admission = guards_->Admit(priority);
+    }
     if (!admission) {
       Refused(admission.error().code, a.fallback, bin);
       return;
@@ -382,7 +395,7 @@ class Engine {
 
   // The gateway's prober (probe_mode = active), as fusebox-sim's run simulates it.
   void Probe(Micros t) {
-    clock_.Set(ToTimePoint(t));
+    clock_.Set(ToTimePoint(t + phase_));
     probe_at_.reset();
     Result<Permit> permit = breaker_->TryAcquireProbe();
     if (!permit) {
@@ -410,7 +423,7 @@ class Engine {
   }
 
   void End(const Scheduled& event) {
-    clock_.Set(ToTimePoint(event.t));
+    clock_.Set(ToTimePoint(event.t + phase_));
     InFlight& call = pool_[event.slot];
     --in_flight_;
     if (call.active_probe) {
@@ -431,11 +444,11 @@ class Engine {
 
   void OnEvent(const Event& event) {
     if (const auto* transition = std::get_if<TransitionEvent>(&event.detail)) {
-      run_.transitions.push_back(Transition{ToMicros(transition->at), transition->from,
+      run_.transitions.push_back(Transition{ToMicros(transition->at) - phase_, transition->from,
                                             transition->to, transition->cause});
       if (active_ && !probe_in_flight_) {
         if (transition->to == State::kOpen || transition->to == State::kHalfOpen) {
-          probe_at_ = ToMicros(clock_.Now());
+          probe_at_ = ToMicros(clock_.Now()) - phase_;
         } else {
           probe_at_.reset();
         }
@@ -444,12 +457,19 @@ class Engine {
   }
 
   static constexpr Micros kFar = std::numeric_limits<Micros>::max() / 4;
+  // Instants this close cannot be told apart in a log (milliseconds; the gateway's breaker reads
+  // a coarse clock of a few milliseconds' tick).
+  static constexpr Duration kClockSlack = std::chrono::milliseconds(5);
 
   const Incident& incident_;
   const GatewaySettings& settings_;
   const ReplayOptions& options_;
-  testing::ManualClock clock_;
   SplitMix64Random rng_;
+  // The gateway's breaker clock less the incident's time (Incident::clock_phase): the breaker
+  // here reads incident time plus this, so that its time window's seconds fall where the
+  // gateway's did.
+  Micros phase_ = 0;
+  testing::ManualClock clock_;
   std::unique_ptr<CircuitBreaker> breaker_;
   Scenario guard_scenario_;
   std::optional<UpstreamGuards> guards_;

@@ -224,6 +224,10 @@ class Reader {
       t.t -= origin;
     }
     incident_.transitions = std::move(transitions_);
+    if (clock_at_) {
+      const std::int64_t phase = (clock_at_->second - (clock_at_->first - origin)) % 1'000'000;
+      incident_.clock_phase = phase < 0 ? phase + 1'000'000 : phase;
+    }
     for (const auto& [vin, waiting] : late_) {
       incident_.unknown_fates += waiting.size();
     }
@@ -387,6 +391,17 @@ class Reader {
       return;
     }
     message.remove_prefix(transition_prefix_.size());
+    if (message.starts_with("clock at ")) {
+      // "clock at 12345.678901 s (monotonic)": the breaker's clock at this line's time.
+      message.remove_prefix(9);
+      double seconds = 0;
+      const auto [end, ec] =
+          std::from_chars(message.data(), message.data() + message.size(), seconds);
+      if (ec == std::errc() && end != message.data() && seconds >= 0 && seconds < 1e12) {
+        clock_at_ = {at, static_cast<std::int64_t>(std::llround(seconds * 1e6))};
+      }
+      return;
+    }
     const std::size_t arrow = message.find(" -> ");
     if (arrow == std::string_view::npos) {
       return;  // a probe's line, a Retry-After hold
@@ -448,6 +463,7 @@ class Reader {
   std::vector<LoggedTransition> transitions_;
   std::vector<std::pair<std::int64_t, std::uint64_t>> decoded_;  // (instant, VIN) of OK answers
   std::unordered_map<std::uint64_t, std::vector<std::size_t>> late_;  // VIN -> pending_ indexes
+  std::optional<std::pair<std::int64_t, std::int64_t>> clock_at_;     // (wall us, breaker clock us)
 };
 
 }  // namespace

@@ -118,6 +118,10 @@ struct Incident {
   std::uint64_t errors = 0;              // malformed lines, all of them
   std::vector<LineError> first_errors;   // the first kMaxLineErrors of them
   std::uint64_t unknown_fates = 0;       // own calls whose end the log never told
+  // The gateway's breaker clock less the incident's time, modulo a second, in [0, 1 s): a time
+  // window counts whole seconds of that clock, so a replay puts its seconds in the same phase.
+  // From the gateway's "breaker vpic: clock at S s" line; 0 when the log has none.
+  Micros clock_phase = 0;
 };
 
 inline constexpr std::size_t kMaxLineErrors = 100;
