@@ -133,6 +133,11 @@ class Engine {
         phase_(incident.clock_phase),
         clock_(ToTimePoint(incident.clock_phase)) {
     run_.revivals = revivals;
+    for (const Observation& o : incident.observations) {
+      if (o.probe) {
+        probe_starts_.push_back(o.start);
+      }
+    }
   }
 
   Result<ReplayRun, std::string> Run() {
@@ -395,6 +400,17 @@ class Engine {
 
   // The gateway's prober (probe_mode = active), as fusebox-sim's run simulates it.
   void Probe(Micros t) {
+    // The gateway's prober runs on its event loop, a little late when the loop is busy: a
+    // probe the log shows starting up to kProbeLateness after this one is due is that probe.
+    if (!probe_aligned_) {
+      const auto next = std::lower_bound(probe_starts_.begin(), probe_starts_.end(), t);
+      if (next != probe_starts_.end() && *next > t && *next - t <= kProbeLateness) {
+        probe_at_ = *next;
+        probe_aligned_ = true;
+        return;
+      }
+    }
+    probe_aligned_ = false;
     clock_.Set(ToTimePoint(t + phase_));
     probe_at_.reset();
     Result<Permit> permit = breaker_->TryAcquireProbe();
@@ -447,6 +463,7 @@ class Engine {
       run_.transitions.push_back(Transition{ToMicros(transition->at) - phase_, transition->from,
                                             transition->to, transition->cause});
       if (active_ && !probe_in_flight_) {
+        probe_aligned_ = false;
         if (transition->to == State::kOpen || transition->to == State::kHalfOpen) {
           probe_at_ = ToMicros(clock_.Now()) - phase_;
         } else {
@@ -460,6 +477,8 @@ class Engine {
   // Instants this close cannot be told apart in a log (milliseconds; the gateway's breaker reads
   // a coarse clock of a few milliseconds' tick).
   static constexpr Duration kClockSlack = std::chrono::milliseconds(5);
+  // How late the gateway's prober may run behind its schedule on a busy event loop.
+  static constexpr Micros kProbeLateness = 100'000;
 
   const Incident& incident_;
   const GatewaySettings& settings_;
@@ -479,6 +498,8 @@ class Engine {
   bool active_ = false;
   std::optional<Micros> probe_at_;
   bool probe_in_flight_ = false;
+  bool probe_aligned_ = false;        // probe_at_ was moved to a logged probe's start
+  std::vector<Micros> probe_starts_;  // the logged probes' starts, in order
   std::vector<Scheduled> heap_;
   std::vector<InFlight> pool_;
   std::vector<std::uint32_t> free_;

@@ -15,7 +15,9 @@
 //     both. A timeout observed is censored (vPIC took at least that): the pessimistic reading
 //     reads it as a hang, the optimistic one as an answer just then.
 // A request for a VIN whose call is in flight joins it (single-flight), as in the gateway. With
-// probe_mode = active the gateway's prober is simulated as fusebox-sim's run does.
+// probe_mode = active the gateway's prober is simulated as fusebox-sim's run does; a probe the log
+// shows starting up to 100 ms after one is due is taken to be it (the gateway's prober runs on
+// its event loop, late when the loop is busy).
 //
 // Counters: what users got (refused, served, served a stale or offline copy, failed, waited on
 // a slow or hung call), what vPIC got (calls, probes included; calls while it was failing: a
