@@ -10,35 +10,13 @@
 #include <thread>
 
 #include "common/gateway_breaker.h"
+#include "plot.h"
 #include "report.h"
 
 namespace fusebox::sim {
 namespace {
 
 std::string DurationText(Duration d) { return app::FormatFlagDuration(d); }
-
-std::string XmlEscape(std::string_view text) {
-  std::string out;
-  for (const char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
 
 // Applies the axes' values to `base`; the error of the first that does not read, or of the
 // breaker's Validate().
@@ -409,7 +387,7 @@ std::string AdviceSvg(const Advice& advice, const Incident& incident) {
       "<text x=\"{}\" y=\"42\" font-size=\"11\" fill=\"#555555\">each dot a configuration "
       "replayed; the front (no other is better in all of users hurt, calls to the sick "
       "upstream and recovery delay) in blue, its recovery delay beside it</text>\n",
-      kLeft, XmlEscape(incident.name), kLeft);
+      kLeft, SvgEscape(incident.name), kLeft);
   svg += fmt::format(
       "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"#fafafa\" stroke=\"#999999\"/>\n",
       kLeft, kTop, kPlotW, kPlotH);

@@ -1115,4 +1115,6 @@ std::string SweepSvg(const std::string& title, const SweepResult& sweep) {
   return svg.Finish(y + 8);
 }
 
+std::string SvgEscape(std::string_view text) { return Escape(text); }
+
 }  // namespace fusebox::sim

@@ -31,6 +31,7 @@
 
 #include <cstddef>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "scenario.h"
@@ -73,5 +74,8 @@ std::string RunSvg(const std::vector<Scenario>& scenarios, const std::vector<Run
 
 // `title` heads the picture (e.g. the scenario's name).
 std::string SweepSvg(const std::string& title, const SweepResult& sweep);
+
+// `text` with XML's special characters (& < > ") escaped, for SVG text and attribute values.
+std::string SvgEscape(std::string_view text);
 
 }  // namespace fusebox::sim
